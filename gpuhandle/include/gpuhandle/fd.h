@@ -1,0 +1,67 @@
+// UniqueFd and SharedFd: file descriptors owned once, shared by copy, closed exactly once.
+#pragma once
+
+#include <gpuhandle/keep_alive.h>
+
+#include <memory>
+
+namespace gpuhandle {
+
+// Sole owner of one fd (move-only). Closing happens in the destructor or reset().
+class UniqueFd
+{
+public:
+	UniqueFd() = default;
+	explicit UniqueFd(int fd) noexcept : fd_(fd) {}
+	UniqueFd(UniqueFd &&other) noexcept : fd_(other.release()) {}
+	UniqueFd &operator=(UniqueFd &&other) noexcept;
+	UniqueFd(const UniqueFd &) = delete;
+	UniqueFd &operator=(const UniqueFd &) = delete;
+	~UniqueFd() { reset(); }
+
+	int get() const noexcept { return fd_; }
+	bool isValid() const noexcept { return fd_ >= 0; }
+	// Gives up ownership without closing.
+	[[nodiscard]] int release() noexcept;
+	void reset(int fd = -1) noexcept;
+
+private:
+	int fd_ = -1;
+};
+
+// Shared fd: copies share one owner; the fd is closed when the last copy goes. A borrowed
+// SharedFd never closes its fd; its anchor keeps the fd's real owner alive instead.
+// Copying costs one atomic increment and allocates nothing. Thread safety: like shared_ptr.
+class SharedFd
+{
+public:
+	SharedFd() = default;
+	// Takes ownership (allocates one small control block). An invalid UniqueFd gives an empty
+	// SharedFd.
+	explicit SharedFd(UniqueFd fd);
+	// Borrows `fd` from a producer that keeps it open while `anchor` lives.
+	static SharedFd borrow(int fd, KeepAliveRef anchor);
+
+	int get() const noexcept;
+	bool isValid() const noexcept { return get() >= 0; }
+	bool isOwned() const noexcept;
+	// Copies the fd with F_DUPFD_CLOEXEC into a new owner (for handing to an API that takes
+	// ownership). Returns an invalid UniqueFd and sets errno on failure.
+	UniqueFd dup() const noexcept;
+	void markConsumed() const noexcept;
+
+	// True when both carry the same descriptor number (an empty SharedFd is -1).
+	friend bool operator==(const SharedFd &a, const SharedFd &b) noexcept
+	{
+		return a.get() == b.get();
+	}
+
+private:
+	struct Holder;
+	std::shared_ptr<const Holder> holder_;
+};
+
+// True when `fd` is >= 0 and refers to an open descriptor of this process.
+bool isOpenFd(int fd) noexcept;
+
+} // namespace gpuhandle

@@ -1,0 +1,58 @@
+// OpenGL resources: a texture and a buffer object, with the context that owns them.
+#pragma once
+
+#include <gpuhandle/keep_alive.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/validated.h>
+
+#include <cstdint>
+
+namespace gpuhandle {
+
+// The window-system binding a GL context was made with.
+enum class GlFlavour : uint32_t { Egl = 0, Glx = 1, Wgl = 2, Cgl = 3 };
+const char *glFlavourName(GlFlavour flavour) noexcept;
+
+// A borrowed GL texture name. Targets: GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE,
+// GL_TEXTURE_EXTERNAL_OES, GL_TEXTURE_2D_ARRAY. `internalFormat` is a sized internal format
+// (GL_R8, GL_RG16, GL_RGBA16F, GL_RGB10_A2 ...); for GL_TEXTURE_EXTERNAL_OES it may be 0 (the
+// EGLImage decides) and must not be an integer format, which external samplers cannot read.
+struct GlTextureDesc {
+	uint32_t name = 0;           // texture name, never 0
+	uint32_t target = 0;         // GLenum
+	uint32_t internalFormat = 0; // GLenum
+	uint32_t width = 0;
+	uint32_t height = 0;
+	void *context = nullptr;     // EGLContext / GLXContext / HGLRC / CGLContextObj
+	GlFlavour flavour = GlFlavour::Egl;
+	KeepAliveRef anchor;
+};
+class GlTexture : public Validated<GlTextureDesc>
+{
+public:
+	static Result<GlTexture> create(Desc desc);
+
+private:
+	using Validated::Validated;
+};
+
+// A borrowed GL buffer object of `size` bytes.
+struct GlBufferDesc {
+	uint32_t name = 0;
+	uint32_t target = 0; // GL_ARRAY_BUFFER, GL_PIXEL_PACK/UNPACK_BUFFER, GL_SHADER_STORAGE_BUFFER,
+			     // GL_COPY_READ/WRITE_BUFFER, GL_TEXTURE_BUFFER
+	uint64_t size = 0;
+	void *context = nullptr;
+	GlFlavour flavour = GlFlavour::Egl;
+	KeepAliveRef anchor;
+};
+class GlBuffer : public Validated<GlBufferDesc>
+{
+public:
+	static Result<GlBuffer> create(Desc desc);
+
+private:
+	using Validated::Validated;
+};
+
+} // namespace gpuhandle

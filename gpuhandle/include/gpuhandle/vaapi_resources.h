@@ -1,0 +1,29 @@
+// VA-API resource: a VASurfaceID on its VADisplay.
+#pragma once
+
+#include <gpuhandle/keep_alive.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/validated.h>
+
+#include <cstdint>
+
+namespace gpuhandle {
+
+// A borrowed VA surface. Surface id 0 is a legal VASurfaceID and is accepted; VA_INVALID_SURFACE
+// (0xffffffff) is refused. The producer must not destroy or recycle the surface while any copy
+// lives (a recycled id silently yields another frame's pixels): hold it through `anchor`.
+struct VaSurfaceDesc {
+	uint32_t surface = 0;    // VASurfaceID
+	void *display = nullptr; // VADisplay
+	KeepAliveRef anchor;
+};
+class VaSurface : public Validated<VaSurfaceDesc>
+{
+public:
+	static Result<VaSurface> create(Desc desc);
+
+private:
+	using Validated::Validated;
+};
+
+} // namespace gpuhandle

@@ -1,0 +1,23 @@
+// Validated<Desc>: the sealed base of every resource type; built only by its checking factory.
+#pragma once
+
+#include <utility>
+
+namespace gpuhandle {
+
+// A resource type derives from Validated<XDesc> and offers one `static Result<X> create(XDesc)`.
+// Once built, its description can be read (desc()) but never edited, so a validated value
+// stays valid. Copying copies the description: plain values plus shared anchors and fds.
+template<typename D>
+class Validated
+{
+public:
+	using Desc = D;
+	const Desc &desc() const noexcept { return d_; }
+
+protected:
+	explicit Validated(Desc d) : d_(std::move(d)) {}
+	Desc d_;
+};
+
+} // namespace gpuhandle

@@ -1,0 +1,81 @@
+// Vulkan resources: a VkImage, a VkBuffer, and device memory exported as an opaque fd.
+#pragma once
+
+#include <gpuhandle/fd.h>
+#include <gpuhandle/keep_alive.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/uuid.h>
+#include <gpuhandle/validated.h>
+
+#include <cstdint>
+#include <optional>
+
+namespace gpuhandle {
+
+// A borrowed VkImage on `device`. The producer keeps both alive through `anchor`.
+struct VulkanImageDesc {
+	uint64_t image = 0;             // VkImage (non-dispatchable: a 64-bit value)
+	void *device = nullptr;         // VkDevice
+	std::optional<Uuid> deviceUuid; // VkPhysicalDeviceIDProperties::deviceUUID
+	uint32_t rowPitch = 0;          // bytes per row of a linear image; 0 when opaque (optimal)
+	KeepAliveRef anchor;
+};
+class VulkanImage : public Validated<VulkanImageDesc>
+{
+public:
+	static Result<VulkanImage> create(Desc desc);
+
+private:
+	using Validated::Validated;
+};
+
+// A borrowed VkBuffer of `size` bytes on `device`.
+struct VulkanBufferDesc {
+	uint64_t buffer = 0;    // VkBuffer
+	void *device = nullptr; // VkDevice
+	uint64_t size = 0;      // bytes
+	std::optional<Uuid> deviceUuid;
+	KeepAliveRef anchor;
+};
+class VulkanBuffer : public Validated<VulkanBufferDesc>
+{
+public:
+	static Result<VulkanBuffer> create(Desc desc);
+
+private:
+	using Validated::Validated;
+};
+
+// What an importer needs to rebuild an exported allocation (the exporter's VkMemoryAllocateInfo
+// and VkImageCreateInfo). A buffer export leaves the image fields zero (VK_FORMAT_UNDEFINED).
+struct VulkanExportDesc {
+	uint64_t allocationSize = 0;  // VkMemoryAllocateInfo::allocationSize
+	uint32_t memoryTypeIndex = 0; // < VK_MAX_MEMORY_TYPES (32)
+	bool dedicated = false;       // allocated with VkMemoryDedicatedAllocateInfo
+	uint32_t format = 0;          // VkFormat; 0 (UNDEFINED) for a buffer
+	uint32_t width = 0;           // VkExtent3D of the image
+	uint32_t height = 0;
+	uint32_t depth = 0;           // 0 is read as 1
+	uint32_t tiling = 0;          // VkImageTiling: 0 optimal, 1 linear, 1000158000 DRM modifier
+	uint32_t usage = 0;           // VkImageUsageFlags or VkBufferUsageFlags; never 0
+	std::optional<uint64_t> acquireTimelineValue; // timeline value to wait for before reading
+};
+
+// Device memory exported with VK_KHR_external_memory_fd as an OPAQUE_FD. Owns (or borrows) the fd.
+struct VulkanMemoryFdDesc {
+	SharedFd fd;
+	VulkanExportDesc exportDesc;
+	std::optional<Uuid> deviceUuid; // an opaque fd imports only on the same device ...
+	std::optional<Uuid> driverUuid; // ... and the same driver
+};
+class VulkanMemoryFd : public Validated<VulkanMemoryFdDesc>
+{
+public:
+	static Result<VulkanMemoryFd> create(Desc desc);
+	bool isImage() const { return d_.exportDesc.format != 0; }
+
+private:
+	using Validated::Validated;
+};
+
+} // namespace gpuhandle

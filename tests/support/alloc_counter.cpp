@@ -1,0 +1,67 @@
+// Replaces operator new and wraps malloc/calloc/realloc to count this thread's allocations.
+#include "alloc_counter.h"
+
+#include <cstdlib>
+#include <new>
+
+extern "C" {
+void *__libc_malloc(size_t size);
+void *__libc_calloc(size_t n, size_t size);
+void *__libc_realloc(void *p, size_t size);
+}
+
+namespace {
+thread_local uint64_t g_allocations = 0;
+} // namespace
+
+namespace gpuhandle::test {
+uint64_t allocationsOnThisThread() noexcept
+{
+	return g_allocations;
+}
+} // namespace gpuhandle::test
+
+// glibc lets a program interpose malloc; forwarding to __libc_* keeps the real allocator.
+extern "C" void *malloc(size_t size)
+{
+	++g_allocations;
+	return __libc_malloc(size);
+}
+extern "C" void *calloc(size_t n, size_t size)
+{
+	++g_allocations;
+	return __libc_calloc(n, size);
+}
+extern "C" void *realloc(void *p, size_t size)
+{
+	++g_allocations;
+	return __libc_realloc(p, size);
+}
+
+// operator new goes through malloc above, so it is counted there once.
+void *operator new(size_t size)
+{
+	if (void *p = std::malloc(size ? size : 1))
+		return p;
+	throw std::bad_alloc();
+}
+void *operator new[](size_t size)
+{
+	return operator new(size);
+}
+void operator delete(void *p) noexcept
+{
+	std::free(p);
+}
+void operator delete[](void *p) noexcept
+{
+	std::free(p);
+}
+void operator delete(void *p, size_t) noexcept
+{
+	std::free(p);
+}
+void operator delete[](void *p, size_t) noexcept
+{
+	std::free(p);
+}
