@@ -102,8 +102,8 @@ public:
 	// Bytes addressable through the handle when it says (buffers, CPU memory, fds, DMA-BUF
 	// object `subresource`); 0 when the handle carries no size (images, textures, surfaces).
 	uint64_t byteSize(uint32_t subresource = 0) const noexcept;
-	// How many planes / objects a plane view may name: DmaBuf objects, CpuPlanes planes,
-	// CudaPitched2D planes; 1 for every other kind, 0 when empty.
+	// How many parts a plane view may name as its subresource: DmaBuf objects, CpuPlanes planes;
+	// 1 for every other kind (CudaPitched2D planes are offsets into one allocation), 0 when empty.
 	uint32_t subresourceCount() const noexcept;
 	// Tells every anchor and borrowed fd of the handle that the consumer's sync succeeded.
 	void markConsumed() const noexcept;

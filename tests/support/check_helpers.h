@@ -1,0 +1,41 @@
+// Check helpers shared by the suites: error assertions and a suite runner.
+#pragma once
+
+#include <check.h>
+
+#include <cstdlib>
+
+// Asserts that `result` failed with `expected_code` and names `expected_field`, with a non-empty sentence.
+#define ck_assert_error(result, expected_code, expected_field)                                               \
+	do {                                                                                    \
+		const auto &r_ = (result);                                                      \
+		ck_assert_msg(!r_.ok(), "expected %s to fail", #result);                        \
+		ck_assert_msg(r_.error().code() == (expected_code), "%s: got error code %d (%s): %s",    \
+			      #result, static_cast<int>(r_.error().code()),                     \
+			      gpuhandle::errorCodeName(r_.error().code()),                      \
+			      r_.error().message().c_str());                                    \
+		ck_assert_str_eq(r_.error().field(), expected_field);                               \
+		ck_assert(!r_.error().message().empty());                                       \
+	} while (0)
+
+// Asserts that `result` succeeded, printing the error's sentence otherwise.
+#define ck_assert_ok(result)                                                                    \
+	do {                                                                                    \
+		const auto &r_ = (result);                                                      \
+		ck_assert_msg(r_.ok(), "%s failed: %s", #result,                                \
+			      r_.ok() ? "" : r_.error().message().c_str());                     \
+	} while (0)
+
+namespace gpuhandle::test {
+
+// Runs `suite` and returns the process exit status (0 when every test passed).
+inline int runSuite(Suite *suite)
+{
+	SRunner *runner = srunner_create(suite);
+	srunner_run_all(runner, CK_NORMAL);
+	int failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+} // namespace gpuhandle::test
