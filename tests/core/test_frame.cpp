@@ -1,1 +1,200 @@
-int main() { return 77; } // placeholder, being written
+// Frame::create and Frame::wrap: plane views checked against resources, colorimetry, sync slots.
+#include <gpuhandle/frame.h>
+
+#include "check_helpers.h"
+#include "fd_count.h"
+
+#include <vector>
+
+using namespace gpuhandle;
+using gpuhandle::test::makeMemfd;
+using gpuhandle::test::openFdCount;
+
+namespace {
+
+constexpr uint32_t kW = 64, kH = 48;
+
+Resource nv12Shm()
+{
+	return ShmFd::create({ .fd = SharedFd(makeMemfd(kW * kH * 3 / 2)), .size = kW * kH * 3 / 2 }).value();
+}
+
+FrameDesc nv12OverShm()
+{
+	FrameDesc d;
+	d.width = kW;
+	d.height = kH;
+	d.colorimetry = { ColorRange::Limited, ColorMatrix::Bt709, ColorPrimaries::Bt709, ColorTransfer::Bt709 };
+	d.numResources = 1;
+	d.resources[0] = nv12Shm();
+	d.numPlanes = 2;
+	d.planes[0] = { 0, 0, 0, kW };
+	d.planes[1] = { 0, 0, uint64_t(kW) * kH, kW };
+	return d;
+}
+
+} // namespace
+
+START_TEST(create_over_one_memfd)
+{
+	int before = openFdCount();
+	{
+		auto r = Frame::create(nv12OverShm());
+		ck_assert_ok(r);
+		const Frame &f = *r;
+		ck_assert_uint_eq(f.width(), kW);
+		ck_assert_uint_eq(f.numPlanes(), 2);
+		ck_assert_uint_eq(f.plane(1).offset, kW * kH);
+		ck_assert(f.resource(0).kind() == ResourceKind::ShmFd);
+		ck_assert(f.colorimetry().matrix == ColorMatrix::Bt709);
+		ck_assert(f.acquire().isNoop());
+		ck_assert(f.release().isNone());
+		ck_assert_int_eq(openFdCount(), before + 1);
+	}
+	ck_assert_int_eq(openFdCount(), before);
+}
+END_TEST
+
+START_TEST(create_over_two_resources)
+{
+	std::vector<uint8_t> y(kW * kH), uv(kW * kH / 2);
+	FrameDesc d;
+	d.width = kW;
+	d.height = kH;
+	d.numResources = 2;
+	d.resources[0] = CpuBytes::create({ .data = y.data(), .size = y.size() }).value();
+	d.resources[1] = CpuBytes::create({ .data = uv.data(), .size = uv.size() }).value();
+	d.numPlanes = 2;
+	d.planes[0] = { 0, 0, 0, kW };
+	d.planes[1] = { 1, 0, 0, kW };
+	ck_assert_ok(Frame::create(d));
+}
+END_TEST
+
+START_TEST(refusals_name_the_field)
+{
+	FrameDesc d = nv12OverShm();
+	d.width = 0;
+	ck_assert_error(Frame::create(d), ErrorCode::ZeroSize, "width");
+	d = nv12OverShm();
+	d.height = 0;
+	ck_assert_error(Frame::create(d), ErrorCode::ZeroSize, "height");
+	d = nv12OverShm();
+	d.numResources = 0;
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "numResources");
+	d = nv12OverShm();
+	d.numResources = 2;
+	ck_assert_error(Frame::create(d), ErrorCode::NullHandle, "resources[1]");
+	d = nv12OverShm();
+	d.resources[3] = nv12Shm();
+	ck_assert_error(Frame::create(d), ErrorCode::InvalidArgument, "resources[3]");
+	d = nv12OverShm();
+	d.numPlanes = 5;
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "numPlanes");
+	d = nv12OverShm();
+	d.planes[1].resource = 1;
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[1].resource");
+	d = nv12OverShm();
+	d.planes[1].subresource = 1;
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[1].subresource");
+	d = nv12OverShm();
+	d.planes[1].offset = kW * kH * 2;
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[1].offset");
+	d = nv12OverShm();
+	d.planes[1].stride = kW * kH;
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[1].stride");
+	d = nv12OverShm();
+	d.colorimetry.primaries = static_cast<ColorPrimaries>(3); // reserved in H.273
+	ck_assert_error(Frame::create(d), ErrorCode::InvalidArgument, "colorimetry");
+}
+END_TEST
+
+START_TEST(wrap_derives_planes)
+{
+	std::vector<uint8_t> y(kW * kH), u(kW * kH / 4), v(kW * kH / 4);
+	CpuPlanesDesc planes;
+	planes.numPlanes = 3;
+	planes.planes[0] = { y.data(), kW, kH };
+	planes.planes[1] = { u.data(), kW / 2, kH / 2 };
+	planes.planes[2] = { v.data(), kW / 2, kH / 2 };
+	auto f = Frame::wrap(PixelFormat::Unknown, kW, kH, {}, CpuPlanes::create(planes).value());
+	ck_assert_ok(f);
+	ck_assert_uint_eq(f->numPlanes(), 3);
+	ck_assert(f->plane(2) == (PlaneView{ 0, 2, 0, kW / 2 }));
+
+	CudaPitched2DDesc cuda;
+	cuda.pointer = 0x10000;
+	cuda.pitch = 256;
+	cuda.numPlanes = 2;
+	cuda.planeOffsets = { 0, 256 * 64, 0, 0 };
+	cuda.size = 256 * 96;
+	auto g = Frame::wrap(PixelFormat::Unknown, kW, kH, {}, CudaPitched2D::create(cuda).value());
+	ck_assert_ok(g);
+	ck_assert(g->plane(1) == (PlaneView{ 0, 0, 256 * 64, 256 }));
+
+	int device;
+	auto h = Frame::wrap(PixelFormat::Unknown, kW, kH, {},
+			     VulkanImage::create({ .image = 5, .device = &device, .rowPitch = 512 }).value());
+	ck_assert_ok(h);
+	ck_assert_uint_eq(h->numPlanes(), 1);
+	ck_assert_uint_eq(h->plane(0).stride, 512);
+
+	ck_assert_error(Frame::wrap(PixelFormat::Unknown, kW, kH, {}, Resource()), ErrorCode::NullHandle,
+			"resources[0]");
+}
+END_TEST
+
+START_TEST(wrap_dmabuf_uses_its_layout)
+{
+	DmaBufDesc d;
+	d.fourcc = 0x3231564e; // NV12
+	d.modifier = kDrmModifierLinear;
+	d.width = kW;
+	d.height = kH;
+	d.numObjects = 1;
+	d.objects[0] = { SharedFd(makeMemfd(kW * kH * 3 / 2)), kW * kH * 3 / 2 };
+	d.numPlanes = 2;
+	d.planes[0] = { 0, 0, kW };
+	d.planes[1] = { 0, kW * kH, kW };
+	auto f = Frame::wrap(PixelFormat::Unknown, kW, kH, {}, DmaBuf::create(std::move(d)).value());
+	ck_assert_ok(f);
+	ck_assert(f->plane(1) == (PlaneView{ 0, 0, kW * kH, kW }));
+}
+END_TEST
+
+START_TEST(sync_slots_can_be_set)
+{
+	Frame f = Frame::create(nv12OverShm()).value();
+	f.setAcquire(SyncPoint::noop());
+	f.setRelease(ReleaseGate::none());
+	ck_assert(f.acquire().isNoop());
+	ck_assert(f.release().isNone());
+}
+END_TEST
+
+START_TEST(no_fd_leak_on_refusal)
+{
+	int before = openFdCount();
+	for (int i = 0; i < 20; ++i) {
+		FrameDesc d = nv12OverShm();
+		d.planes[0].resource = 3;
+		ck_assert(!Frame::create(std::move(d)).ok());
+	}
+	ck_assert_int_eq(openFdCount(), before);
+}
+END_TEST
+
+int main()
+{
+	Suite *s = suite_create("frame");
+	TCase *tc = tcase_create("frame");
+	tcase_add_test(tc, create_over_one_memfd);
+	tcase_add_test(tc, create_over_two_resources);
+	tcase_add_test(tc, refusals_name_the_field);
+	tcase_add_test(tc, wrap_derives_planes);
+	tcase_add_test(tc, wrap_dmabuf_uses_its_layout);
+	tcase_add_test(tc, sync_slots_can_be_set);
+	tcase_add_test(tc, no_fd_leak_on_refusal);
+	suite_add_tcase(s, tc);
+	return gpuhandle::test::runSuite(s);
+}
