@@ -21,6 +21,15 @@ uint64_t allocationsOnThisThread() noexcept
 }
 } // namespace gpuhandle::test
 
+// Sanitizer runtimes interpose malloc themselves and crash if the program does too; under them
+// only operator new is counted.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define GPUHANDLE_COUNT_MALLOC 0
+#else
+#define GPUHANDLE_COUNT_MALLOC 1
+#endif
+
+#if GPUHANDLE_COUNT_MALLOC
 // glibc lets a program interpose malloc; forwarding to __libc_* keeps the real allocator.
 extern "C" void *malloc(size_t size)
 {
@@ -38,9 +47,13 @@ extern "C" void *realloc(void *p, size_t size)
 	return __libc_realloc(p, size);
 }
 
-// operator new goes through malloc above, so it is counted there once.
+#endif
+
+// operator new goes through malloc, counted above unless a sanitizer owns malloc.
 void *operator new(size_t size)
 {
+	if (!GPUHANDLE_COUNT_MALLOC)
+		++g_allocations;
 	if (void *p = std::malloc(size ? size : 1))
 		return p;
 	throw std::bad_alloc();
