@@ -1,0 +1,32 @@
+#!/bin/bash
+# Installs, with apt, the Debian 12 packages gpuhandle needs to build and test (sudo when not root).
+set -euo pipefail
+
+packages=(
+  # Build
+  meson ninja-build pkg-config gcc g++
+  # Tests (Check) and scripts
+  check python3
+  # Translations
+  gettext
+  # Optional dependencies: later parts add their packages here (GStreamer, FFmpeg, Vulkan, EGL,
+  # OpenCL, VA-API, ...), each with a comment naming the meson option it enables.
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "setup-debian: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+
+as_root=()
+[ "$(id -u)" -eq 0 ] || as_root=(sudo)
+echo "setup-debian: installing ${missing[*]}"
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+"${as_root[@]}" env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
