@@ -28,30 +28,30 @@ struct VulkanContext {
 	void *queue = nullptr;               // VkQueue the host submits on
 	uint32_t queueFamilyIndex = 0;       // family of `queue`
 	void *getInstanceProcAddr = nullptr; // PFN_vkGetInstanceProcAddr; null: the loader's
-	std::vector<std::string> enabledInstanceExtensions; // empty: not told
-	std::vector<std::string> enabledDeviceExtensions;   // empty: not told
-	std::optional<Uuid> deviceUuid;    // VkPhysicalDeviceIDProperties::deviceUUID
-	std::optional<Uuid> driverUuid;    // ... ::driverUUID (opaque fds import only when equal)
-	std::optional<Luid> deviceLuid;    // ... ::deviceLUID (Windows)
-	std::optional<PciBusId> pciBusId;  // VK_EXT_pci_bus_info
-	std::optional<DrmNode> renderNode; // VK_EXT_physical_device_drm
+	std::vector<std::string> enabledInstanceExtensions{}; // empty: not told
+	std::vector<std::string> enabledDeviceExtensions{};   // empty: not told
+	std::optional<Uuid> deviceUuid{};    // VkPhysicalDeviceIDProperties::deviceUUID
+	std::optional<Uuid> driverUuid{};    // ... ::driverUUID (opaque fds import only when equal)
+	std::optional<Luid> deviceLuid{};    // ... ::deviceLUID (Windows)
+	std::optional<PciBusId> pciBusId{};  // VK_EXT_pci_bus_info
+	std::optional<DrmNode> renderNode{}; // VK_EXT_physical_device_drm
 };
 
 struct GlContext {
 	void *display = nullptr;            // EGLDisplay / X11 Display* / HDC; null only for CGL
 	void *context = nullptr;            // EGLContext / GLXContext / HGLRC / CGLContextObj
-	std::optional<uint64_t> shareGroup; // opaque token: contexts with equal tokens share names
+	std::optional<uint64_t> shareGroup{}; // opaque token: contexts with equal tokens share names
 	GlFlavour flavour = GlFlavour::Egl;
-	std::optional<Uuid> deviceUuid;    // GL_DEVICE_UUID_EXT (GL_EXT_memory_object)
-	std::optional<DrmNode> renderNode; // EGL_EXT_device_drm_render_node
+	std::optional<Uuid> deviceUuid{};    // GL_DEVICE_UUID_EXT (GL_EXT_memory_object)
+	std::optional<DrmNode> renderNode{}; // EGL_EXT_device_drm_render_node
 };
 
 struct CudaContext {
 	void *context = nullptr;          // CUcontext
 	void *stream = nullptr;           // CUstream; null is the legacy default stream
 	int32_t ordinal = 0;              // CUdevice ordinal, >= 0
-	std::optional<Uuid> uuid;         // cuDeviceGetUuid
-	std::optional<PciBusId> pciBusId; // cuDeviceGetPCIBusId
+	std::optional<Uuid> uuid{};         // cuDeviceGetUuid
+	std::optional<PciBusId> pciBusId{}; // cuDeviceGetPCIBusId
 };
 
 // The values given to clCreateContext as CL_GL_CONTEXT_KHR (CL_CGL_SHAREGROUP_KHR for CGL) and
@@ -66,32 +66,32 @@ struct OpenClContext {
 	void *context = nullptr; // cl_context
 	void *queue = nullptr;   // cl_command_queue
 	void *device = nullptr;  // cl_device_id
-	std::optional<OpenClGlSharing> glSharing;
-	std::optional<Uuid> deviceUuid;   // CL_DEVICE_UUID_KHR (cl_khr_device_uuid)
-	std::optional<PciBusId> pciBusId; // CL_DEVICE_PCI_BUS_INFO_KHR (cl_khr_pci_bus_info)
+	std::optional<OpenClGlSharing> glSharing{};
+	std::optional<Uuid> deviceUuid{};   // CL_DEVICE_UUID_KHR (cl_khr_device_uuid)
+	std::optional<PciBusId> pciBusId{}; // CL_DEVICE_PCI_BUS_INFO_KHR (cl_khr_pci_bus_info)
 };
 
 struct VaApiContext {
 	void *display = nullptr;           // VADisplay
-	std::optional<DrmNode> renderNode; // the render node a DRM display was opened on
+	std::optional<DrmNode> renderNode{}; // the render node a DRM display was opened on
 };
 
 struct D3D11Context {
 	void *device = nullptr;        // ID3D11Device*
 	void *deviceContext = nullptr; // ID3D11DeviceContext* (the immediate context)
-	std::optional<Luid> luid;      // DXGI_ADAPTER_DESC::AdapterLuid
+	std::optional<Luid> luid{};      // DXGI_ADAPTER_DESC::AdapterLuid
 };
 
 struct D3D12Context {
 	void *device = nullptr; // ID3D12Device*
 	void *queue = nullptr;  // ID3D12CommandQueue*
-	std::optional<Luid> luid;
+	std::optional<Luid> luid{};
 };
 
 struct MetalContext {
 	void *device = nullptr;             // id<MTLDevice>
 	void *queue = nullptr;              // id<MTLCommandQueue>
-	std::optional<uint64_t> registryId; // MTLDevice.registryID
+	std::optional<uint64_t> registryId{}; // MTLDevice.registryID
 };
 
 struct WebGpuContext {

@@ -14,7 +14,7 @@ namespace gpuhandle {
 struct CpuBytesDesc {
 	void *data = nullptr;
 	uint64_t size = 0;
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class CpuBytes : public Validated<CpuBytesDesc>
 {
@@ -35,7 +35,7 @@ struct CpuPlane {
 struct CpuPlanesDesc {
 	uint32_t numPlanes = 0;
 	std::array<CpuPlane, 4> planes{};
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class CpuPlanes : public Validated<CpuPlanesDesc>
 {
@@ -52,7 +52,7 @@ struct CpuSharedSlotDesc {
 	uint64_t slot = 0;
 	uint64_t size = 0;
 	uint32_t rowPitch = 0;
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class CpuSharedSlot : public Validated<CpuSharedSlotDesc>
 {

@@ -22,8 +22,8 @@ struct CudaPitched2DDesc {
 	std::array<uint64_t, 4> planeOffsets{}; // strictly increasing, each < size
 	uint64_t size = 0;
 	void *context = nullptr; // CUcontext the pointer belongs to (may be null: current context)
-	std::optional<Uuid> deviceUuid;
-	KeepAliveRef anchor;
+	std::optional<Uuid> deviceUuid{};
+	KeepAliveRef anchor{};
 };
 class CudaPitched2D : public Validated<CudaPitched2DDesc>
 {
@@ -39,8 +39,8 @@ struct CudaBufferDesc {
 	uint64_t pointer = 0;
 	uint64_t size = 0;
 	void *context = nullptr;
-	std::optional<Uuid> deviceUuid;
-	KeepAliveRef anchor;
+	std::optional<Uuid> deviceUuid{};
+	KeepAliveRef anchor{};
 };
 class CudaBuffer : public Validated<CudaBufferDesc>
 {
@@ -58,8 +58,8 @@ struct CudaSurfaceDesc {
 	uint32_t width = 0;
 	uint32_t height = 0;
 	void *context = nullptr;
-	std::optional<Uuid> deviceUuid;
-	KeepAliveRef anchor;
+	std::optional<Uuid> deviceUuid{};
+	KeepAliveRef anchor{};
 };
 class CudaSurface : public Validated<CudaSurfaceDesc>
 {

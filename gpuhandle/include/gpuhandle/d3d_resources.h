@@ -16,8 +16,8 @@ struct D3D11TextureDesc {
 	void *texture = nullptr;  // ID3D11Texture2D*
 	uint32_t arraySlice = 0;
 	uint32_t rowPitch = 0;    // bytes per row when known (staging textures); 0 otherwise
-	std::optional<Luid> adapterLuid;
-	KeepAliveRef anchor;
+	std::optional<Luid> adapterLuid{};
+	KeepAliveRef anchor{};
 };
 class D3D11Texture : public Validated<D3D11TextureDesc>
 {
@@ -32,8 +32,8 @@ private:
 struct D3D12ResourceDesc {
 	void *resource = nullptr; // ID3D12Resource*
 	uint32_t subresource = 0;
-	std::optional<Luid> adapterLuid;
-	KeepAliveRef anchor;
+	std::optional<Luid> adapterLuid{};
+	KeepAliveRef anchor{};
 };
 class D3D12Resource : public Validated<D3D12ResourceDesc>
 {
@@ -48,8 +48,8 @@ private:
 struct D3D12BufferDesc {
 	void *resource = nullptr;
 	uint64_t size = 0;
-	std::optional<Luid> adapterLuid;
-	KeepAliveRef anchor;
+	std::optional<Luid> adapterLuid{};
+	KeepAliveRef anchor{};
 };
 class D3D12Buffer : public Validated<D3D12BufferDesc>
 {

@@ -15,7 +15,7 @@ inline constexpr uint64_t kDrmModifierLinear = 0;
 inline constexpr uint64_t kDrmModifierInvalid = 0x00ffffffffffffffULL;
 
 struct DmaBufObject {
-	SharedFd fd;
+	SharedFd fd{};
 	uint64_t size = 0; // bytes; checked against the fd's own size where the kernel reports one
 };
 struct DmaBufPlane {
@@ -36,7 +36,7 @@ struct DmaBufDesc {
 	uint32_t width = 0;
 	uint32_t height = 0;
 	uint32_t numObjects = 0;
-	std::array<DmaBufObject, 4> objects;
+	std::array<DmaBufObject, 4> objects{};
 	uint32_t numPlanes = 0;
 	std::array<DmaBufPlane, 4> planes{};
 };
@@ -53,7 +53,7 @@ private:
 // `seals` is read from the fd (F_GET_SEALS) at creation; a memfd sealed against shrinking can
 // be mapped by a consumer without fear of SIGBUS.
 struct ShmFdDesc {
-	SharedFd fd;
+	SharedFd fd{};
 	uint64_t offset = 0;
 	uint64_t size = 0;
 	uint32_t seals = 0; // filled in by create(); any value given is ignored

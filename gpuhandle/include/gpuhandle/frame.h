@@ -27,13 +27,13 @@ struct FrameDesc {
 	PixelFormat format = PixelFormat::Unknown;
 	uint32_t width = 0;
 	uint32_t height = 0;
-	Colorimetry colorimetry;
+	Colorimetry colorimetry{};
 	uint32_t numResources = 0;
-	std::array<Resource, 4> resources;
+	std::array<Resource, 4> resources{};
 	uint32_t numPlanes = 0;
 	std::array<PlaneView, 4> planes{};
-	SyncPoint acquire;   // wait for this before reading
-	ReleaseGate release; // signal this when done reading
+	SyncPoint acquire{};   // wait for this before reading
+	ReleaseGate release{}; // signal this when done reading
 };
 
 // A validated frame. Copying allocates nothing and costs one atomic per fd or anchor held by its

@@ -25,7 +25,7 @@ struct GlTextureDesc {
 	uint32_t height = 0;
 	void *context = nullptr;     // EGLContext / GLXContext / HGLRC / CGLContextObj
 	GlFlavour flavour = GlFlavour::Egl;
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class GlTexture : public Validated<GlTextureDesc>
 {
@@ -44,7 +44,7 @@ struct GlBufferDesc {
 	uint64_t size = 0;
 	void *context = nullptr;
 	GlFlavour flavour = GlFlavour::Egl;
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class GlBuffer : public Validated<GlBufferDesc>
 {

@@ -17,14 +17,14 @@ class MemoryBudget;
 
 // Caps of one backend; std::nullopt means "no cap". softBytes <= hardBytes when both are set.
 struct BudgetCaps {
-	std::optional<uint64_t> softBytes; // crossing it succeeds but notifies pressure callbacks
-	std::optional<uint64_t> hardBytes; // usage never exceeds it
+	std::optional<uint64_t> softBytes{}; // crossing it succeeds but notifies pressure callbacks
+	std::optional<uint64_t> hardBytes{}; // usage never exceeds it
 };
 
 // One backend's caps, as given to MemoryBudget::create(). Backends not listed are uncapped.
 struct BackendBudgetCaps {
-	BackendKind backend;
-	BudgetCaps caps;
+	BackendKind backend{};
+	BudgetCaps caps{};
 };
 
 enum class BudgetPressure : uint32_t {
@@ -39,12 +39,12 @@ const char *budgetPressureName(BudgetPressure pressure) noexcept;
 // What a pressure callback is told. usageBytes counts the new reservation for Soft (it was
 // granted) and not for Hard (it is still pending).
 struct BudgetPressureEvent {
-	BackendKind backend;
-	BudgetPressure level; // Soft or Hard, never None
-	uint64_t requestedBytes;
-	uint64_t usageBytes;
-	std::optional<uint64_t> softCap;
-	std::optional<uint64_t> hardCap;
+	BackendKind backend{};
+	BudgetPressure level{}; // Soft or Hard, never None
+	uint64_t requestedBytes{};
+	uint64_t usageBytes{};
+	std::optional<uint64_t> softCap{};
+	std::optional<uint64_t> hardCap{};
 };
 
 using BudgetPressureCallback = std::function<void(const BudgetPressureEvent &event)>;

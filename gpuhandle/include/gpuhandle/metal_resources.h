@@ -12,8 +12,8 @@ namespace gpuhandle {
 
 struct MetalTextureDesc {
 	void *texture = nullptr;            // id<MTLTexture>
-	std::optional<uint64_t> registryId; // MTLDevice.registryID
-	KeepAliveRef anchor;
+	std::optional<uint64_t> registryId{}; // MTLDevice.registryID
+	KeepAliveRef anchor{};
 };
 class MetalTexture : public Validated<MetalTextureDesc>
 {
@@ -27,8 +27,8 @@ private:
 struct MetalBufferDesc {
 	void *buffer = nullptr; // id<MTLBuffer>
 	uint64_t size = 0;
-	std::optional<uint64_t> registryId;
-	KeepAliveRef anchor;
+	std::optional<uint64_t> registryId{};
+	KeepAliveRef anchor{};
 };
 class MetalBuffer : public Validated<MetalBufferDesc>
 {

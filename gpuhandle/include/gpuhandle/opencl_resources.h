@@ -15,7 +15,7 @@ struct OpenClMemDesc {
 	void *mem = nullptr;   // cl_mem
 	void *queue = nullptr; // cl_command_queue
 	uint64_t size = 0;     // bytes for a buffer; 0 when unknown (images)
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class OpenClMem : public Validated<OpenClMemDesc>
 {

@@ -15,7 +15,7 @@ namespace gpuhandle {
 struct VaSurfaceDesc {
 	uint32_t surface = 0;    // VASurfaceID
 	void *display = nullptr; // VADisplay
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class VaSurface : public Validated<VaSurfaceDesc>
 {

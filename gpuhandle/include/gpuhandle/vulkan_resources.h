@@ -16,9 +16,9 @@ namespace gpuhandle {
 struct VulkanImageDesc {
 	uint64_t image = 0;             // VkImage (non-dispatchable: a 64-bit value)
 	void *device = nullptr;         // VkDevice
-	std::optional<Uuid> deviceUuid; // VkPhysicalDeviceIDProperties::deviceUUID
+	std::optional<Uuid> deviceUuid{}; // VkPhysicalDeviceIDProperties::deviceUUID
 	uint32_t rowPitch = 0;          // bytes per row of a linear image; 0 when opaque (optimal)
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class VulkanImage : public Validated<VulkanImageDesc>
 {
@@ -34,8 +34,8 @@ struct VulkanBufferDesc {
 	uint64_t buffer = 0;    // VkBuffer
 	void *device = nullptr; // VkDevice
 	uint64_t size = 0;      // bytes
-	std::optional<Uuid> deviceUuid;
-	KeepAliveRef anchor;
+	std::optional<Uuid> deviceUuid{};
+	KeepAliveRef anchor{};
 };
 class VulkanBuffer : public Validated<VulkanBufferDesc>
 {
@@ -58,15 +58,15 @@ struct VulkanExportDesc {
 	uint32_t depth = 0;           // 0 is read as 1
 	uint32_t tiling = 0;          // VkImageTiling: 0 optimal, 1 linear, 1000158000 DRM modifier
 	uint32_t usage = 0;           // VkImageUsageFlags or VkBufferUsageFlags; never 0
-	std::optional<uint64_t> acquireTimelineValue; // timeline value to wait for before reading
+	std::optional<uint64_t> acquireTimelineValue{}; // timeline value to wait for before reading
 };
 
 // Device memory exported with VK_KHR_external_memory_fd as an OPAQUE_FD. Owns (or borrows) the fd.
 struct VulkanMemoryFdDesc {
-	SharedFd fd;
-	VulkanExportDesc exportDesc;
-	std::optional<Uuid> deviceUuid; // an opaque fd imports only on the same device ...
-	std::optional<Uuid> driverUuid; // ... and the same driver
+	SharedFd fd{};
+	VulkanExportDesc exportDesc{};
+	std::optional<Uuid> deviceUuid{}; // an opaque fd imports only on the same device ...
+	std::optional<Uuid> driverUuid{}; // ... and the same driver
 };
 class VulkanMemoryFd : public Validated<VulkanMemoryFdDesc>
 {

@@ -15,7 +15,7 @@ struct WebGpuTextureDesc {
 	uint32_t format = 0;     // WGPUTextureFormat; 0 (Undefined) when unknown
 	uint32_t width = 0;
 	uint32_t height = 0;
-	KeepAliveRef anchor;
+	KeepAliveRef anchor{};
 };
 class WebGpuTexture : public Validated<WebGpuTextureDesc>
 {

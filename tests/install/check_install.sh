@@ -1,0 +1,31 @@
+#!/bin/bash
+# Installs the build into a temporary root and builds C and C++ consumers with pkg-config alone.
+# Usage: check_install.sh BUILD_DIR SOURCE_DIR
+set -euo pipefail
+build=$1
+src=$2
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+meson install -C "$build" --destdir "$root" --no-rebuild --quiet >/dev/null
+pcdir=$(dirname "$(find "$root" -name gpuhandle.pc | head -n 1)")
+if [ ! -f "$pcdir/gpuhandle.pc" ]; then
+  echo "gpuhandle.pc was not installed" >&2
+  exit 1
+fi
+export PKG_CONFIG_PATH="$pcdir" PKG_CONFIG_SYSROOT_DIR="$root"
+libdir=$(dirname "$(find "$root" -name 'libgpuhandle.so' | head -n 1)")
+
+# Every public header the source tree has must be installed.
+for h in "$src"/../../gpuhandle/include/gpuhandle/*.h; do
+  if [ -z "$(find "$root" -path "*/include/gpuhandle/$(basename "$h")")" ]; then
+    echo "header $(basename "$h") was not installed" >&2
+    exit 1
+  fi
+done
+
+g++ -std=c++20 -Wall -Wextra -Werror "$src/consumer.cpp" $(pkg-config --cflags --libs gpuhandle) -o "$root/consumer-cpp"
+gcc -std=c99 -Wall -Wextra -pedantic -Werror "$src/consumer.c" $(pkg-config --cflags --libs gpuhandle) -o "$root/consumer-c"
+LD_LIBRARY_PATH="$libdir" "$root/consumer-cpp"
+LD_LIBRARY_PATH="$libdir" "$root/consumer-c"
+echo "installed library, headers and gpuhandle.pc build and run C and C++ consumers"
