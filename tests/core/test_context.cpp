@@ -1,7 +1,8 @@
 // Tests of Context: every factory's accepted and refused inputs, accessors, identity, anchors.
 #include <gpuhandle/context.h>
 
-#include <check.h>
+#include "check_helpers.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -9,43 +10,12 @@
 #include <type_traits>
 
 using namespace gpuhandle;
+using namespace gpuhandle::test;
 
 static_assert(!std::is_copy_constructible_v<Context>);
 static_assert(!std::is_copy_assignable_v<Context>);
 
 namespace {
-
-// Fails unless `result` holds an error with this code and field. Binds the result first, so a
-// temporary lives through the checks (ck_assert_str_eq keeps only the pointers it is given).
-#define ASSERT_ERROR(result, errorCode, fieldName)                                                 \
-	do {                                                                                       \
-		const auto &checked_ = (result);                                                   \
-		ck_assert(!checked_.ok());                                                         \
-		ck_assert_int_eq(static_cast<int>(checked_.error().code()),                        \
-				 static_cast<int>(errorCode));                                     \
-		ck_assert_str_eq(checked_.error().field(), fieldName);                             \
-	} while (0)
-
-// ck_assert_str_eq on a std::string that outlives the check.
-#define ASSERT_STR_EQ(actual, expected)                                                            \
-	do {                                                                                       \
-		const std::string actual_ = (actual);                                              \
-		ck_assert_str_eq(actual_.c_str(), expected);                                       \
-	} while (0)
-
-// Fake native handles: the core never dereferences them.
-void *handle(uintptr_t value)
-{
-	return reinterpret_cast<void *>(value);
-}
-
-Uuid uuidOf(uint8_t seed)
-{
-	Uuid uuid{};
-	for (size_t i = 0; i < uuid.size(); i++)
-		uuid[i] = static_cast<uint8_t>(seed + i);
-	return uuid;
-}
 
 // Creates a context from `native` changed by `edit`; it must be refused with `code` on `field`.
 template<typename Native, typename Edit>
@@ -54,17 +24,17 @@ void refuse(Native native, ErrorCode code, const char *field, Edit edit)
 	edit(native);
 	auto result = Context::create(std::move(native));
 	ck_assert_msg(!result.ok(), "a context with a bad %s was accepted", field);
-	ASSERT_ERROR(result, code, field);
+	ck_assert_error(result, code, field);
 	ck_assert(!result.error().message().empty());
 }
 
 VulkanContext validVulkan()
 {
 	VulkanContext c;
-	c.instance = handle(0x10);
-	c.physicalDevice = handle(0x20);
-	c.device = handle(0x30);
-	c.queue = handle(0x40);
+	c.instance = fakeHandle(0x10);
+	c.physicalDevice = fakeHandle(0x20);
+	c.device = fakeHandle(0x30);
+	c.queue = fakeHandle(0x40);
 	c.queueFamilyIndex = 2;
 	c.enabledDeviceExtensions = { "VK_KHR_external_memory_fd", "VK_KHR_external_semaphore_fd" };
 	c.deviceUuid = uuidOf(1);
@@ -75,8 +45,8 @@ VulkanContext validVulkan()
 GlContext validGl()
 {
 	GlContext c;
-	c.display = handle(0x50);
-	c.context = handle(0x60);
+	c.display = fakeHandle(0x50);
+	c.context = fakeHandle(0x60);
 	c.flavour = GlFlavour::Egl;
 	return c;
 }
@@ -84,7 +54,7 @@ GlContext validGl()
 CudaContext validCuda()
 {
 	CudaContext c;
-	c.context = handle(0x70);
+	c.context = fakeHandle(0x70);
 	c.ordinal = 0;
 	c.uuid = uuidOf(1);
 	return c;
@@ -93,16 +63,16 @@ CudaContext validCuda()
 OpenClContext validOpenCl()
 {
 	OpenClContext c;
-	c.context = handle(0x80);
-	c.queue = handle(0x90);
-	c.device = handle(0xa0);
+	c.context = fakeHandle(0x80);
+	c.queue = fakeHandle(0x90);
+	c.device = fakeHandle(0xa0);
 	return c;
 }
 
 VaApiContext validVaApi()
 {
 	VaApiContext c;
-	c.display = handle(0xb0);
+	c.display = fakeHandle(0xb0);
 	c.renderNode = DrmNode{ 226, 128 };
 	return c;
 }
@@ -110,8 +80,8 @@ VaApiContext validVaApi()
 D3D11Context validD3D11()
 {
 	D3D11Context c;
-	c.device = handle(0xc0);
-	c.deviceContext = handle(0xd0);
+	c.device = fakeHandle(0xc0);
+	c.deviceContext = fakeHandle(0xd0);
 	c.luid = Luid{ 0x1234, 0 };
 	return c;
 }
@@ -119,8 +89,8 @@ D3D11Context validD3D11()
 D3D12Context validD3D12()
 {
 	D3D12Context c;
-	c.device = handle(0xe0);
-	c.queue = handle(0xf0);
+	c.device = fakeHandle(0xe0);
+	c.queue = fakeHandle(0xf0);
 	c.luid = Luid{ 0x1234, 0 };
 	return c;
 }
@@ -128,8 +98,8 @@ D3D12Context validD3D12()
 MetalContext validMetal()
 {
 	MetalContext c;
-	c.device = handle(0x100);
-	c.queue = handle(0x110);
+	c.device = fakeHandle(0x100);
+	c.queue = fakeHandle(0x110);
 	c.registryId = 0x100000a2c;
 	return c;
 }
@@ -137,8 +107,8 @@ MetalContext validMetal()
 WebGpuContext validWebGpu()
 {
 	WebGpuContext c;
-	c.device = handle(0x120);
-	c.queue = handle(0x130);
+	c.device = fakeHandle(0x120);
+	c.queue = fakeHandle(0x130);
 	return c;
 }
 
@@ -183,8 +153,8 @@ START_TEST(cpu_context)
 	ck_assert_int_eq(static_cast<int>(cpu->backend()), static_cast<int>(BackendKind::Cpu));
 	ck_assert(cpu->deviceId() == DeviceId::cpu());
 	auto vulkan = cpu->vulkan();
-	ASSERT_ERROR(vulkan, ErrorCode::WrongKind, "backend");
-	ASSERT_STR_EQ(vulkan.error().message(),
+	ck_assert_error(vulkan, ErrorCode::WrongKind, "backend");
+	ck_assert_string_eq(vulkan.error().message(),
 		      "The context is a cpu context; vulkan() needs a vulkan context.");
 }
 END_TEST
@@ -197,8 +167,8 @@ START_TEST(vulkan_valid)
 	ck_assert_int_eq(static_cast<int>(ctx->backend()), static_cast<int>(BackendKind::Vulkan));
 	auto vk = ctx->vulkan();
 	ck_assert(vk.ok());
-	ck_assert_ptr_eq((*vk)->device, handle(0x30));
-	ck_assert_ptr_eq((*vk)->queue, handle(0x40));
+	ck_assert_ptr_eq((*vk)->device, fakeHandle(0x30));
+	ck_assert_ptr_eq((*vk)->queue, fakeHandle(0x40));
 	ck_assert_uint_eq((*vk)->queueFamilyIndex, 2);
 	ck_assert_uint_eq((*vk)->enabledDeviceExtensions.size(), 2);
 	ck_assert_ptr_null((*vk)->getInstanceProcAddr);
@@ -231,7 +201,7 @@ START_TEST(vulkan_invalid)
 		VulkanContext c = validVulkan();
 		c.queueFamilyIndex = marker;
 		auto result = Context::create(c);
-		ASSERT_ERROR(result, ErrorCode::OutOfRange, "queueFamilyIndex");
+		ck_assert_error(result, ErrorCode::OutOfRange, "queueFamilyIndex");
 		ck_assert_ptr_nonnull(
 			std::strstr(result.error().message().c_str(), "VulkanContext"));
 		ck_assert_ptr_nonnull(std::strstr(result.error().message().c_str(), "0xfffffff"));
@@ -275,7 +245,7 @@ START_TEST(gl_valid_and_invalid)
 	       [](auto &c) { c.renderNode = DrmNode{}; });
 	gl.flavour = static_cast<GlFlavour>(9);
 	auto badFlavour = Context::create(gl);
-	ASSERT_ERROR(badFlavour, ErrorCode::InvalidArgument, "flavour");
+	ck_assert_error(badFlavour, ErrorCode::InvalidArgument, "flavour");
 	ck_assert_ptr_nonnull(std::strstr(badFlavour.error().message().c_str(), "9"));
 }
 END_TEST
@@ -292,7 +262,7 @@ START_TEST(cuda_valid_and_invalid)
 
 	cuda.ordinal = -1;
 	auto negative = Context::create(cuda);
-	ASSERT_ERROR(negative, ErrorCode::OutOfRange, "ordinal");
+	ck_assert_error(negative, ErrorCode::OutOfRange, "ordinal");
 	ck_assert_ptr_nonnull(std::strstr(negative.error().message().c_str(), "-1"));
 	refuse(validCuda(), ErrorCode::NullHandle, "context", [](auto &c) { c.context = nullptr; });
 	refuse(validCuda(), ErrorCode::InvalidArgument, "uuid", [](auto &c) { c.uuid = Uuid{}; });
@@ -303,11 +273,11 @@ START_TEST(opencl_valid_and_invalid)
 {
 	ck_assert(Context::create(validOpenCl()).ok());
 	OpenClContext shared = validOpenCl();
-	shared.glSharing = OpenClGlSharing{ handle(0x60), handle(0x50), GlFlavour::Egl };
+	shared.glSharing = OpenClGlSharing{ fakeHandle(0x60), fakeHandle(0x50), GlFlavour::Egl };
 	auto context = Context::create(shared);
 	ck_assert(context.ok());
-	ck_assert_ptr_eq((*(*context)->opencl())->glSharing->glContext, handle(0x60));
-	shared.glSharing = OpenClGlSharing{ handle(0x60), nullptr, GlFlavour::Cgl };
+	ck_assert_ptr_eq((*(*context)->opencl())->glSharing->glContext, fakeHandle(0x60));
+	shared.glSharing = OpenClGlSharing{ fakeHandle(0x60), nullptr, GlFlavour::Cgl };
 	ck_assert(Context::create(shared).ok());
 
 	const OpenClContext v = validOpenCl();
@@ -315,12 +285,12 @@ START_TEST(opencl_valid_and_invalid)
 	refuse(v, ErrorCode::NullHandle, "queue", [](auto &c) { c.queue = nullptr; });
 	refuse(v, ErrorCode::NullHandle, "device", [](auto &c) { c.device = nullptr; });
 	refuse(v, ErrorCode::InvalidArgument, "deviceUuid", [](auto &c) { c.deviceUuid = Uuid{}; });
-	shared.glSharing = OpenClGlSharing{ nullptr, handle(1), GlFlavour::Egl };
-	ASSERT_ERROR(Context::create(shared), ErrorCode::NullHandle, "glSharing.glContext");
-	shared.glSharing = OpenClGlSharing{ handle(1), nullptr, GlFlavour::Glx };
-	ASSERT_ERROR(Context::create(shared), ErrorCode::NullHandle, "glSharing.glDisplay");
-	shared.glSharing = OpenClGlSharing{ handle(1), handle(1), static_cast<GlFlavour>(4) };
-	ASSERT_ERROR(Context::create(shared), ErrorCode::InvalidArgument, "glSharing.flavour");
+	shared.glSharing = OpenClGlSharing{ nullptr, fakeHandle(1), GlFlavour::Egl };
+	ck_assert_error(Context::create(shared), ErrorCode::NullHandle, "glSharing.glContext");
+	shared.glSharing = OpenClGlSharing{ fakeHandle(1), nullptr, GlFlavour::Glx };
+	ck_assert_error(Context::create(shared), ErrorCode::NullHandle, "glSharing.glDisplay");
+	shared.glSharing = OpenClGlSharing{ fakeHandle(1), fakeHandle(1), static_cast<GlFlavour>(4) };
+	ck_assert_error(Context::create(shared), ErrorCode::InvalidArgument, "glSharing.flavour");
 }
 END_TEST
 
@@ -346,8 +316,8 @@ START_TEST(platform_contexts)
 	ck_assert(Context::create(validMetal()).ok());
 	WebGpuContext webgpu = validWebGpu(); // adapter and instance may be null
 	ck_assert(Context::create(webgpu).ok());
-	webgpu.adapter = handle(1);
-	webgpu.instance = handle(2);
+	webgpu.adapter = fakeHandle(1);
+	webgpu.instance = fakeHandle(2);
 	ck_assert(Context::create(webgpu).ok());
 
 	auto null = ErrorCode::NullHandle;
@@ -395,9 +365,9 @@ START_TEST(accessors_wrong_kind)
 		ck_assert_int_eq(matches, context->backend() == BackendKind::Cpu ? 0 : 1);
 	}
 	auto wrong = contexts[3]->vulkan();
-	ASSERT_STR_EQ(wrong.error().message(),
+	ck_assert_string_eq(wrong.error().message(),
 		      "The context is a cuda context; vulkan() needs a vulkan context.");
-	ASSERT_STR_EQ(contexts[1]->webgpu().error().message(),
+	ck_assert_string_eq(contexts[1]->webgpu().error().message(),
 		      "The context is a vulkan context; webgpu() needs a webgpu context.");
 }
 END_TEST
@@ -469,9 +439,5 @@ int main()
 	tcase_add_test(use, anchor_lifetime);
 	suite_add_tcase(suite, use);
 
-	SRunner *runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	int failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return gpuhandle::test::runSuite(suite);
 }

@@ -1,41 +1,17 @@
 // Tests of DeviceId matching across APIs, PCI bus id parsing, DRM nodes and DeviceInfo.
 #include <gpuhandle/device_id.h>
 
-#include <check.h>
+#include "check_helpers.h"
+
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_set>
 
 using namespace gpuhandle;
+using namespace gpuhandle::test;
 
 namespace {
-
-// Fails unless `result` holds an error with this code and field. Binds the result first, so a
-// temporary lives through the checks (ck_assert_str_eq keeps only the pointers it is given).
-#define ASSERT_ERROR(result, errorCode, fieldName)                                                 \
-	do {                                                                                       \
-		const auto &checked_ = (result);                                                   \
-		ck_assert(!checked_.ok());                                                         \
-		ck_assert_int_eq(static_cast<int>(checked_.error().code()),                        \
-				 static_cast<int>(errorCode));                                     \
-		ck_assert_str_eq(checked_.error().field(), fieldName);                             \
-	} while (0)
-
-// ck_assert_str_eq on a std::string that outlives the check.
-#define ASSERT_STR_EQ(actual, expected)                                                            \
-	do {                                                                                       \
-		const std::string actual_ = (actual);                                              \
-		ck_assert_str_eq(actual_.c_str(), expected);                                       \
-	} while (0)
-
-Uuid uuidOf(uint8_t seed)
-{
-	Uuid uuid{};
-	for (size_t i = 0; i < uuid.size(); i++)
-		uuid[i] = static_cast<uint8_t>(seed + i);
-	return uuid;
-}
 
 PciBusId pci(const char *text)
 {
@@ -77,7 +53,7 @@ START_TEST(pci_parse_round_trip)
 	for (const char *text : canonical) {
 		auto id = PciBusId::parse(text);
 		ck_assert_msg(id.ok(), "%s was refused", text);
-		ASSERT_STR_EQ(id->toString(), text);
+		ck_assert_string_eq(id->toString(), text);
 	}
 	PciBusId id = pci("0000:3b:1f.7");
 	ck_assert_uint_eq(id.domain(), 0);
@@ -86,9 +62,9 @@ START_TEST(pci_parse_round_trip)
 	ck_assert_uint_eq(id.function(), 7);
 
 	// Other spellings normalise to the sysfs one.
-	ASSERT_STR_EQ(pci("00000000:01:00.0").toString(), "0000:01:00.0"); // nvidia-smi
-	ASSERT_STR_EQ(pci("01:00.0").toString(), "0000:01:00.0");          // lspci
-	ASSERT_STR_EQ(pci("0000:0A:1F.1").toString(), "0000:0a:1f.1");
+	ck_assert_string_eq(pci("00000000:01:00.0").toString(), "0000:01:00.0"); // nvidia-smi
+	ck_assert_string_eq(pci("01:00.0").toString(), "0000:01:00.0");          // lspci
+	ck_assert_string_eq(pci("0000:0A:1F.1").toString(), "0000:0a:1f.1");
 	ck_assert(pci("00000000:01:00.0") == pci("0000:01:00.0"));
 	ck_assert(!(pci("0000:01:00.0") == pci("0000:01:00.1")));
 }
@@ -104,15 +80,15 @@ START_TEST(pci_parse_rejects)
 	for (const char *text : malformed) {
 		auto id = PciBusId::parse(text);
 		ck_assert_msg(!id.ok(), "\"%s\" was accepted", text);
-		ASSERT_ERROR(id, ErrorCode::InvalidArgument, "pciBusId");
+		ck_assert_error(id, ErrorCode::InvalidArgument, "pciBusId");
 		ck_assert_msg(std::strstr(id.error().message().c_str(), text),
 			      "message lacks the text: %s", id.error().message().c_str());
 	}
 	auto function = PciBusId::parse("0000:01:00.8");
-	ASSERT_ERROR(function, ErrorCode::OutOfRange, "function");
+	ck_assert_error(function, ErrorCode::OutOfRange, "function");
 	ck_assert_ptr_nonnull(std::strstr(function.error().message().c_str(), "8"));
 	auto device = PciBusId::parse("0000:01:20.0");
-	ASSERT_ERROR(device, ErrorCode::OutOfRange, "device");
+	ck_assert_error(device, ErrorCode::OutOfRange, "device");
 	ck_assert_ptr_nonnull(std::strstr(device.error().message().c_str(), "32"));
 }
 END_TEST
@@ -121,10 +97,10 @@ START_TEST(pci_create)
 {
 	auto id = PciBusId::create(2, 255, 31, 7);
 	ck_assert(id.ok());
-	ASSERT_STR_EQ(id->toString(), "0002:ff:1f.7");
-	ASSERT_ERROR(PciBusId::create(0, 256, 0, 0), ErrorCode::OutOfRange, "bus");
-	ASSERT_ERROR(PciBusId::create(0, 1, 32, 0), ErrorCode::OutOfRange, "device");
-	ASSERT_ERROR(PciBusId::create(0, 1, 0, 8), ErrorCode::OutOfRange, "function");
+	ck_assert_string_eq(id->toString(), "0002:ff:1f.7");
+	ck_assert_error(PciBusId::create(0, 256, 0, 0), ErrorCode::OutOfRange, "bus");
+	ck_assert_error(PciBusId::create(0, 1, 32, 0), ErrorCode::OutOfRange, "device");
+	ck_assert_error(PciBusId::create(0, 1, 0, 8), ErrorCode::OutOfRange, "function");
 }
 END_TEST
 
@@ -248,16 +224,16 @@ END_TEST
 
 START_TEST(to_string)
 {
-	ASSERT_STR_EQ(formatUuid(uuidOf(0)), "00010203-0405-0607-0809-0a0b0c0d0e0f");
-	ASSERT_STR_EQ(DeviceId::cpu().toString(), "cpu");
-	ASSERT_STR_EQ(DeviceId{}.toString(), "unknown");
+	ck_assert_string_eq(formatUuid(uuidOf(0)), "00010203-0405-0607-0809-0a0b0c0d0e0f");
+	ck_assert_string_eq(DeviceId::cpu().toString(), "cpu");
+	ck_assert_string_eq(DeviceId{}.toString(), "unknown");
 	DeviceId id = withUuid(0);
 	id.luid = Luid{ 0xabcd, 1 };
 	id.pciBusId = pci("0000:01:00.0");
 	id.drmRenderNode = DrmNode{ 226, 128 };
 	id.drmPrimaryNode = DrmNode{ 226, 0 };
 	id.metalRegistryId = 0x1f;
-	ASSERT_STR_EQ(
+	ck_assert_string_eq(
 		id.toString(),
 		"uuid=00010203-0405-0607-0809-0a0b0c0d0e0f luid=00000001:0000abcd pci=0000:01:00.0 "
 		"render=226:128 primary=226:0 registry=0x1f");
@@ -274,10 +250,10 @@ START_TEST(drm_node_from_path)
 	ck_assert(null.ok());
 	ck_assert_uint_eq(null->major, 1);
 	ck_assert_uint_eq(null->minor, 3);
-	ASSERT_STR_EQ(null->toString(), "1:3");
-	ASSERT_ERROR(DrmNode::fromPath("/nonexistent/renderD128"), ErrorCode::Io, "path");
-	ASSERT_ERROR(DrmNode::fromPath("/"), ErrorCode::InvalidArgument, "path");
-	ASSERT_ERROR(DrmNode::fromPath(nullptr), ErrorCode::NullHandle, "path");
+	ck_assert_string_eq(null->toString(), "1:3");
+	ck_assert_error(DrmNode::fromPath("/nonexistent/renderD128"), ErrorCode::Io, "path");
+	ck_assert_error(DrmNode::fromPath("/"), ErrorCode::InvalidArgument, "path");
+	ck_assert_error(DrmNode::fromPath(nullptr), ErrorCode::NullHandle, "path");
 }
 END_TEST
 
@@ -298,7 +274,7 @@ START_TEST(device_info)
 	info.vendorId = 0x10005;
 	info.driverVersion = "Mesa 22.3.6";
 	info.isSoftware = isSoftwareRendererName(info.name);
-	ASSERT_STR_EQ(info.toString(),
+	ck_assert_string_eq(info.toString(),
 		      "vulkan: llvmpipe (LLVM 15.0.6, 256 bits) [software] vendor=0x10005 "
 		      "id=[uuid=00010203-0405-0607-0809-0a0b0c0d0e0f] driver Mesa 22.3.6");
 	DeviceInfo gpu;
@@ -307,7 +283,7 @@ START_TEST(device_info)
 	gpu.vendorId = 0x10de;
 	gpu.pciDeviceId = 0x2335;
 	gpu.dedicatedMemoryBytes = uint64_t{ 141 } << 30;
-	ASSERT_STR_EQ(
+	ck_assert_string_eq(
 		gpu.toString(),
 		"cuda: NVIDIA H200 vendor=0x10de device=0x2335 memory=144384MiB id=[unknown]");
 }
@@ -337,9 +313,5 @@ int main()
 	tcase_add_test(miscCase, device_info);
 	suite_add_tcase(suite, miscCase);
 
-	SRunner *runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	int failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return gpuhandle::test::runSuite(suite);
 }

@@ -2,41 +2,20 @@
 #include <gpuhandle/context.h>
 #include <gpuhandle/external_queue.h>
 
-#include <check.h>
+#include "check_helpers.h"
+
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
 
 using namespace gpuhandle;
+using namespace gpuhandle::test;
 
 // A queue is a borrowed per-call value: copying it must cost nothing.
 static_assert(std::is_trivially_copyable_v<ExternalQueue>);
 
 namespace {
-
-// Fails unless `result` holds an error with this code and field. Binds the result first, so a
-// temporary lives through the checks (ck_assert_str_eq keeps only the pointers it is given).
-#define ASSERT_ERROR(result, errorCode, fieldName)                                                 \
-	do {                                                                                       \
-		const auto &checked_ = (result);                                                   \
-		ck_assert(!checked_.ok());                                                         \
-		ck_assert_int_eq(static_cast<int>(checked_.error().code()),                        \
-				 static_cast<int>(errorCode));                                     \
-		ck_assert_str_eq(checked_.error().field(), fieldName);                             \
-	} while (0)
-
-// ck_assert_str_eq on a std::string that outlives the check.
-#define ASSERT_STR_EQ(actual, expected)                                                            \
-	do {                                                                                       \
-		const std::string actual_ = (actual);                                              \
-		ck_assert_str_eq(actual_.c_str(), expected);                                       \
-	} while (0)
-
-void *handle(uintptr_t value)
-{
-	return reinterpret_cast<void *>(value);
-}
 
 // Whether the accessor named after `kind` succeeds on `queue`; a failure must be WrongKind.
 bool accessorOk(const ExternalQueue &queue, BackendKind kind)
@@ -70,24 +49,24 @@ START_TEST(cpu_queue)
 	ck_assert_int_eq(static_cast<int>(cpu.backend()), static_cast<int>(BackendKind::Cpu));
 	ck_assert(std::holds_alternative<std::monostate>(cpu.native()));
 	auto cuda = cpu.cuda();
-	ASSERT_ERROR(cuda, ErrorCode::WrongKind, "backend");
-	ASSERT_STR_EQ(cuda.error().message(),
+	ck_assert_error(cuda, ErrorCode::WrongKind, "backend");
+	ck_assert_string_eq(cuda.error().message(),
 		      "The queue is a cpu queue; cuda() needs a cuda queue.");
 }
 END_TEST
 
 START_TEST(vulkan_queue)
 {
-	auto queue = ExternalQueue::create(VulkanQueue{ handle(0x10), 3 });
+	auto queue = ExternalQueue::create(VulkanQueue{ fakeHandle(0x10), 3 });
 	ck_assert(queue.ok());
 	ck_assert_int_eq(static_cast<int>(queue->backend()), static_cast<int>(BackendKind::Vulkan));
-	ck_assert_ptr_eq((*queue->vulkan())->queue, handle(0x10));
+	ck_assert_ptr_eq((*queue->vulkan())->queue, fakeHandle(0x10));
 	ck_assert_uint_eq((*queue->vulkan())->familyIndex, 3);
 
-	ASSERT_ERROR(ExternalQueue::create(VulkanQueue{ nullptr, 0 }), ErrorCode::NullHandle,
+	ck_assert_error(ExternalQueue::create(VulkanQueue{ nullptr, 0 }), ErrorCode::NullHandle,
 		     "queue");
 	for (uint32_t special : { 0xfffffffdu, 0xfffffffeu, 0xffffffffu })
-		ASSERT_ERROR(ExternalQueue::create(VulkanQueue{ handle(0x10), special }),
+		ck_assert_error(ExternalQueue::create(VulkanQueue{ fakeHandle(0x10), special }),
 			     ErrorCode::OutOfRange, "familyIndex");
 }
 END_TEST
@@ -98,11 +77,11 @@ START_TEST(cuda_stream)
 	// legal.
 	for (uintptr_t stream :
 	     { uintptr_t{ 0 }, uintptr_t{ 1 }, uintptr_t{ 2 }, uintptr_t{ 0x1000 } }) {
-		auto queue = ExternalQueue::create(CudaStream{ handle(stream) });
+		auto queue = ExternalQueue::create(CudaStream{ fakeHandle(stream) });
 		ck_assert(queue.ok());
 		ck_assert_int_eq(static_cast<int>(queue->backend()),
 				 static_cast<int>(BackendKind::Cuda));
-		ck_assert_ptr_eq((*queue->cuda())->stream, handle(stream));
+		ck_assert_ptr_eq((*queue->cuda())->stream, fakeHandle(stream));
 	}
 }
 END_TEST
@@ -116,30 +95,30 @@ START_TEST(other_queues)
 		const char *field;
 	};
 	Case cases[] = {
-		{ ExternalQueue::create(GlQueue{ handle(1) }), ExternalQueue::create(GlQueue{}),
+		{ ExternalQueue::create(GlQueue{ fakeHandle(1) }), ExternalQueue::create(GlQueue{}),
 		  BackendKind::OpenGL, "context" },
-		{ ExternalQueue::create(OpenClQueue{ handle(1) }),
+		{ ExternalQueue::create(OpenClQueue{ fakeHandle(1) }),
 		  ExternalQueue::create(OpenClQueue{}), BackendKind::OpenCl, "queue" },
-		{ ExternalQueue::create(D3D11DeviceContext{ handle(1) }),
+		{ ExternalQueue::create(D3D11DeviceContext{ fakeHandle(1) }),
 		  ExternalQueue::create(D3D11DeviceContext{}), BackendKind::D3D11,
 		  "deviceContext" },
-		{ ExternalQueue::create(D3D12Queue{ handle(1) }),
+		{ ExternalQueue::create(D3D12Queue{ fakeHandle(1) }),
 		  ExternalQueue::create(D3D12Queue{}), BackendKind::D3D12, "queue" },
-		{ ExternalQueue::create(MetalCommandBuffer{ handle(1) }),
+		{ ExternalQueue::create(MetalCommandBuffer{ fakeHandle(1) }),
 		  ExternalQueue::create(MetalCommandBuffer{}), BackendKind::Metal,
 		  "commandBuffer" },
-		{ ExternalQueue::create(WebGpuEncoder{ handle(1) }),
+		{ ExternalQueue::create(WebGpuEncoder{ fakeHandle(1) }),
 		  ExternalQueue::create(WebGpuEncoder{}), BackendKind::WebGpu, "encoder" },
 	};
 	for (const Case &c : cases) {
 		ck_assert(c.valid.ok());
 		ck_assert_int_eq(static_cast<int>(c.valid->backend()), static_cast<int>(c.backend));
 		ck_assert(accessorOk(*c.valid, c.backend));
-		ASSERT_ERROR(c.null, ErrorCode::NullHandle, c.field);
+		ck_assert_error(c.null, ErrorCode::NullHandle, c.field);
 	}
 	ck_assert_ptr_eq(
-		(*(*ExternalQueue::create(MetalCommandBuffer{ handle(7) })).metal())->commandBuffer,
-		handle(7));
+		(*(*ExternalQueue::create(MetalCommandBuffer{ fakeHandle(7) })).metal())->commandBuffer,
+		fakeHandle(7));
 }
 END_TEST
 
@@ -147,14 +126,14 @@ START_TEST(accessors_wrong_kind)
 {
 	const ExternalQueue queues[] = {
 		ExternalQueue::cpu(),
-		*ExternalQueue::create(VulkanQueue{ handle(1), 0 }),
-		*ExternalQueue::create(GlQueue{ handle(1) }),
+		*ExternalQueue::create(VulkanQueue{ fakeHandle(1), 0 }),
+		*ExternalQueue::create(GlQueue{ fakeHandle(1) }),
 		*ExternalQueue::create(CudaStream{}),
-		*ExternalQueue::create(OpenClQueue{ handle(1) }),
-		*ExternalQueue::create(D3D11DeviceContext{ handle(1) }),
-		*ExternalQueue::create(D3D12Queue{ handle(1) }),
-		*ExternalQueue::create(MetalCommandBuffer{ handle(1) }),
-		*ExternalQueue::create(WebGpuEncoder{ handle(1) }),
+		*ExternalQueue::create(OpenClQueue{ fakeHandle(1) }),
+		*ExternalQueue::create(D3D11DeviceContext{ fakeHandle(1) }),
+		*ExternalQueue::create(D3D12Queue{ fakeHandle(1) }),
+		*ExternalQueue::create(MetalCommandBuffer{ fakeHandle(1) }),
+		*ExternalQueue::create(WebGpuEncoder{ fakeHandle(1) }),
 	};
 	const BackendKind kinds[] = { BackendKind::Vulkan, BackendKind::OpenGL, BackendKind::Cuda,
 				      BackendKind::OpenCl, BackendKind::D3D11,  BackendKind::D3D12,
@@ -168,7 +147,7 @@ START_TEST(accessors_wrong_kind)
 		}
 		ck_assert_int_eq(matches, queue.backend() == BackendKind::Cpu ? 0 : 1);
 	}
-	ASSERT_STR_EQ(queues[3].vulkan().error().message(),
+	ck_assert_string_eq(queues[3].vulkan().error().message(),
 		      "The queue is a cuda queue; vulkan() needs a vulkan queue.");
 }
 END_TEST
@@ -176,16 +155,16 @@ END_TEST
 START_TEST(check_backend_against_context)
 {
 	VulkanContext vk;
-	vk.instance = handle(1);
-	vk.physicalDevice = handle(2);
-	vk.device = handle(3);
-	vk.queue = handle(4);
+	vk.instance = fakeHandle(1);
+	vk.physicalDevice = fakeHandle(2);
+	vk.device = fakeHandle(3);
+	vk.queue = fakeHandle(4);
 	auto vulkanContext = *Context::create(vk);
 	VaApiContext va;
-	va.display = handle(5);
+	va.display = fakeHandle(5);
 	auto vaContext = *Context::create(va);
 
-	ExternalQueue vulkanQueue = *ExternalQueue::create(VulkanQueue{ handle(4), 0 });
+	ExternalQueue vulkanQueue = *ExternalQueue::create(VulkanQueue{ fakeHandle(4), 0 });
 	ExternalQueue cudaStream = *ExternalQueue::create(CudaStream{});
 	ck_assert(vulkanQueue.checkBackend(*vulkanContext).ok());
 	ck_assert(ExternalQueue::cpu().checkBackend(*Context::cpu()).ok());
@@ -195,7 +174,7 @@ START_TEST(check_backend_against_context)
 	ck_assert_int_eq(static_cast<int>(mismatch.error().code()),
 			 static_cast<int>(ErrorCode::WrongKind));
 	ck_assert_str_eq(mismatch.error().field(), "backend");
-	ASSERT_STR_EQ(mismatch.error().message(),
+	ck_assert_string_eq(mismatch.error().message(),
 		      "The queue is a cuda queue; the context is a vulkan context.");
 	ck_assert(!ExternalQueue::cpu().checkBackend(*vulkanContext).ok());
 	ck_assert(!vulkanQueue.checkBackend(*Context::cpu()).ok());
@@ -205,10 +184,10 @@ END_TEST
 
 START_TEST(copy_is_plain)
 {
-	ExternalQueue a = *ExternalQueue::create(VulkanQueue{ handle(9), 1 });
+	ExternalQueue a = *ExternalQueue::create(VulkanQueue{ fakeHandle(9), 1 });
 	ExternalQueue b = a;
 	ck_assert_int_eq(static_cast<int>(b.backend()), static_cast<int>(BackendKind::Vulkan));
-	ck_assert_ptr_eq((*b.vulkan())->queue, handle(9));
+	ck_assert_ptr_eq((*b.vulkan())->queue, fakeHandle(9));
 	b = ExternalQueue::cpu(); // reassigning the copy leaves the original alone
 	ck_assert_int_eq(static_cast<int>(a.backend()), static_cast<int>(BackendKind::Vulkan));
 }
@@ -230,9 +209,5 @@ int main()
 	tcase_add_test(use, copy_is_plain);
 	suite_add_tcase(suite, use);
 
-	SRunner *runner = srunner_create(suite);
-	srunner_run_all(runner, CK_NORMAL);
-	int failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+	return gpuhandle::test::runSuite(suite);
 }

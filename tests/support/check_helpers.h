@@ -1,32 +1,62 @@
 // Check helpers shared by the suites: error assertions and a suite runner.
 #pragma once
 
+#include <gpuhandle/uuid.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+
+// Last: Check defines a fail() macro that breaks standard headers included after it.
 #include <check.h>
 
-#include <cstdlib>
-
-// Asserts that `result` failed with `expected_code` and names `expected_field`, with a non-empty sentence.
-#define ck_assert_error(result, expected_code, expected_field)                                               \
-	do {                                                                                    \
-		const auto &r_ = (result);                                                      \
-		ck_assert_msg(!r_.ok(), "expected %s to fail", #result);                        \
-		ck_assert_msg(r_.error().code() == (expected_code), "%s: got error code %d (%s): %s",    \
-			      #result, static_cast<int>(r_.error().code()),                     \
-			      gpuhandle::errorCodeName(r_.error().code()),                      \
-			      r_.error().message().c_str());                                    \
-		ck_assert_str_eq(r_.error().field(), expected_field);                               \
-		ck_assert(!r_.error().message().empty());                                       \
+// Asserts that `result` failed with `expected_code` and names `expected_field`, with a non-empty
+// sentence.
+#define ck_assert_error(result, expected_code, expected_field)                                     \
+	do {                                                                                       \
+		const auto &r_ = (result);                                                         \
+		ck_assert_msg(!r_.ok(), "expected %s to fail", #result);                           \
+		ck_assert_msg(r_.error().code() == (expected_code),                                \
+			      "%s: got error code %d (%s): %s", #result,                           \
+			      static_cast<int>(r_.error().code()),                                 \
+			      gpuhandle::errorCodeName(r_.error().code()),                         \
+			      r_.error().message().c_str());                                       \
+		ck_assert_str_eq(r_.error().field(), expected_field);                              \
+		ck_assert(!r_.error().message().empty());                                          \
 	} while (0)
 
 // Asserts that `result` succeeded, printing the error's sentence otherwise.
-#define ck_assert_ok(result)                                                                    \
-	do {                                                                                    \
-		const auto &r_ = (result);                                                      \
-		ck_assert_msg(r_.ok(), "%s failed: %s", #result,                                \
-			      r_.ok() ? "" : r_.error().message().c_str());                     \
+#define ck_assert_ok(result)                                                                       \
+	do {                                                                                       \
+		const auto &r_ = (result);                                                         \
+		ck_assert_msg(r_.ok(), "%s failed: %s", #result,                                   \
+			      r_.ok() ? "" : r_.error().message().c_str());                        \
+	} while (0)
+
+// ck_assert_str_eq on a value converted to std::string first, so that a temporary string
+// outlives the check (Check keeps only the pointers it is given).
+#define ck_assert_string_eq(actual, expected)                                                      \
+	do {                                                                                       \
+		const std::string actual_ = (actual);                                              \
+		ck_assert_str_eq(actual_.c_str(), expected);                                       \
 	} while (0)
 
 namespace gpuhandle::test {
+
+// A fake native handle: the core stores handles but never dereferences them.
+inline void *fakeHandle(uintptr_t value)
+{
+	return reinterpret_cast<void *>(value);
+}
+
+// A UUID whose bytes are seed, seed + 1, ... (never all zero for seed != 0).
+inline gpuhandle::Uuid uuidOf(uint8_t seed)
+{
+	gpuhandle::Uuid uuid{};
+	for (size_t i = 0; i < uuid.size(); i++)
+		uuid[i] = static_cast<uint8_t>(seed + i);
+	return uuid;
+}
 
 // Runs `suite` and returns the process exit status (0 when every test passed).
 inline int runSuite(Suite *suite)
