@@ -9,8 +9,13 @@ packages=(
   check python3
   # Translations
   gettext
-  # Optional dependencies: later parts add their packages here (GStreamer, FFmpeg, Vulkan, EGL,
-  # OpenCL, VA-API, ...), each with a comment naming the meson option it enables.
+  # Headers and libraries the format tables are proved against (tests/formats): GStreamer's
+  # GstVideoInfo, FFmpeg's pixdesc, and the format enums of DRM, V4L2, VA-API, Vulkan, GL,
+  # OpenCL and CUDA (ffnvcodec's dynlink headers stand in for the CUDA Toolkit's cuda.h).
+  libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libavutil-dev
+  libdrm-dev linux-libc-dev libva-dev libvulkan-dev libgl-dev libegl-dev
+  opencl-headers libffmpeg-nvenc-dev
+  # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 
 missing=()
