@@ -1,0 +1,1 @@
+// colorimetry_ffmpeg (placeholder until written)

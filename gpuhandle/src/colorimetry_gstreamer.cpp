@@ -1,0 +1,1 @@
+// colorimetry_gstreamer (placeholder until written)

@@ -1,0 +1,1 @@
+// colorimetry_vulkan (placeholder until written)
