@@ -1,4 +1,4 @@
-// gpuhandle-frame-handoff: NV12-like frames over CPU planes and a memfd, read on another thread.
+// gpuhandle-frame-handoff: NV12 frames over CPU planes and a memfd, read on another thread.
 #include <gpuhandle/colorimetry.h>
 #include <gpuhandle/cpu_resources.h>
 #include <gpuhandle/fd.h>
@@ -54,7 +54,7 @@ uint8_t patternByte(uint64_t i, uint64_t seed)
 	return static_cast<uint8_t>(((i + seed) * 2654435761u) >> 13);
 }
 
-// Rows of plane `index` of the NV12-like layout: full height for Y, half for UV.
+// Rows of plane `index` of the NV12 layout: full height for Y, half for UV.
 uint32_t planeRows(uint32_t index)
 {
 	return index == 0 ? kHeight : kHeight / 2;
@@ -159,9 +159,8 @@ private:
 
 void printFrame(const Frame &frame)
 {
-	std::printf("  %ux%u, pixel format %u, %u resource(s), %u planes\n", frame.width(),
-		    frame.height(), static_cast<uint32_t>(frame.format()), frame.numResources(),
-		    frame.numPlanes());
+	std::printf("  %ux%u %s, %u resource(s), %u planes\n", frame.width(), frame.height(),
+		    pixelFormatName(frame.format()), frame.numResources(), frame.numPlanes());
 	for (uint32_t i = 0; i < frame.numPlanes(); ++i) {
 		const PlaneView &view = frame.plane(i);
 		std::printf(
@@ -194,7 +193,7 @@ std::optional<Frame> makeCpuFrame(uint64_t *expected)
 		std::fprintf(stderr, "CpuPlanes::create: %s\n", planes.error().message().c_str());
 		return std::nullopt;
 	}
-	Result<Frame> frame = Frame::wrap(PixelFormat::Unknown, kWidth, kHeight, kBt709Limited,
+	Result<Frame> frame = Frame::wrap(PixelFormat::NV12, kWidth, kHeight, kBt709Limited,
 					  Resource(std::move(planes).value()));
 	if (!frame.ok()) {
 		std::fprintf(stderr, "Frame::wrap: %s\n", frame.error().message().c_str());
@@ -239,6 +238,7 @@ std::optional<Frame> makeMemfdFrame(uint64_t *expected)
 		    shm.value().isSealed() ? "yes" : "no");
 
 	FrameDesc desc;
+	desc.format = PixelFormat::NV12;
 	desc.width = kWidth;
 	desc.height = kHeight;
 	desc.colorimetry = kBt709Limited;
@@ -260,7 +260,7 @@ std::optional<Frame> makeMemfdFrame(uint64_t *expected)
 int main()
 {
 	const int fdsBefore = openFdCount();
-	std::printf("gpuhandle-frame-handoff: %ux%u NV12-like frames, %d copies each to a consumer "
+	std::printf("gpuhandle-frame-handoff: %ux%u NV12 frames, %d copies each to a consumer "
 		    "thread\nopen fds before: %d\n\n",
 		    kWidth, kHeight, kCopies, fdsBefore);
 

@@ -28,7 +28,33 @@ std::optional<Error> checkResources(const FrameDesc &d)
 	return std::nullopt;
 }
 
-std::optional<Error> checkPlane(const FrameDesc &d, uint32_t i)
+// With a known format, each plane's stride must hold a row and its rows must fit the resource.
+std::optional<Error> checkPlaneGeometry(const FrameDesc &d, const PixelFormatInfo &info, uint32_t i,
+					uint64_t size)
+{
+	const PlaneView &plane = d.planes[i];
+	if (!plane.stride)
+		return std::nullopt; // opaque (tiled) memory: the importer checks
+	const PlaneInfo &p = info.planes[i];
+	uint64_t row = p.rowBytes(d.width);
+	if (plane.stride < row)
+		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "stride"),
+				     "Frame: planes[%u].stride (%u) is smaller than a row of %s at width %u (%" PRIu64
+				     " bytes).",
+				     i, plane.stride, info.name, d.width, row);
+	if (!size)
+		return std::nullopt;
+	uint64_t end = plane.offset + uint64_t(plane.stride) * (p.rows(d.height) - 1) + row;
+	if (end > size)
+		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
+				     "Frame: planes[%u] of a %ux%u %s frame ends at byte %" PRIu64
+				     " (offset %" PRIu64 ", stride %u, %u rows), past the end of its %s (%" PRIu64 " bytes).",
+				     i, d.width, d.height, info.name, end, plane.offset, plane.stride,
+				     p.rows(d.height), resourceKindName(d.resources[plane.resource].kind()), size);
+	return std::nullopt;
+}
+
+std::optional<Error> checkPlane(const FrameDesc &d, uint32_t i, const PixelFormatInfo *info)
 {
 	const PlaneView &plane = d.planes[i];
 	if (plane.resource >= d.numResources)
@@ -42,6 +68,10 @@ std::optional<Error> checkPlane(const FrameDesc &d, uint32_t i)
 				     "Frame: planes[%u].subresource is %u but its %s has %u.", i,
 				     plane.subresource, resourceKindName(resource.kind()), parts);
 	uint64_t size = resource.byteSize(plane.subresource);
+	if (info) {
+		if (auto e = checkPlaneGeometry(d, *info, i, size))
+			return e;
+	}
 	if (!size)
 		return std::nullopt; // images and textures: the offset is the importer's to check
 	if (plane.offset >= size)
@@ -106,8 +136,20 @@ Result<Frame> Frame::create(FrameDesc desc)
 		return std::move(*e);
 	if (auto e = detail::requireCount(kType, "numPlanes", desc.numPlanes, 4))
 		return std::move(*e);
+	// Unknown means "described elsewhere"; any other value must be a format gpuhandle knows.
+	const PixelFormatInfo *info = nullptr;
+	if (desc.format != PixelFormat::Unknown) {
+		auto found = pixelFormatInfo(desc.format);
+		if (!found.ok())
+			return Error(ErrorCode::InvalidArgument, "format", "Frame: " + found.error().message());
+		info = *found;
+		if (desc.numPlanes != info->numPlanes)
+			return Error::format(ErrorCode::InvalidArgument, "numPlanes",
+					     "Frame: numPlanes is %u but %s has %u planes.", desc.numPlanes,
+					     info->name, info->numPlanes);
+	}
 	for (uint32_t i = 0; i < desc.numPlanes; ++i) {
-		if (auto e = checkPlane(desc, i))
+		if (auto e = checkPlane(desc, i, info))
 			return std::move(*e);
 	}
 	return Frame(std::move(desc));

@@ -162,6 +162,30 @@ START_TEST(wrap_dmabuf_uses_its_layout)
 }
 END_TEST
 
+START_TEST(known_format_checks_planes_against_the_layout)
+{
+	FrameDesc d = nv12OverShm();
+	d.format = PixelFormat::NV12;
+	ck_assert_ok(Frame::create(d));
+	d.numPlanes = 1;
+	ck_assert_error(Frame::create(d), ErrorCode::InvalidArgument, "numPlanes");
+	d = nv12OverShm();
+	d.format = PixelFormat::NV12;
+	d.planes[0].stride = kW - 1; // smaller than a row of 64 luma bytes
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[0].stride");
+	d = nv12OverShm();
+	d.format = PixelFormat::NV12;
+	d.planes[1].offset = uint64_t(kW) * kH + 1; // the last chroma row overruns the memfd by one byte
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[1].offset");
+	d = nv12OverShm();
+	d.format = PixelFormat::P010LE; // two bytes per sample: the same strides are now too small
+	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[0].stride");
+	d = nv12OverShm();
+	d.format = static_cast<PixelFormat>(5000);
+	ck_assert_error(Frame::create(d), ErrorCode::InvalidArgument, "format");
+}
+END_TEST
+
 START_TEST(sync_slots_can_be_set)
 {
 	Frame f = Frame::create(nv12OverShm()).value();
@@ -193,6 +217,7 @@ int main()
 	tcase_add_test(tc, refusals_name_the_field);
 	tcase_add_test(tc, wrap_derives_planes);
 	tcase_add_test(tc, wrap_dmabuf_uses_its_layout);
+	tcase_add_test(tc, known_format_checks_planes_against_the_layout);
 	tcase_add_test(tc, sync_slots_can_be_set);
 	tcase_add_test(tc, no_fd_leak_on_refusal);
 	suite_add_tcase(s, tc);
