@@ -160,15 +160,22 @@ Result<uint64_t> estimateTextureBytes(PixelFormat format, uint32_t width, uint32
 				     mipLevels, width, height, maxLevels);
 	const PixelFormatInfo &info = **found;
 	uint64_t total = 0;
+	bool overflow = false;
 	for (uint32_t level = 0; level < mipLevels; ++level) {
 		uint32_t w = std::max(1u, width >> level);
 		uint32_t h = std::max(1u, height >> level);
-		for (uint32_t i = 0; i < info.numPlanes; ++i)
-			total += info.planes[i].rowBytes(w) * info.planes[i].rows(h);
+		for (uint32_t i = 0; i < info.numPlanes; ++i) {
+			uint64_t plane;
+			overflow |= __builtin_mul_overflow(info.planes[i].rowBytes(w), uint64_t(info.planes[i].rows(h)), &plane);
+			overflow |= __builtin_add_overflow(total, plane, &total);
+		}
 	}
 	uint64_t bytes;
-	if (__builtin_mul_overflow(total, uint64_t(layers), &bytes))
-		return Error(ErrorCode::OutOfRange, "layers", "Texture estimate: the size does not fit in 64 bits.");
+	overflow |= __builtin_mul_overflow(total, uint64_t(layers), &bytes);
+	if (overflow)
+		return Error::format(ErrorCode::OutOfRange, "layers",
+				     "Texture estimate: %u layers of a %ux%u %s texture do not fit in 64-bit sizes.",
+				     layers, width, height, info.name);
 	return bytes;
 }
 
