@@ -1,0 +1,74 @@
+// gpuhandle-formats: prints every pixel format and its name in each API, from the format tables.
+#include <gpuhandle/format_mappings.h>
+
+#include <cstdio>
+#include <cstring>
+
+using namespace gpuhandle;
+
+namespace {
+
+const char *alphaName(AlphaMode alpha)
+{
+	switch (alpha) {
+	case AlphaMode::None: return "none";
+	case AlphaMode::Straight: return "straight";
+	case AlphaMode::Premultiplied: return "premultiplied";
+	case AlphaMode::Padding: return "padding";
+	}
+	return "?";
+}
+
+const char *apiSpelling(FormatApi api, PixelFormat format)
+{
+	for (const FormatMapping &m : formatMappings(api)) {
+		if (m.format == format)
+			return m.name;
+	}
+	return "-";
+}
+
+// One Markdown table: the README's format list is this output, checked by a test.
+void printMarkdown()
+{
+	std::printf("| format | planes | bits | alpha | HDR |");
+	for (uint32_t a = 0; a < kFormatApiCount; ++a)
+		std::printf(" %s |", formatApiName(static_cast<FormatApi>(a)));
+	std::printf("\n|---|---|---|---|---|");
+	for (uint32_t a = 0; a < kFormatApiCount; ++a)
+		std::printf("---|");
+	std::printf("\n");
+	for (const PixelFormatInfo &info : allPixelFormats()) {
+		std::printf("| `%s` | %u | %u | %s | %s |", info.name, info.numPlanes, info.depth,
+			    alphaName(info.alpha), info.isHdrCapable() ? "yes" : "no");
+		for (uint32_t a = 0; a < kFormatApiCount; ++a)
+			std::printf(" %s |", apiSpelling(static_cast<FormatApi>(a), info.format));
+		std::printf("\n");
+	}
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && std::strcmp(argv[1], "--markdown") == 0) {
+		printMarkdown();
+		return 0;
+	}
+	if (argc > 1) {
+		std::fprintf(stderr, "usage: %s [--markdown]\n", argv[0]);
+		return 2;
+	}
+	for (const PixelFormatInfo &info : allPixelFormats()) {
+		std::printf("%-14s ordinal %2u, %u plane(s), %2u bits, alpha %s\n", info.name,
+			    info.shaderOrdinal, info.numPlanes, info.depth, alphaName(info.alpha));
+		for (uint32_t a = 0; a < kFormatApiCount; ++a) {
+			auto api = static_cast<FormatApi>(a);
+			auto value = toApiFormat(api, info.format);
+			if (value.ok())
+				std::printf("    %-10s %s (%u, 0x%08x)\n", formatApiName(api),
+					    apiSpelling(api, info.format), *value, *value);
+		}
+	}
+	return 0;
+}
