@@ -54,7 +54,10 @@ uint32_t PlaneInfo::rows(uint32_t height) const noexcept
 
 uint8_t PixelFormatInfo::chromaShiftX() const noexcept
 {
-	return numPlanes > 1 ? static_cast<uint8_t>(std::countr_zero(planes[1].hsub)) : 0;
+	if (numPlanes > 1)
+		return static_cast<uint8_t>(std::countr_zero(planes[1].hsub));
+	// Packed 4:2:2 (YUYV, Y210, v210) keeps its chroma in blocks of several pixels.
+	return family == ColorFamily::Yuv && planes[0].pixelsPerBlock > 1 ? 1 : 0;
 }
 
 uint8_t PixelFormatInfo::chromaShiftY() const noexcept
