@@ -41,6 +41,8 @@ constexpr DrmFormatGeometry three(uint32_t code, uint8_t bytes, uint8_t hsub, ui
 constexpr DrmFormatGeometry kFormats[] = {
 	// RGB and single-channel
 	single(fourcc('R', '8', ' ', ' '), px(1)),
+	single(fourcc('R', '1', '0', ' '), px(2)),
+	single(fourcc('R', '1', '2', ' '), px(2)),
 	single(fourcc('R', '1', '6', ' '), px(2)),
 	single(fourcc('G', 'R', '8', '8'), px(2)),
 	single(fourcc('R', 'G', '8', '8'), px(2)),
