@@ -28,9 +28,28 @@ const char *apiSpelling(FormatApi api, PixelFormat format)
 	return "-";
 }
 
+// The spelling without the API's common prefix ("VK_FORMAT_R8_UNORM" -> "R8_UNORM"), for tables.
+const char *shortSpelling(FormatApi api, PixelFormat format)
+{
+	static const char *const kPrefixes[] = {
+		"DRM_FORMAT_", "V4L2_PIX_FMT_", "VA_FOURCC_", "VK_FORMAT_", "DXGI_FORMAT_",
+		"MTLPixelFormat", "kCVPixelFormatType_", "WGPUTextureFormat_",
+	};
+	const char *name = apiSpelling(api, format);
+	for (const char *prefix : kPrefixes) {
+		size_t length = std::strlen(prefix);
+		if (std::strncmp(name, prefix, length) == 0)
+			return name + length;
+	}
+	return name;
+}
+
 // One Markdown table: the README's format list is this output, checked by a test.
 void printMarkdown()
 {
+	std::printf("API names are shown without their common prefix (`VK_FORMAT_`, `DRM_FORMAT_`, "
+		    "`V4L2_PIX_FMT_`, `VA_FOURCC_`, `DXGI_FORMAT_`, `MTLPixelFormat`, "
+		    "`kCVPixelFormatType_`, `WGPUTextureFormat_`).\n\n");
 	std::printf("| format | planes | bits | alpha | HDR |");
 	for (uint32_t a = 0; a < kFormatApiCount; ++a)
 		std::printf(" %s |", formatApiName(static_cast<FormatApi>(a)));
@@ -42,7 +61,7 @@ void printMarkdown()
 		std::printf("| `%s` | %u | %u | %s | %s |", info.name, info.numPlanes, info.depth,
 			    alphaName(info.alpha), info.isHdrCapable() ? "yes" : "no");
 		for (uint32_t a = 0; a < kFormatApiCount; ++a)
-			std::printf(" %s |", apiSpelling(static_cast<FormatApi>(a), info.format));
+			std::printf(" %s |", shortSpelling(static_cast<FormatApi>(a), info.format));
 		std::printf("\n");
 	}
 }
