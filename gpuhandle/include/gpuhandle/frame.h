@@ -5,7 +5,8 @@
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/resource.h>
 #include <gpuhandle/result.h>
-#include <gpuhandle/sync_slots.h>
+#include <gpuhandle/release_gate.h>
+#include <gpuhandle/sync_point.h>
 
 #include <array>
 #include <cstdint>
@@ -64,8 +65,8 @@ public:
 	const ReleaseGate &release() const noexcept { return d_.release; }
 	const FrameDesc &desc() const noexcept { return d_; }
 
-	void setAcquire(SyncPoint point) noexcept { d_.acquire = point; }
-	void setRelease(ReleaseGate gate) noexcept { d_.release = gate; }
+	void setAcquire(SyncPoint point) noexcept { d_.acquire = std::move(point); }
+	void setRelease(ReleaseGate gate) noexcept { d_.release = std::move(gate); }
 
 private:
 	explicit Frame(FrameDesc d) : d_(std::move(d)) {}

@@ -1,0 +1,37 @@
+// ReleaseGate: the consumer says "done with this frame's memory"; the producer waits before reuse.
+#pragma once
+
+#include <gpuhandle/sync_point.h>
+
+#include <memory>
+
+namespace gpuhandle {
+
+// Shared between a pooled producer and its consumers: the consumer calls signal() once it no
+// longer reads the memory (passing the fence of its own GPU work that still reads it, if any);
+// the producer waits on released() before it writes the memory again (PipeWire's release point,
+// Dawn's EndAccess fence). An empty gate (none()) belongs to producers that never reuse memory.
+// Copies share one gate. Thread safety: any member from any thread.
+class ReleaseGate
+{
+public:
+	ReleaseGate() = default;
+	static ReleaseGate none() noexcept { return {}; }
+	// Io error when no eventfd can be made.
+	static Result<ReleaseGate> create();
+
+	bool isNone() const noexcept { return !state_; }
+	// Consumer: done reading once `consumerDone` signals (noop: done now). Only the first
+	// call counts; InvalidState on a none() gate.
+	Status signal(SyncPoint consumerDone = SyncPoint::noop()) const;
+	bool isSignaled() const noexcept;
+	// Producer: a point that signals once the consumer signalled and its fence is done. A
+	// none() gate gives a Noop point.
+	SyncPoint released() const;
+
+private:
+	struct State;
+	std::shared_ptr<State> state_{};
+};
+
+} // namespace gpuhandle

@@ -1,0 +1,162 @@
+// SyncPoint: one explicit "this work is done" value per frame, for every API's fence kind.
+#pragma once
+
+#include <gpuhandle/backend_kind.h>
+#include <gpuhandle/fd.h>
+#include <gpuhandle/gl_resources.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/sync_waiter.h>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <variant>
+
+namespace gpuhandle {
+
+// Stable numbers (C API, wire format).
+enum class SyncKind : uint32_t {
+	Noop = 0,                  // nothing to wait for
+	Cpu = 1,                   // a CpuFence signalled by a host thread
+	FenceFd = 2,               // a Linux sync_file, eventfd or any fd that polls readable when done
+	VulkanSemaphore = 3,
+	D3D12Fence = 4,
+	D3D11KeyedMutex = 5,
+	CudaExternalSemaphore = 6,
+	CudaEvent = 7,
+	OpenClEvent = 8,
+	MetalSharedEvent = 9,
+	GlSemaphore = 10,          // a GL_EXT_semaphore object
+	GlSync = 11,               // a GLsync (or EGLSync)
+	WebGpuSubmission = 12,
+	Composite = 13,            // chain / all / any of other points
+};
+const char *syncKindName(SyncKind kind) noexcept;
+BackendKind backendOf(SyncKind kind) noexcept;
+
+// The producer declares the kind: no API can probe a VkSemaphore safely.
+enum class VulkanSemaphoreKind : uint8_t { Binary = 0, Timeline = 1 };
+
+// The raw fields of each kind: plain values that stay valid while any copy of the point lives
+// (the waiter, or the anchor of a raw carrier, owns the primitive).
+struct VulkanSemaphoreSync {
+	uint64_t semaphore = 0; // VkSemaphore
+	VulkanSemaphoreKind kind = VulkanSemaphoreKind::Timeline;
+	uint64_t value = 0;     // timeline value to reach; ignored for binary semaphores
+	void *device = nullptr; // VkDevice
+};
+struct D3D12FenceSync {
+	void *fence = nullptr; // ID3D12Fence*
+	uint64_t value = 0;
+};
+struct D3D11KeyedMutexSync {
+	void *keyedMutex = nullptr; // IDXGIKeyedMutex*
+	uint64_t key = 0;
+};
+struct CudaExternalSemaphoreSync {
+	void *semaphore = nullptr; // CUexternalSemaphore
+	std::optional<uint64_t> value{};
+};
+struct CudaEventSync {
+	void *event = nullptr;   // CUevent
+	void *context = nullptr; // CUcontext that owns it
+	int32_t ordinal = 0;     // CUDA device ordinal
+};
+struct OpenClEventSync {
+	void *event = nullptr; // cl_event
+};
+struct MetalSharedEventSync {
+	void *event = nullptr; // id<MTLSharedEvent>
+	uint64_t value = 0;
+};
+struct GlSemaphoreSync {
+	uint32_t semaphore = 0;  // GL semaphore name (GL_EXT_semaphore)
+	void *context = nullptr; // the context it was imported into
+};
+struct GlSyncSync {
+	void *sync = nullptr;    // GLsync or EGLSync
+	void *context = nullptr; // the context that created it (GLsync waits need it current)
+	GlFlavour flavour = GlFlavour::Egl;
+};
+struct FenceFdSync {
+	SharedFd fd{}; // sync_file, eventfd, or any fd that polls readable once signalled
+};
+struct WebGpuSubmissionSync {
+	void *queue = nullptr; // WGPUQueue
+	uint64_t submission = 0;
+};
+
+// A cheap-to-copy fence value: the raw fields plus the waiter that owns the primitive. Copying
+// costs one atomic increment. Thread safety: copies may be used and waited on from any thread.
+class SyncPoint
+{
+public:
+	using Raw = std::variant<std::monostate, VulkanSemaphoreSync, D3D12FenceSync,
+				 D3D11KeyedMutexSync, CudaExternalSemaphoreSync, CudaEventSync,
+				 OpenClEventSync, MetalSharedEventSync, GlSemaphoreSync, GlSyncSync,
+				 FenceFdSync, WebGpuSubmissionSync>;
+
+	// Nothing to wait for: already done.
+	SyncPoint() = default;
+	static SyncPoint noop() noexcept { return {}; }
+
+	// A point over raw fields with the waiter that owns them. A null waiter makes a raw
+	// carrier: its fields crossed an API or process boundary and a CPU wait answers
+	// NotSupported until a backend imports it. `owner` keeps a raw carrier's primitive alive.
+	template<typename R>
+	static Result<SyncPoint> create(R raw, SyncWaiterRef waiter, KeepAliveRef owner = {});
+	// A sync_file / eventfd / pollable fd: the core waits on it with poll() by itself.
+	static Result<SyncPoint> fromFenceFd(SharedFd fd);
+	// A point over any waiter (a CpuFence, a composite) with no raw fields of its own.
+	static Result<SyncPoint> fromWaiter(SyncKind kind, SyncWaiterRef waiter);
+
+	SyncKind kind() const noexcept { return kind_; }
+	BackendKind backend() const noexcept { return backendOf(kind_); }
+	bool isNoop() const noexcept { return kind_ == SyncKind::Noop; }
+	// True when no waiter came with the raw fields (see create()).
+	bool isRawCarrier() const noexcept { return !isNoop() && !waiter_; }
+	template<typename R> const R *raw() const noexcept { return std::get_if<R>(&raw_); }
+	const SyncWaiterRef &waiter() const noexcept { return waiter_; }
+
+	// Blocks until signalled or the timeout passes (Timeout, Recoverable). Noop returns at
+	// once; a raw carrier answers NotSupported.
+	Status wait(WaitDuration timeout = kDefaultWaitTimeout) const;
+	Result<bool> isSignaled() const;
+
+	// Composites: a point done when every point is (all), when any is (any), or when each in
+	// turn is (chain: waits in order, so a later one is not polled before the earlier is done).
+	static Result<SyncPoint> all(std::span<const SyncPoint> points);
+	static Result<SyncPoint> any(std::span<const SyncPoint> points);
+	static Result<SyncPoint> chain(std::span<const SyncPoint> points);
+
+private:
+	static Result<SyncPoint> make(SyncKind kind, Raw raw, SyncWaiterRef waiter, KeepAliveRef owner);
+
+	SyncKind kind_ = SyncKind::Noop;
+	Raw raw_{};
+	SyncWaiterRef waiter_{};
+	KeepAliveRef owner_{};
+};
+
+namespace detail {
+template<typename R> constexpr SyncKind syncKindOf();
+template<> constexpr SyncKind syncKindOf<VulkanSemaphoreSync>() { return SyncKind::VulkanSemaphore; }
+template<> constexpr SyncKind syncKindOf<D3D12FenceSync>() { return SyncKind::D3D12Fence; }
+template<> constexpr SyncKind syncKindOf<D3D11KeyedMutexSync>() { return SyncKind::D3D11KeyedMutex; }
+template<> constexpr SyncKind syncKindOf<CudaExternalSemaphoreSync>() { return SyncKind::CudaExternalSemaphore; }
+template<> constexpr SyncKind syncKindOf<CudaEventSync>() { return SyncKind::CudaEvent; }
+template<> constexpr SyncKind syncKindOf<OpenClEventSync>() { return SyncKind::OpenClEvent; }
+template<> constexpr SyncKind syncKindOf<MetalSharedEventSync>() { return SyncKind::MetalSharedEvent; }
+template<> constexpr SyncKind syncKindOf<GlSemaphoreSync>() { return SyncKind::GlSemaphore; }
+template<> constexpr SyncKind syncKindOf<GlSyncSync>() { return SyncKind::GlSync; }
+template<> constexpr SyncKind syncKindOf<FenceFdSync>() { return SyncKind::FenceFd; }
+template<> constexpr SyncKind syncKindOf<WebGpuSubmissionSync>() { return SyncKind::WebGpuSubmission; }
+} // namespace detail
+
+template<typename R>
+Result<SyncPoint> SyncPoint::create(R raw, SyncWaiterRef waiter, KeepAliveRef owner)
+{
+	return make(detail::syncKindOf<R>(), Raw(std::move(raw)), std::move(waiter), std::move(owner));
+}
+
+} // namespace gpuhandle
