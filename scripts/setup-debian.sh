@@ -15,6 +15,10 @@ packages=(
   libgstreamer1.0-dev libgstreamer-plugins-base1.0-dev libavutil-dev
   libdrm-dev linux-libc-dev libva-dev libvulkan-dev libgl-dev libegl-dev
   opencl-headers libffmpeg-nvenc-dev
+  # Fence waiters on real APIs without a GPU (tests/backends): Vulkan on Mesa's lavapipe, GL/GLES
+  # on llvmpipe through surfaceless EGL, OpenCL on PoCL; GLib for main-loop waits.
+  mesa-vulkan-drivers libegl-mesa0 libgl1-mesa-dri libgles-dev
+  ocl-icd-opencl-dev pocl-opencl-icd libglib2.0-dev
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

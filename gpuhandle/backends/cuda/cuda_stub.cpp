@@ -1,0 +1,1 @@
+// cuda_stub (placeholder until written)

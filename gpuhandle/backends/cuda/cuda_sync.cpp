@@ -1,0 +1,1 @@
+// cuda_sync (placeholder until written)

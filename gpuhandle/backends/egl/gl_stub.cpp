@@ -1,0 +1,1 @@
+// gl_stub (placeholder until written)

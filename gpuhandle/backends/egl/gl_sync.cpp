@@ -1,0 +1,1 @@
+// gl_sync (placeholder until written)

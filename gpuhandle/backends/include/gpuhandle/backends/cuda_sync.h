@@ -1,0 +1,2 @@
+// cuda_sync (placeholder until written)
+#pragma once

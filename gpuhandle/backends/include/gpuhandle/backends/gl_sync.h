@@ -1,0 +1,2 @@
+// gl_sync (placeholder until written)
+#pragma once

@@ -1,0 +1,2 @@
+// opencl_sync (placeholder until written)
+#pragma once

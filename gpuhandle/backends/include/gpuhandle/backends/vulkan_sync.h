@@ -1,0 +1,2 @@
+// vulkan_sync (placeholder until written)
+#pragma once

@@ -1,0 +1,1 @@
+// opencl_stub (placeholder until written)

@@ -1,0 +1,1 @@
+// opencl_sync (placeholder until written)

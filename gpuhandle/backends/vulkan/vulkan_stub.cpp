@@ -1,0 +1,1 @@
+// vulkan_stub (placeholder until written)

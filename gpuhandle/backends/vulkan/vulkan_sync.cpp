@@ -1,0 +1,1 @@
+// vulkan_sync (placeholder until written)

@@ -1,0 +1,1 @@
+// glib_sync_source (placeholder until written)

@@ -1,0 +1,2 @@
+// glib_sync_source.h (placeholder until written)
+#pragma once

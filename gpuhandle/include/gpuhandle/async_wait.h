@@ -1,0 +1,42 @@
+// Asynchronous waits: a callback form with a bounded spin first, and a C++20 awaitable.
+#pragma once
+
+#include <gpuhandle/sync_point.h>
+#include <gpuhandle/waiter_thread.h>
+
+#include <coroutine>
+#include <memory>
+
+namespace gpuhandle {
+
+// isSignaled() checks (with a yield between them) before a hybrid wait hands off to the thread.
+inline constexpr int kHybridSpins = 64;
+
+// Hybrid wait: checks the point up to kHybridSpins times on the calling thread and, when it is
+// already done, calls `done` right there (before returning); otherwise hands it to `thread`
+// (WaiterThread::shared() when null) and `done` runs there. Errors as WaiterThread::enqueue.
+Result<WaitTicket> waitAsync(const SyncPoint &point, WaitDuration timeout, WaitCallback done,
+			     WaiterThread *thread = nullptr);
+
+// `co_await asyncWait(point)` suspends the coroutine until the point signals, times out or
+// fails, and yields the Status. The coroutine resumes on the waiter thread (or inline when the
+// point was already done): hop back to your own executor if it must run elsewhere.
+class SyncAwaitable
+{
+public:
+	SyncAwaitable(SyncPoint point, WaitDuration timeout, std::shared_ptr<WaiterThread> thread);
+	bool await_ready();
+	void await_suspend(std::coroutine_handle<> handle);
+	Status await_resume();
+
+private:
+	SyncPoint point_;
+	WaitDuration timeout_;
+	std::shared_ptr<WaiterThread> thread_;
+	std::shared_ptr<Status> result_;
+};
+
+SyncAwaitable asyncWait(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout,
+			std::shared_ptr<WaiterThread> thread = nullptr);
+
+} // namespace gpuhandle

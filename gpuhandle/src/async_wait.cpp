@@ -1,0 +1,1 @@
+// async_wait (placeholder until written)

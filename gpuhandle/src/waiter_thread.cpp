@@ -1,0 +1,1 @@
+// waiter_thread (placeholder until written)
