@@ -1,1 +1,482 @@
-// vulkan_sync (placeholder until written)
+// Vulkan fence waiters (timeline by vkWaitSemaphores, binary through a private VkFence) and
+// exports. No libvulkan link: every entry point comes from the host's vkGetDeviceProcAddr.
+#define VK_NO_PROTOTYPES
+#include <gpuhandle/backends/vulkan_sync.h>
+
+#include "validation.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+
+#include <vulkan/vulkan.h>
+
+namespace gpuhandle {
+
+namespace {
+
+constexpr const char *kType = "importVulkanSemaphore";
+constexpr const char *kExportType = "exportVulkanSemaphoreFd";
+
+const char *vkResultName(VkResult result)
+{
+	switch (result) {
+	case VK_SUCCESS: return "VK_SUCCESS";
+	case VK_NOT_READY: return "VK_NOT_READY";
+	case VK_TIMEOUT: return "VK_TIMEOUT";
+	case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+	case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+	case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+	case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+	case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+	case VK_ERROR_INVALID_EXTERNAL_HANDLE: return "VK_ERROR_INVALID_EXTERNAL_HANDLE";
+	case VK_ERROR_UNKNOWN: return "VK_ERROR_UNKNOWN";
+	default: return "an unlisted VkResult";
+	}
+}
+
+// DEVICE_LOST gets its own code because the pipeline must restart; anything else is the driver's.
+Error vulkanError(VkResult result, const char *call)
+{
+	ErrorCode code = result == VK_ERROR_DEVICE_LOST ? ErrorCode::DeviceLost
+							: ErrorCode::Backend;
+	return Error::format(code, "device", "%s failed with %s (%d).", call, vkResultName(result),
+			     static_cast<int>(result));
+}
+
+// Saturates like Deadline: only kWaitForever becomes Vulkan's UINT64_MAX ("no timeout").
+uint64_t vulkanTimeout(const Deadline &deadline)
+{
+	if (deadline.isNever())
+		return UINT64_MAX;
+	return static_cast<uint64_t>(deadline.remaining().count());
+}
+
+// One bounded wait around a Vulkan wait call. A VK_TIMEOUT before the deadline (a driver that
+// wakes early) waits out the rest, so Timeout always means the whole budget was spent.
+template<typename WaitOnce>
+Status waitUntil(WaitDuration timeout, const char *call, WaitOnce waitOnce)
+{
+	Deadline deadline = Deadline::after(timeout);
+	for (;;) {
+		VkResult result = waitOnce(vulkanTimeout(deadline));
+		if (result == VK_SUCCESS)
+			return {};
+		if (result != VK_TIMEOUT)
+			return vulkanError(result, call);
+		if (deadline.expired())
+			return waitTimeoutError(BackendKind::Vulkan, timeout);
+	}
+}
+
+// The host's device and its loader; each entry point is looked up once, at import.
+struct Device {
+	VkDevice device = VK_NULL_HANDLE;
+	PFN_vkGetDeviceProcAddr getProcAddr = nullptr;
+
+	template<typename Pfn>
+	Pfn load(const char *name, const char *fallback = nullptr) const
+	{
+		PFN_vkVoidFunction fn = getProcAddr(device, name);
+		if (!fn && fallback)
+			fn = getProcAddr(device, fallback);
+		return reinterpret_cast<Pfn>(fn);
+	}
+};
+
+Error missingEntryPoint(const char *name, const char *why)
+{
+	return Error::format(ErrorCode::NotSupported, "getDeviceProcAddr",
+			     "%s: vkGetDeviceProcAddr returned no %s for the device; %s.", kType,
+			     name, why);
+}
+
+// Timeline: waits and polls the counter; nothing to create, nothing to destroy.
+class TimelineWaiter final : public SyncWaiter
+{
+public:
+	TimelineWaiter(KeepAliveRef owner, Device device, VkSemaphore semaphore, uint64_t value,
+		       PFN_vkWaitSemaphores waitSemaphores,
+		       PFN_vkGetSemaphoreCounterValue getCounter)
+		: owner_(std::move(owner)), device_(device), semaphore_(semaphore), value_(value),
+		  waitSemaphores_(waitSemaphores), getCounter_(getCounter)
+	{
+	}
+
+	BackendKind backend() const noexcept override { return BackendKind::Vulkan; }
+
+	Status wait(WaitDuration timeout) override
+	{
+		VkSemaphoreWaitInfo info{};
+		info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO;
+		info.semaphoreCount = 1;
+		info.pSemaphores = &semaphore_;
+		info.pValues = &value_;
+		return waitUntil(timeout, "vkWaitSemaphores", [&](uint64_t ns) {
+			return waitSemaphores_(device_.device, &info, ns);
+		});
+	}
+
+	Result<bool> isSignaled() override
+	{
+		uint64_t counter = 0;
+		VkResult result = getCounter_(device_.device, semaphore_, &counter);
+		if (result != VK_SUCCESS)
+			return vulkanError(result, "vkGetSemaphoreCounterValue");
+		return counter >= value_;
+	}
+
+private:
+	KeepAliveRef owner_; // keeps the device and semaphore valid for as long as this waiter
+			     // lives
+	Device device_;
+	VkSemaphore semaphore_;
+	uint64_t value_;
+	PFN_vkWaitSemaphores waitSemaphores_;
+	PFN_vkGetSemaphoreCounterValue getCounter_;
+};
+
+// Binary: the CPU cannot wait on a binary semaphore, so import submits one wait on it that
+// signals a private fence, and every copy of the point waits on that fence.
+class BinaryWaiter final : public SyncWaiter
+{
+public:
+	struct Fns {
+		PFN_vkCreateFence createFence;
+		PFN_vkDestroyFence destroyFence;
+		PFN_vkQueueSubmit queueSubmit;
+		PFN_vkWaitForFences waitForFences;
+		PFN_vkGetFenceStatus getFenceStatus;
+	};
+
+	BinaryWaiter(KeepAliveRef owner, Device device, Fns fns, VkFence fence)
+		: owner_(std::move(owner)), device_(device), fns_(fns), fence_(fence)
+	{
+	}
+
+	// A fence that a pending submission will still signal must not be destroyed. Give the
+	// submission the default budget; past it, leak the fence rather than corrupt the driver.
+	// After a device loss nothing is pending any more, so the fence may go.
+	~BinaryWaiter() override
+	{
+		uint64_t budget = static_cast<uint64_t>(kDefaultWaitTimeout.count());
+		VkResult result = fns_.waitForFences(device_.device, 1, &fence_, VK_TRUE, budget);
+		if (result == VK_SUCCESS || result == VK_ERROR_DEVICE_LOST)
+			fns_.destroyFence(device_.device, fence_, nullptr);
+	}
+
+	BackendKind backend() const noexcept override { return BackendKind::Vulkan; }
+
+	Status wait(WaitDuration timeout) override
+	{
+		return waitUntil(timeout, "vkWaitForFences", [&](uint64_t ns) {
+			return fns_.waitForFences(device_.device, 1, &fence_, VK_TRUE, ns);
+		});
+	}
+
+	Result<bool> isSignaled() override
+	{
+		VkResult result = fns_.getFenceStatus(device_.device, fence_);
+		if (result == VK_SUCCESS || result == VK_NOT_READY)
+			return result == VK_SUCCESS;
+		return vulkanError(result, "vkGetFenceStatus");
+	}
+
+private:
+	KeepAliveRef owner_; // declared first: released after the fence is destroyed
+	Device device_;
+	Fns fns_;
+	VkFence fence_;
+};
+
+// Checks what both import and export need; on success fills `device`.
+std::optional<Error> checkInput(const char *type, const VulkanSemaphoreSync &raw,
+				const VulkanDeviceDispatch &dispatch, Device &device)
+{
+	if (auto e = detail::requireHandle(type, "device", dispatch.device))
+		return e;
+	if (auto e = detail::requireHandle(type, "getDeviceProcAddr", dispatch.getDeviceProcAddr))
+		return e;
+	if (auto e = detail::requireHandle(type, "semaphore", raw.semaphore))
+		return e;
+	if (raw.kind != VulkanSemaphoreKind::Binary && raw.kind != VulkanSemaphoreKind::Timeline)
+		return Error::format(ErrorCode::InvalidArgument, "kind",
+				     "%s: Vulkan semaphore kind %u is neither binary nor timeline.",
+				     type, static_cast<unsigned>(raw.kind));
+	// A raw carrier names its device; a point must not be waited through another one.
+	if (raw.device && raw.device != dispatch.device)
+		return Error::format(
+			ErrorCode::DeviceMismatch, "device",
+			"%s: the semaphore belongs to VkDevice %p, not to the dispatch's VkDevice %p.",
+			type, raw.device, dispatch.device);
+	device.device = static_cast<VkDevice>(dispatch.device);
+	device.getProcAddr = reinterpret_cast<PFN_vkGetDeviceProcAddr>(dispatch.getDeviceProcAddr);
+	return std::nullopt;
+}
+
+VkSemaphore semaphoreOf(const VulkanSemaphoreSync &raw)
+{
+	// VkSemaphore is a pointer on 64-bit targets and a uint64_t elsewhere; both take this cast.
+	return reinterpret_cast<VkSemaphore>(raw.semaphore);
+}
+
+Result<SyncWaiterRef> timelineWaiter(const VulkanSemaphoreSync &raw, const Device &device,
+				     KeepAliveRef owner)
+{
+	// Core in Vulkan 1.2; the KHR names serve a 1.1 device with VK_KHR_timeline_semaphore.
+	auto wait = device.load<PFN_vkWaitSemaphores>("vkWaitSemaphores", "vkWaitSemaphoresKHR");
+	auto counter = device.load<PFN_vkGetSemaphoreCounterValue>("vkGetSemaphoreCounterValue",
+								   "vkGetSemaphoreCounterValueKHR");
+	const char *why =
+		"the device needs Vulkan 1.2 or VK_KHR_timeline_semaphore for timeline waits";
+	if (!wait)
+		return missingEntryPoint("vkWaitSemaphores", why);
+	if (!counter)
+		return missingEntryPoint("vkGetSemaphoreCounterValue", why);
+	return SyncWaiterRef(std::make_shared<TimelineWaiter>(
+		std::move(owner), device, semaphoreOf(raw), raw.value, wait, counter));
+}
+
+Result<SyncWaiterRef> binaryWaiter(const VulkanSemaphoreSync &raw,
+				   const VulkanDeviceDispatch &dispatch, const Device &device,
+				   KeepAliveRef owner)
+{
+	if (!dispatch.queue)
+		return Error::format(
+			ErrorCode::NullHandle, "queue",
+			"%s: queue is null; a binary semaphore is waited by a queue submission, so it needs the VkQueue.",
+			kType);
+	if (!dispatch.lockQueue != !dispatch.unlockQueue)
+		return Error::format(
+			ErrorCode::InvalidArgument,
+			dispatch.lockQueue ? "unlockQueue" : "lockQueue",
+			"%s: lockQueue and unlockQueue come as a pair; only one was given.", kType);
+	BinaryWaiter::Fns fns{};
+	fns.createFence = device.load<PFN_vkCreateFence>("vkCreateFence");
+	fns.destroyFence = device.load<PFN_vkDestroyFence>("vkDestroyFence");
+	fns.queueSubmit = device.load<PFN_vkQueueSubmit>("vkQueueSubmit");
+	fns.waitForFences = device.load<PFN_vkWaitForFences>("vkWaitForFences");
+	fns.getFenceStatus = device.load<PFN_vkGetFenceStatus>("vkGetFenceStatus");
+	if (!fns.createFence || !fns.destroyFence || !fns.queueSubmit || !fns.waitForFences ||
+	    !fns.getFenceStatus)
+		return missingEntryPoint(
+			"fence or queue-submit functions",
+			"every Vulkan 1.0 device has them, so getDeviceProcAddr is probably not the device's");
+
+	VkFenceCreateInfo fenceInfo{};
+	fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+	VkFence fence = VK_NULL_HANDLE;
+	VkResult result = fns.createFence(device.device, &fenceInfo, nullptr, &fence);
+	if (result != VK_SUCCESS)
+		return vulkanError(result, "vkCreateFence");
+
+	// Consumes the semaphore's signal: from here on only this point's fence says it happened.
+	VkSemaphore semaphore = semaphoreOf(raw);
+	VkPipelineStageFlags stage = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
+	VkSubmitInfo submit{};
+	submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+	submit.waitSemaphoreCount = 1;
+	submit.pWaitSemaphores = &semaphore;
+	submit.pWaitDstStageMask = &stage;
+	if (dispatch.lockQueue)
+		dispatch.lockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
+	result = fns.queueSubmit(static_cast<VkQueue>(dispatch.queue), 1, &submit, fence);
+	if (dispatch.unlockQueue)
+		dispatch.unlockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
+	if (result != VK_SUCCESS) {
+		fns.destroyFence(device.device, fence, nullptr); // never submitted, so safe to
+								 // destroy
+		return vulkanError(result, "vkQueueSubmit");
+	}
+	return SyncWaiterRef(std::make_shared<BinaryWaiter>(std::move(owner), device, fns, fence));
+}
+
+// Keeps a raw carrier (and so its own anchor) alive beside the importer's owner.
+class CarrierAnchor final : public KeepAlive
+{
+public:
+	CarrierAnchor(SyncPoint carrier, KeepAliveRef owner)
+		: carrier_(std::move(carrier)), owner_(std::move(owner))
+	{
+	}
+	void markConsumed() noexcept override
+	{
+		if (owner_)
+			owner_->markConsumed();
+	}
+
+private:
+	SyncPoint carrier_;
+	KeepAliveRef owner_;
+};
+
+VkExternalSemaphoreHandleTypeFlagBits handleTypeOf(VulkanSemaphoreFdType type)
+{
+	return type == VulkanSemaphoreFdType::SyncFd
+		       ? VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT
+		       : VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT;
+}
+
+const char *fdTypeName(VulkanSemaphoreFdType type)
+{
+	return type == VulkanSemaphoreFdType::SyncFd ? "SYNC_FD" : "OPAQUE_FD";
+}
+
+const char *kindName(VulkanSemaphoreKind kind)
+{
+	return kind == VulkanSemaphoreKind::Timeline ? "timeline" : "binary";
+}
+
+} // namespace
+
+/**
+ * \brief Makes a waitable point over a Vulkan semaphore owned by the host
+ * \param raw The semaphore, its kind and (timeline) the value to reach
+ * \param dispatch The host's VkDevice and vkGetDeviceProcAddr; for binary semaphores its queue
+ * \param owner Keeps the device and semaphore valid; released once, after the last copy
+ *
+ * A timeline point waits with vkWaitSemaphores (VK_TIMEOUT gives Timeout, VK_ERROR_DEVICE_LOST
+ * DeviceLost, anything else Backend naming the VkResult) and polls vkGetSemaphoreCounterValue.
+ * A binary point submits, once and now, a wait on the semaphore that signals a private VkFence:
+ * the semaphore's signal must already be submitted (Vulkan forbids wait-before-signal on binary
+ * semaphores) and is consumed, so nobody else may wait on that signal. The queue is used only
+ * inside this call.
+ */
+Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &raw,
+					const VulkanDeviceDispatch &dispatch, KeepAliveRef owner)
+{
+	Device device;
+	if (auto e = checkInput(kType, raw, dispatch, device))
+		return std::move(*e);
+	Result<SyncWaiterRef> waiter =
+		raw.kind == VulkanSemaphoreKind::Timeline
+			? timelineWaiter(raw, device, std::move(owner))
+			: binaryWaiter(raw, dispatch, device, std::move(owner));
+	if (!waiter)
+		return std::move(waiter).error();
+	VulkanSemaphoreSync fields = raw;
+	fields.device = dispatch.device;
+	return SyncPoint::create(fields, std::move(*waiter));
+}
+
+/**
+ * \brief Imports a raw carrier of kind VulkanSemaphore (see SyncPoint::create with no waiter)
+ *
+ * The imported point keeps the carrier, and so its anchor, alive as well as `owner`.
+ */
+Result<SyncPoint> importVulkanSemaphore(const SyncPoint &carrier,
+					const VulkanDeviceDispatch &dispatch, KeepAliveRef owner)
+{
+	const VulkanSemaphoreSync *raw = carrier.raw<VulkanSemaphoreSync>();
+	if (!raw)
+		return Error::format(ErrorCode::WrongKind, "carrier",
+				     "%s: the %s sync point is not a Vulkan semaphore.", kType,
+				     syncKindName(carrier.kind()));
+	if (!carrier.isRawCarrier())
+		return carrier;
+	auto anchor = std::make_shared<CarrierAnchor>(carrier, std::move(owner));
+	return importVulkanSemaphore(*raw, dispatch, std::move(anchor));
+}
+
+/**
+ * \brief Whether the driver can export a semaphore of \a kind as \a type
+ *
+ * Asks vkGetPhysicalDeviceExternalSemaphoreProperties (Vulkan 1.1, or its KHR name) for the
+ * EXPORTABLE feature. Returns false, not an error, when the driver lists no such export.
+ */
+Result<bool> vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &physical,
+					VulkanSemaphoreKind kind, VulkanSemaphoreFdType type)
+{
+	const char *fn = "vulkanCanExportSemaphoreFd";
+	if (auto e = detail::requireHandle(fn, "instance", physical.instance))
+		return std::move(*e);
+	if (auto e = detail::requireHandle(fn, "physicalDevice", physical.physicalDevice))
+		return std::move(*e);
+	if (auto e = detail::requireHandle(fn, "getInstanceProcAddr", physical.getInstanceProcAddr))
+		return std::move(*e);
+	if (kind != VulkanSemaphoreKind::Binary && kind != VulkanSemaphoreKind::Timeline)
+		return Error::format(ErrorCode::InvalidArgument, "kind",
+				     "%s: Vulkan semaphore kind %u is neither binary nor timeline.",
+				     fn, static_cast<unsigned>(kind));
+	if (type != VulkanSemaphoreFdType::SyncFd && type != VulkanSemaphoreFdType::OpaqueFd)
+		return Error::format(ErrorCode::InvalidArgument, "type",
+				     "%s: fd type %u is neither SyncFd nor OpaqueFd.", fn,
+				     static_cast<unsigned>(type));
+
+	auto getProcAddr =
+		reinterpret_cast<PFN_vkGetInstanceProcAddr>(physical.getInstanceProcAddr);
+	auto instance = static_cast<VkInstance>(physical.instance);
+	PFN_vkVoidFunction query =
+		getProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphoreProperties");
+	if (!query)
+		query = getProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR");
+	if (!query)
+		return Error::format(
+			ErrorCode::NotSupported, "instance",
+			"%s: the instance offers no vkGetPhysicalDeviceExternalSemaphoreProperties; it needs Vulkan 1.1 or VK_KHR_external_semaphore_capabilities.",
+			fn);
+
+	// Binary semaphores need no type struct, which keeps the query valid on Vulkan 1.1.
+	VkSemaphoreTypeCreateInfo typeInfo{};
+	typeInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO;
+	typeInfo.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
+	VkPhysicalDeviceExternalSemaphoreInfo info{};
+	info.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO;
+	info.pNext = kind == VulkanSemaphoreKind::Timeline ? &typeInfo : nullptr;
+	info.handleType = handleTypeOf(type);
+	VkExternalSemaphoreProperties properties{};
+	properties.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+	reinterpret_cast<PFN_vkGetPhysicalDeviceExternalSemaphoreProperties>(
+		query)(static_cast<VkPhysicalDevice>(physical.physicalDevice), &info, &properties);
+	return (properties.externalSemaphoreFeatures &
+		VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
+}
+
+/**
+ * \brief Exports the semaphore as an fd with vkGetSemaphoreFdKHR
+ *
+ * Attempted only where vulkanCanExportSemaphoreFd() says exportable; otherwise NotSupported with
+ * the reason. SYNC_FD is defined for binary semaphores only, and its export takes the pending
+ * signal (copy transference). A SYNC_FD export of an already signalled semaphore may give an
+ * empty SharedFd, which Vulkan defines as "already signalled".
+ */
+Result<SharedFd> exportVulkanSemaphoreFd(const VulkanSemaphoreSync &raw,
+					 const VulkanDeviceDispatch &dispatch,
+					 const VulkanPhysicalDeviceDispatch &physical,
+					 VulkanSemaphoreFdType type)
+{
+	Device device;
+	if (auto e = checkInput(kExportType, raw, dispatch, device))
+		return std::move(*e);
+	if (type == VulkanSemaphoreFdType::SyncFd && raw.kind == VulkanSemaphoreKind::Timeline)
+		return Error::format(
+			ErrorCode::NotSupported, "type",
+			"%s: Vulkan defines SYNC_FD export for binary semaphores only; export a timeline semaphore as OpaqueFd.",
+			kExportType);
+	Result<bool> exportable = vulkanCanExportSemaphoreFd(physical, raw.kind, type);
+	if (!exportable)
+		return std::move(exportable).error();
+	if (!*exportable)
+		return Error::format(
+			ErrorCode::NotSupported, "type",
+			"%s: the Vulkan driver cannot export a %s semaphore as %s (VkExternalSemaphoreProperties does not list it as exportable).",
+			kExportType, kindName(raw.kind), fdTypeName(type));
+	auto getFd = device.load<PFN_vkGetSemaphoreFdKHR>("vkGetSemaphoreFdKHR");
+	if (!getFd)
+		return Error::format(
+			ErrorCode::NotSupported, "device",
+			"%s: the VkDevice offers no vkGetSemaphoreFdKHR; create it with VK_KHR_external_semaphore_fd.",
+			kExportType);
+	VkSemaphoreGetFdInfoKHR info{};
+	info.sType = VK_STRUCTURE_TYPE_SEMAPHORE_GET_FD_INFO_KHR;
+	info.semaphore = semaphoreOf(raw);
+	info.handleType = handleTypeOf(type);
+	int fd = -1;
+	VkResult result = getFd(device.device, &info, &fd);
+	if (result != VK_SUCCESS)
+		return vulkanError(result, "vkGetSemaphoreFdKHR");
+	return SharedFd(UniqueFd(fd));
+}
+
+} // namespace gpuhandle

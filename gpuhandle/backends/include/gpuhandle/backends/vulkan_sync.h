@@ -1,2 +1,69 @@
-// vulkan_sync (placeholder until written)
+// Vulkan semaphore waits and fd exports through the host's VkDevice and vkGetDeviceProcAddr.
 #pragma once
+
+#include <gpuhandle/fd.h>
+#include <gpuhandle/keep_alive.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/sync_point.h>
+
+#include <cstdint>
+
+namespace gpuhandle {
+
+// The host's device, borrowed as FFmpeg's AVVulkanDeviceContext lends it: gpuhandle never links
+// libvulkan, it resolves every device function through `getDeviceProcAddr`. The device must stay
+// valid while any point imported with it lives (pass an owner that keeps it alive).
+struct VulkanDeviceDispatch {
+	void *device = nullptr;            // VkDevice
+	void *getDeviceProcAddr = nullptr; // PFN_vkGetDeviceProcAddr
+	// Binary semaphores only: the queue that a wait on the semaphore is submitted to, and its
+	// family. VkQueue is externally synchronised: during importVulkanSemaphore() of a binary
+	// semaphore the host must not use the queue on another thread, or must pass lockQueue and
+	// unlockQueue, which are called around the one vkQueueSubmit (FFmpeg's lock_queue shape).
+	void *queue = nullptr; // VkQueue
+	uint32_t queueFamily = 0;
+	void (*lockQueue)(void *userData, uint32_t queueFamily) = nullptr;
+	void (*unlockQueue)(void *userData, uint32_t queueFamily) = nullptr;
+	void *queueLockUserData = nullptr;
+};
+
+// The instance-level side, needed only to ask what the driver can export.
+struct VulkanPhysicalDeviceDispatch {
+	void *instance = nullptr;            // VkInstance
+	void *physicalDevice = nullptr;      // VkPhysicalDevice
+	void *getInstanceProcAddr = nullptr; // PFN_vkGetInstanceProcAddr
+};
+
+// Stable numbers.
+enum class VulkanSemaphoreFdType : uint8_t {
+	SyncFd = 0,   // VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT (binary semaphores only)
+	OpaqueFd = 1, // VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_OPAQUE_FD_BIT
+};
+
+// A waitable point over a semaphore: timeline semaphores wait with vkWaitSemaphores and poll with
+// vkGetSemaphoreCounterValue; a binary semaphore's signal is consumed at once by a queue
+// submission that signals a private VkFence, which the point then waits on (see the .cpp).
+// `owner` (the host's device, the semaphore's pool) is released exactly once, after the last copy.
+Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &raw,
+					const VulkanDeviceDispatch &dispatch,
+					KeepAliveRef owner = {});
+// Imports a raw carrier (SyncPoint::create(VulkanSemaphoreSync{...}, nullptr, anchor)); the
+// result also keeps the carrier's anchor alive. A point that already has a waiter is returned as
+// is.
+Result<SyncPoint> importVulkanSemaphore(const SyncPoint &carrier,
+					const VulkanDeviceDispatch &dispatch,
+					KeepAliveRef owner = {});
+
+// Whether the driver can export a semaphore of `kind` as `type` (VkExternalSemaphoreProperties
+// lists it as exportable). Errors only for bad input or a missing entry point.
+Result<bool> vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &physical,
+					VulkanSemaphoreKind kind, VulkanSemaphoreFdType type);
+// Exports the semaphore with vkGetSemaphoreFdKHR, attempted only where the query above says
+// exportable: otherwise NotSupported with the reason. The semaphore must have been created with
+// VkExportSemaphoreCreateInfo naming `type`, and the device with VK_KHR_external_semaphore_fd.
+Result<SharedFd> exportVulkanSemaphoreFd(const VulkanSemaphoreSync &raw,
+					 const VulkanDeviceDispatch &dispatch,
+					 const VulkanPhysicalDeviceDispatch &physical,
+					 VulkanSemaphoreFdType type);
+
+} // namespace gpuhandle
