@@ -1,2 +1,54 @@
-// glib_sync_source.h (placeholder until written)
+// GLib GSource that waits on a gpuhandle sync point inside a main loop (C API, C++ overload).
 #pragma once
+
+#include <glib.h>
+
+G_BEGIN_DECLS
+
+/*
+ * GpuhandleSyncSourceFunc:
+ * @status: 0 when the fence was signalled, else a gpuhandle ErrorCode value (10 = Timeout,
+ *          12 = Cancelled, 17 = Backend, ...)
+ * @message: (not nullable): a whole sentence describing the failure; "" when @status is 0.
+ *           Borrowed for the call.
+ * @user_data: the data given to g_source_set_callback()
+ *
+ * Set with g_source_set_callback (source, G_SOURCE_FUNC (func), data, notify). Runs once, in
+ * the thread of the GMainContext the source is attached to. The source is removed after this
+ * call whatever it returns (G_SOURCE_REMOVE semantics): return G_SOURCE_REMOVE.
+ */
+typedef gboolean (*GpuhandleSyncSourceFunc)(int status, const char *message, gpointer user_data);
+
+/*
+ * gpuhandle_sync_source_new_fd:
+ * @fd: a fence fd (sync_file, eventfd, any fd that polls readable once signalled); borrowed:
+ *      the source waits on its own duplicate
+ * @timeout_us: the wait budget in microseconds; negative waits forever
+ *
+ * A source that fires once the fd polls readable (no extra thread: the fd is polled by the
+ * main loop), or with status Timeout once @timeout_us passed. An fd that is not open makes a
+ * source that fires at once with status BadFd.
+ *
+ * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
+ */
+GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
+
+G_END_DECLS
+
+#ifdef __cplusplus
+#include <gpuhandle/sync_point.h>
+
+namespace gpuhandle {
+
+// A source over any sync point: pollable waiters (pollFd() >= 0) are polled by the main loop,
+// the others are checked with isSignaled() every kSyncSourceSlice; the outcome of the wait
+// (ok, Timeout, the driver's error, NotSupported for a raw carrier) goes to the
+// GpuhandleSyncSourceFunc callback. The source holds `point` until it is finalized.
+// Returns a new, unattached source (transfer full); never null.
+GSource *makeSyncSource(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout);
+
+// How often a source re-checks a sync point whose waiter has no pollable fd.
+inline constexpr WaitDuration kSyncSourceSlice = std::chrono::milliseconds(2);
+
+} // namespace gpuhandle
+#endif
