@@ -13,8 +13,10 @@ namespace gpuhandle {
 inline constexpr int kHybridSpins = 64;
 
 // Hybrid wait: checks the point up to kHybridSpins times on the calling thread and, when it is
-// already done, calls `done` right there (before returning); otherwise hands it to `thread`
-// (WaiterThread::shared() when null) and `done` runs there. Errors as WaiterThread::enqueue.
+// already done, calls `done` right there (before returning; a failing isSignaled() is also
+// delivered there); otherwise hands it to `thread` (WaiterThread::shared() when null) and `done`
+// runs there, with `timeout` counted from the hand-off. Errors as WaiterThread::enqueue, and
+// `done` is not called: then the returned ticket is empty (cancel() returns false).
 Result<WaitTicket> waitAsync(const SyncPoint &point, WaitDuration timeout, WaitCallback done,
 			     WaiterThread *thread = nullptr);
 
@@ -25,8 +27,10 @@ class SyncAwaitable
 {
 public:
 	SyncAwaitable(SyncPoint point, WaitDuration timeout, std::shared_ptr<WaiterThread> thread);
+	// True (no suspension) when the point is already done or cannot be waited on.
 	bool await_ready();
-	void await_suspend(std::coroutine_handle<> handle);
+	// False (resume at once with the error) when the thread refused the wait.
+	bool await_suspend(std::coroutine_handle<> handle);
 	Status await_resume();
 
 private:
