@@ -10,6 +10,8 @@
  *   constructors take ownership of the fds they are given, anchors keep borrowed handles alive.
  * - gpuhandle_frame.h: gpuhandle_frame, plane views over 1..4 resources it holds references to.
  * - gpuhandle_context.h: gpuhandle_context, the host's own GPU context, and device identity.
+ * - gpuhandle_sync.h: gpuhandle_sync_point (fences of every API), CPU fences, release gates,
+ *   bounded and asynchronous waits, and frames that carry an acquire point and a release gate.
  * Calling conventions (outputs, errors, NULL, threads) are listed in gpuhandle_error.h.
  */
 
@@ -17,3 +19,4 @@
 #include <gpuhandle/gpuhandle_error.h>
 #include <gpuhandle/gpuhandle_frame.h>
 #include <gpuhandle/gpuhandle_resource.h>
+#include <gpuhandle/gpuhandle_sync.h>

@@ -46,8 +46,9 @@ typedef struct gpuhandle_frame_desc {
 	gpuhandle_plane_view planes[4];
 } gpuhandle_frame_desc;
 
-/* A validated frame. Opaque, refcounted, immutable; thread-safe to share. Its acquire sync point
- * is the no-op one and it has no release gate (the only ones that exist so far). */
+/* A validated frame. Opaque, refcounted, immutable; thread-safe to share. A new frame's acquire
+ * sync point is the no-op one and it has no release gate; gpuhandle_frame_with_sync()
+ * (gpuhandle_sync.h) makes a frame that carries them. */
 typedef struct gpuhandle_frame gpuhandle_frame;
 
 /* Validates desc into a frame. desc: borrowed, non-null; *out: new reference or NULL; error:
