@@ -1,1 +1,18 @@
-// gl_stub (placeholder until written)
+// GL fence waiters in a build without EGL: every import answers NotSupported.
+#include <gpuhandle/backends/gl_sync.h>
+
+namespace gpuhandle {
+
+Result<SyncPoint> importGlSync(const GlSyncSync &, GlExecutor, KeepAliveRef)
+{
+	return Error(ErrorCode::NotSupported, "sync",
+		     "gpuhandle-interop was built without EGL, so it cannot wait on a GLsync.");
+}
+
+Result<SyncPoint> importEglSync(void *, void *, KeepAliveRef)
+{
+	return Error(ErrorCode::NotSupported, "sync",
+		     "gpuhandle-interop was built without EGL, so it cannot wait on an EGLSync.");
+}
+
+} // namespace gpuhandle

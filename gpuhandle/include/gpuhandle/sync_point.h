@@ -134,8 +134,10 @@ private:
 
 	SyncKind kind_ = SyncKind::Noop;
 	Raw raw_{};
-	SyncWaiterRef waiter_{};
+	// Declared before waiter_ so that it is destroyed after it: the waiter may still need the
+	// owner's objects (a device, a context) while it destroys its primitive.
 	KeepAliveRef owner_{};
+	SyncWaiterRef waiter_{};
 };
 
 namespace detail {
