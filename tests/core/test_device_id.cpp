@@ -112,6 +112,7 @@ START_TEST(match_uuid_across_apis)
 	DeviceId cuda = withUuid(0x10);
 	expectMatch(vulkan, cuda, DeviceMatch::Same);
 	expectMatch(vulkan, withUuid(0x20), DeviceMatch::Different);
+	ck_assert(sameDevice(vulkan, cuda) == DeviceMatch::Same);
 }
 END_TEST
 
@@ -124,6 +125,7 @@ START_TEST(match_strongest_identity_decides)
 	// Two driver stacks naming one card differently: UUID-keyed imports would fail, so
 	// Different.
 	expectMatch(a, b, DeviceMatch::Different);
+	ck_assert(sameDevice(a, b) == DeviceMatch::Different);
 
 	b.uuid = uuidOf(1);
 	b.pciBusId = pci("0000:02:00.0");
@@ -142,6 +144,7 @@ START_TEST(match_each_identity_kind)
 	a.luid = Luid{ 0x1234, 0 };
 	b.luid = Luid{ 0x1234, 0 };
 	expectMatch(a, b, DeviceMatch::Same);
+	ck_assert(sameDevice(a, b) == DeviceMatch::Same);
 	b.luid = Luid{ 0x1234, 1 };
 	expectMatch(a, b, DeviceMatch::Different);
 
