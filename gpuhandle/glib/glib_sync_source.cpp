@@ -1,6 +1,8 @@
 // GSource over a SyncPoint: polls the waiter's fd in the main loop, or re-checks it in slices.
 #include <gpuhandle/glib_sync_source.h>
 
+#include <gpuhandle/c_bridge.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -164,14 +166,32 @@ GSource *makeSyncSource(SyncPoint point, WaitDuration timeout)
 
 using namespace gpuhandle;
 
-GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us)
+namespace {
+
+WaitDuration timeoutFromMicroseconds(gint64 timeout_us)
 {
 	// Capped so that the conversion to nanoseconds cannot overflow; Deadline saturates anyway.
 	constexpr gint64 kMaxUs = INT64_MAX / 1000;
-	WaitDuration timeout =
-		timeout_us < 0
-			? kWaitForever
-			: WaitDuration(std::chrono::microseconds(std::min(timeout_us, kMaxUs)));
+	return timeout_us < 0 ? kWaitForever
+			      : WaitDuration(std::chrono::microseconds(std::min(timeout_us, kMaxUs)));
+}
+
+} // namespace
+
+GSource *gpuhandle_sync_source_new(const gpuhandle_sync_point *point, gint64 timeout_us)
+{
+	WaitDuration timeout = timeoutFromMicroseconds(timeout_us);
+	const SyncPoint *value = syncPointOf(point);
+	if (!value)
+		return newSource({}, timeout,
+				 Error(ErrorCode::NullHandle, "point",
+				       "gpuhandle_sync_source_new: point is NULL; a sync point is required."));
+	return newSource(*value, timeout, std::nullopt);
+}
+
+GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us)
+{
+	WaitDuration timeout = timeoutFromMicroseconds(timeout_us);
 	if (!isOpenFd(fd))
 		return newSource(
 			{}, timeout,

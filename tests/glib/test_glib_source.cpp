@@ -333,6 +333,32 @@ START_TEST(c_fd_source)
 }
 END_TEST
 
+START_TEST(c_sync_point_source)
+{
+	// A C API sync point (a CpuFence) waited in a main loop through the C function.
+	gpuhandle_cpu_fence *fence = nullptr;
+	ck_assert_int_eq(gpuhandle_cpu_fence_new(&fence, nullptr), GPUHANDLE_OK);
+	gpuhandle_sync_point *point = nullptr;
+	ck_assert_int_eq(gpuhandle_cpu_fence_get_point(fence, &point, nullptr), GPUHANDLE_OK);
+	GSource *source = gpuhandle_sync_source_new(point, -1);
+	gpuhandle_sync_point_unref(point); // the source keeps its own reference
+	std::thread signaller([fence] {
+		std::this_thread::sleep_for(20ms);
+		gpuhandle_cpu_fence_signal(fence);
+	});
+	Fired fired;
+	auto elapsed = runOnce(source, fired);
+	signaller.join();
+	gpuhandle_cpu_fence_unref(fence);
+	ck_assert_int_eq(fired.status, 0);
+	ck_assert_msg(elapsed < 2s, "took %lld ms", toMs(elapsed));
+
+	Fired none;
+	runOnce(gpuhandle_sync_source_new(nullptr, -1), none);
+	ck_assert_int_eq(none.status, static_cast<int>(ErrorCode::NullHandle));
+}
+END_TEST
+
 static Suite *glibSourceSuite()
 {
 	Suite *suite = suite_create("glib_sync_source");
@@ -348,6 +374,7 @@ static Suite *glibSourceSuite()
 	tcase_add_test(tc, noop_fires_at_once);
 	tcase_add_test(tc, destroy_before_fire_releases_point);
 	tcase_add_test(tc, c_fd_source);
+	tcase_add_test(tc, c_sync_point_source);
 	suite_add_tcase(suite, tc);
 	return suite;
 }

@@ -1,6 +1,8 @@
 // GLib GSource that waits on a gpuhandle sync point inside a main loop (C API, C++ overload).
 #pragma once
 
+#include <gpuhandle/gpuhandle_sync.h>
+
 #include <glib.h>
 
 G_BEGIN_DECLS
@@ -32,6 +34,19 @@ typedef gboolean (*GpuhandleSyncSourceFunc)(int status, const char *message, gpo
  * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
  */
 GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
+
+/*
+ * gpuhandle_sync_source_new:
+ * @point: (transfer none): a sync point of the C API (gpuhandle_sync.h); the source keeps its
+ *         own reference to the fence. NULL makes a source that fires at once with NullHandle.
+ * @timeout_us: the wait budget in microseconds; negative waits forever
+ *
+ * A source that fires once @point is signalled: pollable fences are polled by the main loop
+ * itself, others are re-checked every 2 ms. The callback gets the outcome of the wait.
+ *
+ * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
+ */
+GSource *gpuhandle_sync_source_new(const gpuhandle_sync_point *point, gint64 timeout_us);
 
 G_END_DECLS
 
