@@ -1,0 +1,62 @@
+// Mapping a frame's memory for the CPU: CPU memory, shared-memory fds and DMA-BUFs.
+#pragma once
+
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+
+namespace gpuhandle {
+
+enum class MapAccess : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
+
+// A frame's planes as CPU pointers. Move-only; the destructor (or unmap()) ends the access:
+// DMA-BUF objects get their DMA_BUF_IOCTL_SYNC end, mmap()ed memory is unmapped. Holds a copy
+// of the frame, so the memory stays alive while mapped. Thread safety: one object is used by
+// one thread at a time.
+class CpuMapping
+{
+public:
+	CpuMapping() = default;
+	CpuMapping(CpuMapping &&other) noexcept;
+	CpuMapping &operator=(CpuMapping &&other) noexcept;
+	CpuMapping(const CpuMapping &) = delete;
+	CpuMapping &operator=(const CpuMapping &) = delete;
+	~CpuMapping();
+
+	uint32_t numPlanes() const noexcept { return numPlanes_; }
+	// Valid for plane < numPlanes(); writable only when mapped with MapAccess::Write.
+	uint8_t *data(uint32_t plane) const noexcept { return planes_[plane]; }
+	uint32_t stride(uint32_t plane) const noexcept { return strides_[plane]; }
+	MapAccess access() const noexcept { return access_; }
+	// Ends the access now and reports a failure of the DMA-BUF sync end.
+	Status unmap() noexcept;
+
+private:
+	friend Result<CpuMapping> mapFrame(const Frame &, MapAccess, WaitDuration);
+	struct Region {
+		void *address = nullptr; // what mmap() returned; null for memory the frame owns
+		size_t length = 0;
+		int dmaBufFd = -1;       // set when DMA_BUF_IOCTL_SYNC began an access on it
+	};
+
+	std::optional<Frame> frame_{}; // kept alive while mapped
+	MapAccess access_ = MapAccess::Read;
+	uint32_t numPlanes_ = 0;
+	std::array<uint8_t *, 4> planes_{};
+	std::array<uint32_t, 4> strides_{};
+	uint32_t numRegions_ = 0;
+	std::array<Region, 16> regions_{}; // one per mapped fd (4 resources x 4 DMA-BUF objects)
+};
+
+// Waits for the frame's acquire point (up to `timeout`), then maps every plane. Supported
+// resources: CpuBytes, CpuPlanes, ShmFd and DmaBuf (mmap, with DMA_BUF_IOCTL_SYNC around the
+// access where the fd is a real dma-buf). Other kinds answer NotSupported: their backend maps
+// them. Errors: the acquire wait's error (Timeout, ...), a plane without a stride, mmap failures.
+Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access,
+			    WaitDuration timeout = kDefaultWaitTimeout);
+
+} // namespace gpuhandle
