@@ -6,15 +6,17 @@
 #include <CL/cl.h>
 
 #include <chrono>
-#include <cstdio>
 #include <poll.h>
 #include <string>
-#include <sys/wait.h>
 #include <thread>
-#include <unistd.h>
 
+// Last: Check's fail() macro breaks standard headers included after it.
+// clang-format off
 #include "check_helpers.h"
 #include "fd_count.h"
+#include "opencl_context.h"
+#include "skip_probe.h"
+// clang-format on
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -27,33 +29,10 @@ namespace {
 cl_context g_context = nullptr;
 cl_device_id g_device = nullptr;
 
-cl_context openContext(std::string &why)
-{
-	cl_uint platforms = 0;
-	cl_platform_id platform[8];
-	if (clGetPlatformIDs(8, platform, &platforms) != CL_SUCCESS || platforms == 0) {
-		why = "no OpenCL platform (install pocl-opencl-icd)";
-		return nullptr;
-	}
-	for (cl_uint i = 0; i < std::min<cl_uint>(platforms, 8); ++i) {
-		cl_uint devices = 0;
-		if (clGetDeviceIDs(platform[i], CL_DEVICE_TYPE_ALL, 1, &g_device, &devices) != CL_SUCCESS || devices == 0)
-			continue;
-		cl_int error = CL_SUCCESS;
-		cl_context context = clCreateContext(nullptr, 1, &g_device, nullptr, nullptr, &error);
-		if (context)
-			return context;
-		why = "clCreateContext failed with " + std::to_string(error);
-	}
-	if (why.empty())
-		why = "no OpenCL platform has a device";
-	return nullptr;
-}
-
 void setUp()
 {
 	std::string why;
-	g_context = openContext(why);
+	g_context = test::openClContext(why, &g_device);
 	ck_assert_msg(g_context, "%s", why.c_str());
 }
 
@@ -66,10 +45,7 @@ void tearDown()
 
 cl_event userEvent()
 {
-	cl_int error = CL_SUCCESS;
-	cl_event event = clCreateUserEvent(g_context, &error);
-	ck_assert_int_eq(error, CL_SUCCESS);
-	return event;
+	return test::makeUserEvent(g_context);
 }
 
 cl_uint referenceCount(cl_event event)
@@ -232,31 +208,16 @@ START_TEST(event_is_released_with_the_last_copy)
 }
 END_TEST
 
-// Skips (exit 77) when no OpenCL platform opens; probed in a child so that this process never
-// initialises the driver before Check forks.
-int probe()
-{
-	pid_t child = fork();
-	if (child == 0) {
-		std::string why;
-		cl_context context = openContext(why);
-		if (!context) {
-			std::printf("SKIP: %s\n", why.c_str());
-			std::fflush(stdout);
-			_exit(77);
-		}
-		clReleaseContext(context);
-		_exit(0);
-	}
-	int status = 0;
-	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-		return 1;
-	return WEXITSTATUS(status);
-}
-
 int main()
 {
-	if (int probed = probe(); probed != 0)
+	// Skips (exit 77) when no OpenCL platform opens.
+	int probed = test::probeInChild([] {
+		std::string why;
+		if (cl_context context = test::openClContext(why))
+			clReleaseContext(context);
+		return why;
+	});
+	if (probed != 0)
 		return probed;
 	Suite *s = suite_create("opencl-sync");
 	TCase *tc = tcase_create("opencl-sync");

@@ -18,23 +18,24 @@
 #include <array>
 #include <chrono>
 #include <condition_variable>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <deque>
-#include <functional>
 #include <future>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <sys/eventfd.h>
-#include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
+// Last: Check's fail() macro breaks standard headers included after it.
+// clang-format off
 #include "check_helpers.h"
+#include "egl_gl_thread.h"
 #include "fd_count.h"
+#include "lavapipe_device.h"
+#include "opencl_context.h"
+#include "skip_probe.h"
+// clang-format on
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -42,183 +43,15 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-constexpr const char *kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
-
 long long msSince(Clock::time_point start)
 {
 	return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
 }
 
-// A lavapipe device with timeline semaphores.
-struct Vulkan {
-	VkInstance instance = VK_NULL_HANDLE;
-	VkDevice device = VK_NULL_HANDLE;
-
-	std::string create()
-	{
-		VkApplicationInfo app{};
-		app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
-		app.apiVersion = VK_API_VERSION_1_2;
-		VkInstanceCreateInfo instanceInfo{};
-		instanceInfo.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
-		instanceInfo.pApplicationInfo = &app;
-		if (vkCreateInstance(&instanceInfo, nullptr, &instance) != VK_SUCCESS)
-			return "vkCreateInstance failed";
-		uint32_t count = 0;
-		vkEnumeratePhysicalDevices(instance, &count, nullptr);
-		std::vector<VkPhysicalDevice> devices(count);
-		vkEnumeratePhysicalDevices(instance, &count, devices.data());
-		VkPhysicalDevice physical = VK_NULL_HANDLE;
-		for (VkPhysicalDevice candidate : devices) {
-			VkPhysicalDeviceProperties properties{};
-			vkGetPhysicalDeviceProperties(candidate, &properties);
-			if (std::strstr(properties.deviceName, "llvmpipe") && properties.apiVersion >= VK_API_VERSION_1_2)
-				physical = candidate;
-		}
-		if (!physical)
-			return "no lavapipe device with Vulkan 1.2";
-		float priority = 1.0f;
-		VkDeviceQueueCreateInfo queueInfo{};
-		queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-		queueInfo.queueCount = 1;
-		queueInfo.pQueuePriorities = &priority;
-		VkPhysicalDeviceVulkan12Features enabled{};
-		enabled.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
-		enabled.timelineSemaphore = VK_TRUE;
-		VkDeviceCreateInfo deviceInfo{};
-		deviceInfo.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-		deviceInfo.pNext = &enabled;
-		deviceInfo.queueCreateInfoCount = 1;
-		deviceInfo.pQueueCreateInfos = &queueInfo;
-		if (vkCreateDevice(physical, &deviceInfo, nullptr, &device) != VK_SUCCESS)
-			return "vkCreateDevice with timeline semaphores failed";
-		return "";
-	}
-
-	~Vulkan()
-	{
-		if (device)
-			vkDestroyDevice(device, nullptr);
-		if (instance)
-			vkDestroyInstance(instance, nullptr);
-	}
-};
-
-// A thread with a surfaceless GLES 3 context that runs posted work in order.
-class GlThread
-{
-public:
-	std::string start()
-	{
-		std::promise<std::string> started;
-		auto result = started.get_future();
-		thread_ = std::thread([this, &started] {
-			std::string why = setUp();
-			started.set_value(why);
-			if (why.empty())
-				loop();
-		});
-		std::string why = result.get();
-		if (!why.empty())
-			thread_.join();
-		return why;
-	}
-
-	~GlThread()
-	{
-		if (!thread_.joinable())
-			return;
-		post({});
-		thread_.join();
-	}
-
-	// Queues `work`; an empty function stops the thread once the queue before it ran.
-	void post(std::function<void()> work)
-	{
-		{
-			std::lock_guard<std::mutex> lock(mutex_);
-			queue_.push_back(std::move(work));
-		}
-		wake_.notify_all();
-	}
-
-	void run(std::function<void()> work)
-	{
-		std::promise<void> ran;
-		auto done = ran.get_future();
-		post([&work, &ran] {
-			work();
-			ran.set_value();
-		});
-		done.get();
-	}
-
-	EGLContext context = EGL_NO_CONTEXT;
-
-private:
-	std::string setUp()
-	{
-		auto getPlatformDisplay = reinterpret_cast<PFNEGLGETPLATFORMDISPLAYEXTPROC>(
-			eglGetProcAddress("eglGetPlatformDisplayEXT"));
-		const char *client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
-		if (!getPlatformDisplay || !client || !std::strstr(client, "EGL_MESA_platform_surfaceless"))
-			return "EGL has no surfaceless platform";
-		display_ = getPlatformDisplay(EGL_PLATFORM_SURFACELESS_MESA, EGL_DEFAULT_DISPLAY, nullptr);
-		if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr) || !eglBindAPI(EGL_OPENGL_ES_API))
-			return "the surfaceless EGL display did not initialize";
-		const EGLint attributes[] = { EGL_CONTEXT_CLIENT_VERSION, 3, EGL_NONE };
-		context = eglCreateContext(display_, EGL_NO_CONFIG_KHR, EGL_NO_CONTEXT, attributes);
-		if (context == EGL_NO_CONTEXT || !eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, context))
-			return "no config-less GLES 3 context";
-		return "";
-	}
-
-	void loop()
-	{
-		for (;;) {
-			std::unique_lock<std::mutex> lock(mutex_);
-			wake_.wait(lock, [this] { return !queue_.empty(); });
-			auto work = std::move(queue_.front());
-			queue_.pop_front();
-			lock.unlock();
-			if (!work)
-				break;
-			work();
-		}
-		eglMakeCurrent(display_, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
-		eglDestroyContext(display_, context);
-		eglTerminate(display_);
-		eglReleaseThread();
-	}
-
-	EGLDisplay display_ = EGL_NO_DISPLAY;
-	std::thread thread_;
-	std::mutex mutex_;
-	std::condition_variable wake_;
-	std::deque<std::function<void()>> queue_;
-};
-
-cl_context openClContext(std::string &why)
-{
-	cl_platform_id platform = nullptr;
-	cl_uint platforms = 0;
-	cl_device_id device = nullptr;
-	cl_uint devices = 0;
-	if (clGetPlatformIDs(1, &platform, &platforms) != CL_SUCCESS || platforms == 0 ||
-	    clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, &devices) != CL_SUCCESS || devices == 0) {
-		why = "no OpenCL platform with a device";
-		return nullptr;
-	}
-	cl_context context = clCreateContext(nullptr, 1, &device, nullptr, nullptr, nullptr);
-	if (!context)
-		why = "clCreateContext failed";
-	return context;
-}
-
 // Every backend, opened per test: Check forks each test and driver state must not cross a fork.
 struct Backends {
-	Vulkan vk;
-	GlThread gl;
+	test::LavapipeDevice vk;
+	test::EglGlThread gl;
 	cl_context cl = nullptr;
 
 	std::string open()
@@ -227,7 +60,7 @@ struct Backends {
 		if (why.empty())
 			why = gl.start();
 		if (why.empty())
-			cl = openClContext(why);
+			cl = test::openClContext(why);
 		return why;
 	}
 	~Backends()
@@ -263,10 +96,7 @@ public:
 	Fences()
 	{
 		Backends &b = *g_backends;
-		VkSemaphoreTypeCreateInfo typeInfo{ VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
-						    VK_SEMAPHORE_TYPE_TIMELINE, 0 };
-		VkSemaphoreCreateInfo info{ VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &typeInfo, 0 };
-		ck_assert_int_eq(vkCreateSemaphore(b.vk.device, &info, nullptr, &semaphore_), VK_SUCCESS);
+		semaphore_ = b.vk.makeSemaphore(VK_SEMAPHORE_TYPE_TIMELINE);
 		// The semaphore goes with the last copy of its point.
 		struct Doomed {
 			VkDevice device;
@@ -279,30 +109,18 @@ public:
 				delete doomed;
 			},
 			new Doomed{ b.vk.device, semaphore_ });
-		VulkanDeviceDispatch dispatch;
-		dispatch.device = b.vk.device;
-		dispatch.getDeviceProcAddr = reinterpret_cast<void *>(&vkGetDeviceProcAddr);
-		points_[kVulkan] = importVulkanSemaphore(VulkanSemaphoreSync{ reinterpret_cast<uint64_t>(semaphore_),
-									      VulkanSemaphoreKind::Timeline, 1,
-									      b.vk.device },
-							 dispatch, owner)
-					   .value();
+		VulkanSemaphoreSync timeline{ test::handleOf(semaphore_),
+					      VulkanSemaphoreKind::Timeline, 1, b.vk.device };
+		points_[kVulkan] = importVulkanSemaphore(timeline, b.vk.dispatch(), owner).value();
 
-		GLsync sync = nullptr;
-		b.gl.run([&sync] {
-			glClear(GL_COLOR_BUFFER_BIT);
-			sync = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-		});
-		GlThread *gl = &b.gl;
+		GLsync sync = b.gl.clearAndFence();
 		points_[kGl] = importGlSync(GlSyncSync{ sync, b.gl.context, GlFlavour::Egl },
-					    [gl](std::function<void()> work) { gl->post(std::move(work)); })
+					    b.gl.posting())
 				       .value();
 		auto gate = std::make_shared<std::shared_future<void>>(glGate_.get_future().share());
 		b.gl.post([gate] { gate->wait(); });
 
-		cl_int error = CL_SUCCESS;
-		event_ = clCreateUserEvent(b.cl, &error);
-		ck_assert_int_eq(error, CL_SUCCESS);
+		event_ = test::makeUserEvent(b.cl);
 		points_[kOpenCl] = importOpenClEvent(OpenClEventSync{ event_ }).value();
 
 		UniqueFd fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
@@ -325,11 +143,7 @@ public:
 		signaled_[index] = true;
 		uint64_t one = 1;
 		switch (index) {
-		case kVulkan: {
-			VkSemaphoreSignalInfo info{ VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, semaphore_, 1 };
-			ck_assert_int_eq(vkSignalSemaphore(g_backends->vk.device, &info), VK_SUCCESS);
-			break;
-		}
+		case kVulkan: g_backends->vk.hostSignal(semaphore_, 1); break;
 		case kGl: glGate_.set_value(); break;
 		case kOpenCl: ck_assert_int_eq(clSetUserEventStatus(event_, CL_COMPLETE), CL_SUCCESS); break;
 		default: ck_assert_int_eq(write(eventFd_, &one, sizeof(one)), 8); break;
@@ -530,33 +344,13 @@ START_TEST(no_fd_leaked)
 }
 END_TEST
 
-// Exits 77 (with the reason) unless every backend opens; probed in a child so that this process
-// starts no driver threads before Check forks.
-int probe()
-{
-	pid_t child = fork();
-	if (child == 0) {
-		std::string why = Backends().open();
-		if (!why.empty()) {
-			std::printf("SKIP: %s\n", why.c_str());
-			std::fflush(stdout);
-			_exit(77);
-		}
-		_exit(0);
-	}
-	int status = 0;
-	if (child < 0 || waitpid(child, &status, 0) != child || !WIFEXITED(status))
-		return 1;
-	return WEXITSTATUS(status);
-}
-
 int main()
 {
+	// Exits 77 (with the reason) unless every backend opens.
+	auto probe = [] { return test::probeInChild([] { return Backends().open(); }); };
 	int probed = probe();
-	if (probed != 0 && !std::getenv("VK_ICD_FILENAMES") && access(kLavapipeIcd, R_OK) == 0) {
-		setenv("VK_ICD_FILENAMES", kLavapipeIcd, 1); // the loader did not offer lavapipe
+	if (probed != 0 && test::nameLavapipeIcd()) // the loader did not offer lavapipe
 		probed = probe();
-	}
 	if (probed != 0)
 		return probed;
 	Suite *s = suite_create("sync-mixed");
