@@ -10,7 +10,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <unordered_map>
 
 namespace gpuhandle {
 
@@ -23,14 +26,55 @@ struct CallbackState {
 	std::atomic<cl_int> status{ CL_QUEUED }; // the status the callback saw: CL_COMPLETE or < 0
 };
 
+// Callbacks are registered under a number, not a heap pointer: a driver may call a callback
+// after its waiter is gone, or never (PoCL 3.1 skips failed commands; a user event that is
+// released unset never completes), so nothing the callback owns could be freed safely. The
+// waiter removes its entry when it goes; a late callback then finds nothing.
+struct CallbackRegistry {
+	std::mutex mutex;
+	std::unordered_map<uintptr_t, std::weak_ptr<CallbackState>> entries;
+	uintptr_t next = 1;
+};
+
+CallbackRegistry &registry()
+{
+	// Never destroyed: driver threads may call back while the process exits.
+	static auto *instance = new CallbackRegistry;
+	return *instance;
+}
+
+uintptr_t registerCallback(const std::shared_ptr<CallbackState> &state)
+{
+	CallbackRegistry &r = registry();
+	std::lock_guard<std::mutex> lock(r.mutex);
+	uintptr_t id = r.next++;
+	r.entries.emplace(id, state);
+	return id;
+}
+
+void unregisterCallback(uintptr_t id)
+{
+	CallbackRegistry &r = registry();
+	std::lock_guard<std::mutex> lock(r.mutex);
+	r.entries.erase(id);
+}
+
 void CL_CALLBACK onComplete(cl_event, cl_int status, void *data)
 {
-	auto *weak = static_cast<std::weak_ptr<CallbackState> *>(data);
-	if (auto state = weak->lock()) {
+	std::shared_ptr<CallbackState> state;
+	{
+		CallbackRegistry &r = registry();
+		std::lock_guard<std::mutex> lock(r.mutex);
+		auto it = r.entries.find(reinterpret_cast<uintptr_t>(data));
+		if (it == r.entries.end())
+			return;
+		state = it->second.lock();
+		r.entries.erase(it);
+	}
+	if (state) {
 		state->status.store(status);
 		state->fence->signal();
 	}
-	delete weak;
 }
 
 Error failedCommand(cl_event event, cl_int status)
@@ -52,7 +96,12 @@ public:
 	// Takes over one reference to `event` (already retained).
 	OpenClEventWaiter(cl_event event, KeepAliveRef owner) : event_(event), owner_(std::move(owner)) {}
 	// owner_ is released after this body, once the event reference is gone.
-	~OpenClEventWaiter() override { clReleaseEvent(event_); }
+	~OpenClEventWaiter() override
+	{
+		if (callbackId_)
+			unregisterCallback(callbackId_);
+		clReleaseEvent(event_);
+	}
 
 	// Makes the fence and registers the callback; separate from the constructor so that a
 	// failure still releases the event through the destructor.
@@ -74,12 +123,10 @@ public:
 			return clCallFailed("clFlush of the event's queue", event_, error);
 
 		// Runs at once (maybe on this thread) when the event is already complete or failed.
-		auto *weak = new std::weak_ptr<CallbackState>(state_);
-		error = clSetEventCallback(event_, CL_COMPLETE, onComplete, weak);
-		if (error != CL_SUCCESS) {
-			delete weak;
+		callbackId_ = registerCallback(state_);
+		error = clSetEventCallback(event_, CL_COMPLETE, onComplete, reinterpret_cast<void *>(callbackId_));
+		if (error != CL_SUCCESS)
 			return clCallFailed("clSetEventCallback(CL_COMPLETE)", event_, error);
-		}
 		return {};
 	}
 
@@ -135,6 +182,7 @@ private:
 
 	cl_event event_;
 	std::shared_ptr<CallbackState> state_;
+	uintptr_t callbackId_ = 0; // its entry in the callback registry, 0 before start()
 	KeepAliveRef owner_;
 };
 
