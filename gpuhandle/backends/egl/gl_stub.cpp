@@ -1,4 +1,5 @@
-// GL fence waiters in a build without EGL: every import answers NotSupported.
+// GL fence waiters and memory import in a build without EGL: every import answers NotSupported.
+#include <gpuhandle/backends/gl_memory.h>
 #include <gpuhandle/backends/gl_sync.h>
 
 namespace gpuhandle {
@@ -13,6 +14,13 @@ Result<SyncPoint> importEglSync(void *, void *, KeepAliveRef)
 {
 	return Error(ErrorCode::NotSupported, "sync",
 		     "gpuhandle-interop was built without EGL, so it cannot wait on an EGLSync.");
+}
+
+Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &, GlExecutor, void *, uint64_t, uint32_t,
+					  KeepAliveRef)
+{
+	return Error(ErrorCode::NotSupported, "glContext",
+		     "gpuhandle-interop was built without EGL, so it cannot import Vulkan memory into GL.");
 }
 
 } // namespace gpuhandle

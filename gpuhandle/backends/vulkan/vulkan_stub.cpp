@@ -1,4 +1,5 @@
-// Vulkan fence waiters when Vulkan headers were not found: every call answers NotSupported.
+// Vulkan sync and memory calls without Vulkan headers: every call answers NotSupported.
+#include <gpuhandle/backends/vulkan_memory.h>
 #include <gpuhandle/backends/vulkan_sync.h>
 
 namespace gpuhandle {
@@ -38,6 +39,29 @@ Result<SharedFd> exportVulkanSemaphoreFd(const VulkanSemaphoreSync &, const Vulk
 					 VulkanSemaphoreFdType)
 {
 	return notBuilt("exportVulkanSemaphoreFd");
+}
+
+Result<VulkanExportedMemory> allocateExportableVulkanBuffer(const VulkanDeviceDispatch &,
+							    const VulkanPhysicalDeviceDispatch &,
+							    uint64_t, uint32_t, uint32_t,
+							    KeepAliveRef)
+{
+	return notBuilt("allocateExportableVulkanBuffer");
+}
+
+Result<VulkanExportedMemory> allocateExportableVulkanImage(const VulkanDeviceDispatch &,
+							   const VulkanPhysicalDeviceDispatch &,
+							   PlaneFormat, uint32_t, uint32_t,
+							   uint32_t, uint32_t, KeepAliveRef)
+{
+	return notBuilt("allocateExportableVulkanImage");
+}
+
+Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &,
+					       const VulkanPhysicalDeviceDispatch &,
+					       const VulkanMemoryFd &, KeepAliveRef)
+{
+	return notBuilt("importVulkanMemoryFd");
 }
 
 } // namespace gpuhandle
