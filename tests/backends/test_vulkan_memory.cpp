@@ -1,5 +1,6 @@
 // Vulkan memory on lavapipe: buffers and linear images exported as opaque fds, imported into a
-// second VkDevice, read back byte for byte; anchors, device checks, bad fds and fd leaks.
+// second VkDevice, read back byte for byte; host bytes imported in place; anchors, device checks,
+// bad fds and fd leaks.
 #include <gpuhandle/backends/vulkan_memory.h>
 
 #include "fd_count.h"
@@ -7,8 +8,10 @@
 #include "skip_probe.h"
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,24 +28,26 @@ constexpr uint32_t kBufferUsage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
 constexpr uint32_t kImageUsage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT | VK_IMAGE_USAGE_SAMPLED_BIT;
 
 // A device on the fixture's physical device with VK_KHR_external_memory_fd, which the fixture's
-// own device does not enable. Two of these stand for the exporting and the importing process.
+// own device does not enable (and VK_EXT_external_memory_host when asked). Two of these stand for
+// the exporting and the importing process.
 class MemoryDevice
 {
 public:
-	explicit MemoryDevice(const test::LavapipeDevice &vk) : vk_(vk)
+	explicit MemoryDevice(const test::LavapipeDevice &vk, bool hostMemory = false) : vk_(vk)
 	{
 		float priority = 1.0f;
 		VkDeviceQueueCreateInfo queueInfo{};
 		queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
 		queueInfo.queueCount = 1;
 		queueInfo.pQueuePriorities = &priority;
-		const char *extension = VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME;
+		const char *extensions[] = { VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+					     VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME };
 		VkDeviceCreateInfo info{};
 		info.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
 		info.queueCreateInfoCount = 1;
 		info.pQueueCreateInfos = &queueInfo;
-		info.enabledExtensionCount = 1;
-		info.ppEnabledExtensionNames = &extension;
+		info.enabledExtensionCount = hostMemory ? 2 : 1;
+		info.ppEnabledExtensionNames = extensions;
 		ck_assert_int_eq(vkCreateDevice(vk.physical, &info, nullptr, &device), VK_SUCCESS);
 	}
 	MemoryDevice(const MemoryDevice &) = delete;
@@ -311,6 +316,85 @@ START_TEST(no_fd_leaks)
 }
 END_TEST
 
+uint64_t hostPointerAlignment(VkPhysicalDevice physical)
+{
+	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
+	host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
+	VkPhysicalDeviceProperties2 properties{};
+	properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	properties.pNext = &host;
+	vkGetPhysicalDeviceProperties2(physical, &properties);
+	return host.minImportedHostPointerAlignment;
+}
+
+void freeAndCount(void *data)
+{
+	std::free(data);
+	g_released++;
+}
+
+// Host bytes wrapped in place: read through the device's mapping, written back through it and
+// seen by the host; misaligned input refused; the bytes' anchor outlives the buffer, once.
+START_TEST(host_memory_imported_in_place)
+{
+	LAVAPIPE(vk);
+	MemoryDevice a(vk, true);
+	const uint64_t alignment = hostPointerAlignment(vk.physical);
+	ck_assert_uint_gt(alignment, 0);
+	const uint64_t size = 4 * alignment;
+	g_released = 0;
+	auto *host = static_cast<uint8_t *>(std::aligned_alloc(alignment, size));
+	ck_assert_ptr_nonnull(host);
+	for (uint64_t i = 0; i < size; i++)
+		host[i] = patternAt(i, 5);
+	std::optional<CpuBytes> bytes =
+		CpuBytes::create({ host, size, makeKeepAlive(freeAndCount, host) }).value();
+
+	auto imported =
+		importHostMemoryIntoVulkan(a.dispatch(), a.physical(), *bytes, kBufferUsage);
+	ck_assert_ok(imported);
+	ck_assert_ptr_nonnull(imported->native.get<VulkanBuffer>());
+	ck_assert_uint_eq(imported->allocationSize, size);
+	uint64_t wrong = 0;
+	a.mapped(*imported, [&](uint8_t *p) {
+		for (uint64_t i = 0; i < size; i++)
+			wrong += p[i] != patternAt(i, 5);
+		p[size - 1] = static_cast<uint8_t>(~patternAt(size - 1, 5));
+	});
+	ck_assert_uint_eq(wrong, 0);
+	ck_assert_uint_eq(host[size - 1], static_cast<uint8_t>(~patternAt(size - 1, 5)));
+
+	auto shifted = CpuBytes::create({ host + 1, size - alignment, {} }).value();
+	ck_assert_error(importHostMemoryIntoVulkan(a.dispatch(), a.physical(), shifted,
+						   kBufferUsage),
+			ErrorCode::InvalidArgument, "data");
+	auto ragged = CpuBytes::create({ host, size - 1, {} }).value();
+	ck_assert_error(importHostMemoryIntoVulkan(a.dispatch(), a.physical(), ragged,
+						   kBufferUsage),
+			ErrorCode::InvalidArgument, "size");
+	// A device without the extension says which one it lacks.
+	MemoryDevice plain(vk);
+	ck_assert_error(importHostMemoryIntoVulkan(plain.dispatch(), plain.physical(), *bytes,
+						   kBufferUsage),
+			ErrorCode::NotSupported, "getDeviceProcAddr");
+
+	int before = test::openFdCount();
+	for (int i = 0; i < 20; i++)
+		ck_assert_ok(importHostMemoryIntoVulkan(a.dispatch(), a.physical(), *bytes,
+							kBufferUsage));
+	ck_assert_int_eq(test::openFdCount(), before);
+
+	// The caller lets go; the imported buffer still holds the bytes.
+	bytes.reset();
+	ck_assert_int_eq(g_released, 0);
+	Resource copy = imported->native;
+	imported.value() = {};
+	ck_assert_int_eq(g_released, 0);
+	copy = {};
+	ck_assert_int_eq(g_released, 1);
+}
+END_TEST
+
 // Empty when lavapipe can export and import opaque-fd memory, else why not.
 std::string probe()
 {
@@ -351,6 +435,7 @@ int main()
 	tcase_add_test(tc, another_device_or_driver_is_refused);
 	tcase_add_test(tc, bad_fds_and_input_are_refused);
 	tcase_add_test(tc, no_fd_leaks);
+	tcase_add_test(tc, host_memory_imported_in_place);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

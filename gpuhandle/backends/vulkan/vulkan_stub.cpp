@@ -64,4 +64,11 @@ Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &,
 	return notBuilt("importVulkanMemoryFd");
 }
 
+Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch &,
+						     const VulkanPhysicalDeviceDispatch &,
+						     const CpuBytes &, uint32_t, KeepAliveRef)
+{
+	return notBuilt("importHostMemoryIntoVulkan");
+}
+
 } // namespace gpuhandle

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/backends/vulkan_sync.h>
+#include <gpuhandle/cpu_resources.h>
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/resource.h>
 #include <gpuhandle/vulkan_resources.h>
@@ -55,5 +56,15 @@ Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &dispa
 					       const VulkanPhysicalDeviceDispatch &physical,
 					       const VulkanMemoryFd &exported,
 					       KeepAliveRef owner = {});
+
+// Wraps host bytes as a VkBuffer with `usage` (VkBufferUsageFlags) through
+// VK_EXT_external_memory_host, without a copy: the device reads and writes the pages in place.
+// bytes.data and bytes.size must be multiples of the physical device's
+// minImportedHostPointerAlignment (InvalidArgument naming "data" or "size" otherwise). The
+// buffer's anchor keeps bytes' anchor (and `owner`) alive until the buffer and memory are gone.
+Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch &dispatch,
+						     const VulkanPhysicalDeviceDispatch &physical,
+						     const CpuBytes &bytes, uint32_t usage,
+						     KeepAliveRef owner = {});
 
 } // namespace gpuhandle

@@ -1,0 +1,313 @@
+// Private to the Vulkan memory sources: the entry-point table, the owning object and the steps
+// that allocation, export and import share. Not installed.
+#pragma once
+
+#ifndef VK_NO_PROTOTYPES
+#define VK_NO_PROTOTYPES
+#endif
+#include <gpuhandle/backends/vulkan_memory.h>
+
+#include "validation.h"
+
+#include <cinttypes>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include <vulkan/vulkan.h>
+
+namespace gpuhandle::detail {
+
+using MaybeError = std::optional<Error>;
+inline constexpr VkExternalMemoryHandleTypeFlagBits kOpaqueFd =
+	VK_EXTERNAL_MEMORY_HANDLE_TYPE_OPAQUE_FD_BIT;
+
+inline Error vulkanError(const char *fn, const char *call, VkResult result)
+{
+	ErrorCode code = result == VK_ERROR_DEVICE_LOST ? ErrorCode::DeviceLost
+							: ErrorCode::Backend;
+	return Error::format(code, "device", "%s: %s failed with VkResult %d.", fn, call,
+			     static_cast<int>(result));
+}
+
+// Every entry point used, looked up once per call; members are named after them. The core ones
+// (Vulkan 1.1) must all be there; an extension's may be absent, and only the calls that need it
+// check it (requireExtension), so a device without one extension still serves the others.
+// clang-format off
+#define GPUHANDLE_VK_DEVICE_FUNCTIONS(X)                                                           \
+	X(CreateBuffer) X(DestroyBuffer) X(CreateImage) X(DestroyImage)                            \
+	X(GetBufferMemoryRequirements) X(GetImageMemoryRequirements) X(GetImageSubresourceLayout)  \
+	X(AllocateMemory) X(FreeMemory) X(BindBufferMemory) X(BindImageMemory)
+#define GPUHANDLE_VK_EXTENSION_FUNCTIONS(X)                                                        \
+	X(GetMemoryFdKHR) X(GetMemoryHostPointerPropertiesEXT)
+#define GPUHANDLE_VK_INSTANCE_FUNCTIONS(X)                                                         \
+	X(GetPhysicalDeviceProperties2) X(GetPhysicalDeviceMemoryProperties)                       \
+	X(GetPhysicalDeviceExternalBufferProperties) X(GetPhysicalDeviceImageFormatProperties2)
+// clang-format on
+#define GPUHANDLE_VK_DECLARE(name) PFN_vk##name name = nullptr;
+struct Api {
+	VkDevice device = VK_NULL_HANDLE;
+	VkPhysicalDevice physical = VK_NULL_HANDLE;
+	GPUHANDLE_VK_DEVICE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
+	GPUHANDLE_VK_EXTENSION_FUNCTIONS(GPUHANDLE_VK_DECLARE)
+	GPUHANDLE_VK_INSTANCE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
+};
+#undef GPUHANDLE_VK_DECLARE
+
+// Checks the handles and resolves every entry point: a missing core one fails here, a missing
+// extension one is left null for requireExtension.
+inline MaybeError loadApi(const char *fn, const VulkanDeviceDispatch &dispatch,
+			  const VulkanPhysicalDeviceDispatch &physical, Api &api)
+{
+	const std::pair<const char *, const void *> handles[] = {
+		{ "device", dispatch.device },
+		{ "getDeviceProcAddr", dispatch.getDeviceProcAddr },
+		{ "instance", physical.instance },
+		{ "physicalDevice", physical.physicalDevice },
+		{ "getInstanceProcAddr", physical.getInstanceProcAddr },
+	};
+	for (const auto &[field, handle] : handles)
+		if (auto e = requireHandle(fn, field, handle))
+			return e;
+	api.device = static_cast<VkDevice>(dispatch.device);
+	api.physical = static_cast<VkPhysicalDevice>(physical.physicalDevice);
+	auto getDevice = reinterpret_cast<PFN_vkGetDeviceProcAddr>(dispatch.getDeviceProcAddr);
+	auto getInstance =
+		reinterpret_cast<PFN_vkGetInstanceProcAddr>(physical.getInstanceProcAddr);
+	auto instance = static_cast<VkInstance>(physical.instance);
+	const char *absent = nullptr;
+	const char *field = "getDeviceProcAddr";
+#define LOAD_DEVICE(name)                                                                          \
+	api.name = reinterpret_cast<PFN_vk##name>(getDevice(api.device, "vk" #name));              \
+	absent = !absent && !api.name ? "vk" #name : absent;
+#define LOAD_INSTANCE(name)                                                                        \
+	api.name = reinterpret_cast<PFN_vk##name>(getInstance(instance, "vk" #name));              \
+	if (!absent && !api.name) {                                                                \
+		absent = "vk" #name;                                                               \
+		field = "getInstanceProcAddr";                                                     \
+	}
+#define LOAD_OPTIONAL(name)                                                                        \
+	api.name = reinterpret_cast<PFN_vk##name>(getDevice(api.device, "vk" #name));
+	GPUHANDLE_VK_DEVICE_FUNCTIONS(LOAD_DEVICE)
+	GPUHANDLE_VK_EXTENSION_FUNCTIONS(LOAD_OPTIONAL)
+	GPUHANDLE_VK_INSTANCE_FUNCTIONS(LOAD_INSTANCE)
+#undef LOAD_DEVICE
+#undef LOAD_OPTIONAL
+#undef LOAD_INSTANCE
+	if (absent)
+		return Error::format(
+			ErrorCode::NotSupported, field,
+			"%s: the driver offers no %s; Vulkan memory export and import need Vulkan 1.1.",
+			fn, absent);
+	return std::nullopt;
+}
+
+// NotSupported naming `name` when the device was created without `extension`.
+inline MaybeError requireExtension(const char *fn, const void *function, const char *name,
+				   const char *extension)
+{
+	if (function)
+		return std::nullopt;
+	return Error::format(
+		ErrorCode::NotSupported, "getDeviceProcAddr",
+		"%s: the driver offers no %s; this call needs a device created with %s.", fn, name,
+		extension);
+}
+
+// The buffer or image and its memory; the anchor of every copy of the Resource. Destroys what
+// it holds exactly once, object before memory, then lets `source` (memory it was imported from)
+// and the owner (the device) go: members outlive the destructor's body.
+class BoundObject final : public KeepAlive
+{
+public:
+	BoundObject(const Api &api, KeepAliveRef owner) : api_(api), owner_(std::move(owner)) {}
+	BoundObject(const BoundObject &) = delete;
+	BoundObject &operator=(const BoundObject &) = delete;
+	~BoundObject() override
+	{
+		if (buffer)
+			api_.DestroyBuffer(api_.device, buffer, nullptr);
+		if (image)
+			api_.DestroyImage(api_.device, image, nullptr);
+		if (memory)
+			api_.FreeMemory(api_.device, memory, nullptr);
+	}
+
+	const Api &api() const { return api_; }
+
+	VkBuffer buffer = VK_NULL_HANDLE;
+	VkImage image = VK_NULL_HANDLE;
+	VkDeviceMemory memory = VK_NULL_HANDLE;
+	VkMemoryRequirements requirements{};
+	uint64_t bufferSize = 0; // VkBufferCreateInfo::size
+	KeepAliveRef source{};   // what imported memory lives in (host bytes); empty otherwise
+
+private:
+	Api api_;
+	KeepAliveRef owner_;
+};
+
+struct Identity {
+	Uuid device{};
+	Uuid driver{};
+};
+
+inline Identity identityOf(const Api &api)
+{
+	VkPhysicalDeviceIDProperties id{};
+	id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+	VkPhysicalDeviceProperties2 properties{};
+	properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	properties.pNext = &id;
+	api.GetPhysicalDeviceProperties2(api.physical, &properties);
+	Identity identity;
+	std::memcpy(identity.device.data(), id.deviceUUID, VK_UUID_SIZE);
+	std::memcpy(identity.driver.data(), id.driverUUID, VK_UUID_SIZE);
+	return identity;
+}
+
+// The first type allowed by `bits` that has every flag of `wanted`.
+inline std::optional<uint32_t> pickMemoryType(const Api &api, uint32_t bits, uint32_t wanted)
+{
+	VkPhysicalDeviceMemoryProperties properties{};
+	api.GetPhysicalDeviceMemoryProperties(api.physical, &properties);
+	for (uint32_t i = 0; i < properties.memoryTypeCount; i++)
+		if ((bits & (1u << i)) &&
+		    (properties.memoryTypes[i].propertyFlags & wanted) == wanted)
+			return i;
+	return std::nullopt;
+}
+
+// Allocates `size` bytes of type `typeIndex` with `handleInfo` (export or import struct) first
+// in the chain, dedicated to the object when asked, and binds it.
+inline MaybeError allocateAndBind(const char *fn, BoundObject &object, uint64_t size,
+				  uint32_t typeIndex, bool dedicated, void *handleInfo)
+{
+	const Api &api = object.api();
+	VkMemoryDedicatedAllocateInfo dedicatedInfo{
+		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
+		.pNext = nullptr,
+		.image = object.image,
+		.buffer = object.buffer,
+	};
+	static_cast<VkBaseOutStructure *>(handleInfo)->pNext =
+		dedicated ? reinterpret_cast<VkBaseOutStructure *>(&dedicatedInfo) : nullptr;
+	VkMemoryAllocateInfo info{ VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO, handleInfo, size,
+				   typeIndex };
+	if (VkResult r = api.AllocateMemory(api.device, &info, nullptr, &object.memory);
+	    r != VK_SUCCESS) {
+		object.memory = VK_NULL_HANDLE;
+		return vulkanError(fn, "vkAllocateMemory", r);
+	}
+	VkResult r = object.buffer
+			     ? api.BindBufferMemory(api.device, object.buffer, object.memory, 0)
+			     : api.BindImageMemory(api.device, object.image, object.memory, 0);
+	if (r != VK_SUCCESS)
+		return vulkanError(fn, object.buffer ? "vkBindBufferMemory" : "vkBindImageMemory",
+				   r);
+	return std::nullopt;
+}
+
+// A buffer (or image) whose memory will be of external `handleType`.
+inline MaybeError createBuffer(const char *fn, BoundObject &object, uint64_t size, uint32_t usage,
+			       VkExternalMemoryHandleTypeFlagBits handleType = kOpaqueFd)
+{
+	const Api &api = object.api();
+	VkExternalMemoryBufferCreateInfo external{
+		VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, nullptr, handleType
+	};
+	VkBufferCreateInfo info{};
+	info.sType = VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO;
+	info.pNext = &external;
+	info.size = size;
+	info.usage = usage;
+	info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+	if (VkResult r = api.CreateBuffer(api.device, &info, nullptr, &object.buffer);
+	    r != VK_SUCCESS) {
+		object.buffer = VK_NULL_HANDLE;
+		return vulkanError(fn, "vkCreateBuffer", r);
+	}
+	api.GetBufferMemoryRequirements(api.device, object.buffer, &object.requirements);
+	object.bufferSize = size;
+	return std::nullopt;
+}
+
+inline MaybeError createImage(const char *fn, BoundObject &object, const VulkanExportDesc &x)
+{
+	const Api &api = object.api();
+	VkExternalMemoryImageCreateInfo external{
+		VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, nullptr, kOpaqueFd
+	};
+	VkImageCreateInfo info{};
+	info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+	info.pNext = &external;
+	info.imageType = VK_IMAGE_TYPE_2D;
+	info.format = static_cast<VkFormat>(x.format);
+	info.extent = { x.width, x.height, x.depth ? x.depth : 1 };
+	info.mipLevels = 1;
+	info.arrayLayers = 1;
+	info.samples = VK_SAMPLE_COUNT_1_BIT;
+	info.tiling = static_cast<VkImageTiling>(x.tiling);
+	info.usage = x.usage;
+	info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+	// Linear contents written by the host (or by the exporter) stay defined only from
+	// PREINITIALIZED; an optimal image's contents are opaque anyway.
+	info.initialLayout = info.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED
+								   : VK_IMAGE_LAYOUT_UNDEFINED;
+	if (VkResult r = api.CreateImage(api.device, &info, nullptr, &object.image);
+	    r != VK_SUCCESS) {
+		object.image = VK_NULL_HANDLE;
+		return vulkanError(fn, "vkCreateImage", r);
+	}
+	api.GetImageMemoryRequirements(api.device, object.image, &object.requirements);
+	return std::nullopt;
+}
+
+// The Resource over `object`, anchored by it; linear images report their row pitch.
+inline Result<VulkanBoundMemory> wrap(const char *fn, std::shared_ptr<BoundObject> object,
+				      uint64_t allocationSize, uint32_t typeIndex,
+				      const Identity &identity, bool linear)
+{
+	const Api &api = object->api();
+	VulkanBoundMemory bound;
+	bound.memory = reinterpret_cast<uint64_t>(object->memory);
+	bound.allocationSize = allocationSize;
+	bound.memoryTypeIndex = typeIndex;
+	if (object->buffer) {
+		VulkanBufferDesc desc;
+		desc.buffer = reinterpret_cast<uint64_t>(object->buffer);
+		desc.device = api.device;
+		desc.size = object->bufferSize;
+		desc.deviceUuid = identity.device;
+		desc.anchor = std::move(object);
+		auto buffer = VulkanBuffer::create(std::move(desc));
+		if (!buffer)
+			return std::move(buffer).error();
+		bound.native = std::move(*buffer);
+		return bound;
+	}
+	VulkanImageDesc desc;
+	desc.image = reinterpret_cast<uint64_t>(object->image);
+	desc.device = api.device;
+	desc.deviceUuid = identity.device;
+	if (linear) {
+		VkImageSubresource subresource{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
+		VkSubresourceLayout layout{};
+		api.GetImageSubresourceLayout(api.device, object->image, &subresource, &layout);
+		if (layout.rowPitch > UINT32_MAX)
+			return Error::format(ErrorCode::OutOfRange, "width",
+					     "%s: the image's row pitch (%" PRIu64
+					     " bytes) does not fit in 32 bits.",
+					     fn, static_cast<uint64_t>(layout.rowPitch));
+		desc.rowPitch = static_cast<uint32_t>(layout.rowPitch);
+	}
+	desc.anchor = std::move(object);
+	auto image = VulkanImage::create(std::move(desc));
+	if (!image)
+		return std::move(image).error();
+	bound.native = std::move(*image);
+	return bound;
+}
+
+} // namespace gpuhandle::detail
