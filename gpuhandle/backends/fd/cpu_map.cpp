@@ -60,6 +60,7 @@ CpuMapping &CpuMapping::operator=(CpuMapping &&other) noexcept
 	strides_ = other.strides_;
 	numRegions_ = std::exchange(other.numRegions_, 0);
 	regions_ = other.regions_;
+	end_ = std::exchange(other.end_, nullptr);
 	return *this;
 }
 
@@ -81,10 +82,30 @@ Status CpuMapping::unmap() noexcept
 		region = {};
 	}
 	numRegions_ = 0;
+	if (end_) {
+		std::function<Status()> end = std::exchange(end_, nullptr);
+		Status ended = end();
+		if (!ended.ok() && status.ok())
+			status = std::move(ended);
+	}
 	numPlanes_ = 0;
 	planes_ = {};
 	frame_.reset();
 	return status;
+}
+
+CpuMapping CpuMapping::adopt(const Frame &frame, MapAccess access, uint32_t numPlanes,
+			     const std::array<uint8_t *, 4> &planes, const std::array<uint32_t, 4> &strides,
+			     std::function<Status()> end)
+{
+	CpuMapping mapping;
+	mapping.frame_ = frame;
+	mapping.access_ = access;
+	mapping.numPlanes_ = numPlanes;
+	mapping.planes_ = planes;
+	mapping.strides_ = strides;
+	mapping.end_ = std::move(end);
+	return mapping;
 }
 
 namespace {

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 
 namespace gpuhandle {
@@ -32,8 +33,16 @@ public:
 	uint8_t *data(uint32_t plane) const noexcept { return planes_[plane]; }
 	uint32_t stride(uint32_t plane) const noexcept { return strides_[plane]; }
 	MapAccess access() const noexcept { return access_; }
-	// Ends the access now and reports a failure of the DMA-BUF sync end.
+	// Ends the access now and reports a failure of the DMA-BUF sync end (or of `end`).
 	Status unmap() noexcept;
+
+	// For backends that map their own memory (vkMapMemory, glMapBufferRange, a staging copy):
+	// the pointers stay valid until `end` runs, exactly once, from unmap() or the destructor; it
+	// ends the access (writes staged bytes back, unmaps) and reports its failure. `frame` is
+	// kept alive while mapped.
+	static CpuMapping adopt(const Frame &frame, MapAccess access, uint32_t numPlanes,
+				const std::array<uint8_t *, 4> &planes,
+				const std::array<uint32_t, 4> &strides, std::function<Status()> end);
 
 private:
 	friend Result<CpuMapping> mapFrame(const Frame &, MapAccess, WaitDuration);
@@ -50,6 +59,7 @@ private:
 	std::array<uint32_t, 4> strides_{};
 	uint32_t numRegions_ = 0;
 	std::array<Region, 16> regions_{}; // one per mapped fd (4 resources x 4 DMA-BUF objects)
+	std::function<Status()> end_{};    // an adopted mapping's end
 };
 
 // Waits for the frame's acquire point (up to `timeout`), then maps every plane. Supported

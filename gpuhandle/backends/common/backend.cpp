@@ -1,0 +1,114 @@
+// Backend names, openBackend() dispatch to the backends this build has, and probeBackends().
+#include "common/backend_internal.h"
+
+#include "interop_config.h"
+
+namespace gpuhandle {
+
+Backend::~Backend() = default;
+
+const char *frameStorageName(FrameStorage storage) noexcept
+{
+	switch (storage) {
+	case FrameStorage::Buffer: return "buffer";
+	case FrameStorage::LinearImage: return "linear-image";
+	case FrameStorage::OptimalImage: return "optimal-image";
+	}
+	return "unknown";
+}
+
+const char *importRouteName(ImportRoute route) noexcept
+{
+	switch (route) {
+	case ImportRoute::Direct: return "direct";
+	case ImportRoute::OpaqueFd: return "opaque-fd";
+	case ImportRoute::DmaBuf: return "dma-buf";
+	case ImportRoute::HostPointer: return "host-pointer";
+	case ImportRoute::GpuCopy: return "gpu-copy";
+	case ImportRoute::CpuCopy: return "cpu-copy";
+	}
+	return "unknown";
+}
+
+std::vector<PixelFormat> Backend::supportedFormats(FrameStorage storage) const
+{
+	std::vector<PixelFormat> formats;
+	for (const PixelFormatInfo &info : allPixelFormats())
+		if (supportsFormat(info.format, storage))
+			formats.push_back(info.format);
+	return formats;
+}
+
+namespace {
+
+[[maybe_unused]] Error notBuilt(const char *name, const char *package)
+{
+	return Error::format(ErrorCode::NotSupported, "kind",
+			     "The %s backend was not built: its development files (%s) were not found when "
+			     "gpuhandle was configured.",
+			     name, package);
+}
+
+} // namespace
+
+Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &options)
+{
+	switch (kind) {
+	case BackendKind::Cpu: return openCpuBackend(options);
+	case BackendKind::Fd: return openFdBackend(options);
+	case BackendKind::Vulkan:
+#if GPUHANDLE_HAVE_VULKAN
+		return openVulkanBackend(options);
+#else
+		return notBuilt("vulkan", "libvulkan-dev");
+#endif
+	case BackendKind::OpenGL:
+#if GPUHANDLE_HAVE_EGL
+		return openGlBackend(options);
+#else
+		return notBuilt("opengl", "libegl-dev");
+#endif
+	case BackendKind::OpenCl:
+#if GPUHANDLE_HAVE_OPENCL
+		return openOpenClBackend(options);
+#else
+		return notBuilt("opencl", "ocl-icd-opencl-dev");
+#endif
+	case BackendKind::Cuda:
+#if GPUHANDLE_HAVE_CUDA
+		return openCudaBackend(options);
+#else
+		return notBuilt("cuda", "the CUDA Toolkit's cuda.h or libffmpeg-nvenc-dev");
+#endif
+	case BackendKind::VaApi:
+#if GPUHANDLE_HAVE_VAAPI
+		return openVaApiBackend(options);
+#else
+		return notBuilt("vaapi", "libva-dev");
+#endif
+	default:
+		break;
+	}
+	return Error::format(ErrorCode::NotSupported, "kind",
+			     "gpuhandle-interop has no %s backend (it has cpu, fd, vulkan, opengl, opencl, "
+			     "cuda and vaapi).",
+			     backendKindName(kind));
+}
+
+std::vector<BackendProbe> probeBackends()
+{
+	std::vector<BackendProbe> probes;
+	for (BackendKind kind : kInteropBackends) {
+		BackendProbe probe;
+		probe.kind = kind;
+		Result<BackendRef> opened = openBackend(kind);
+		if (opened.ok())
+			probe.backend = std::move(*opened);
+		else
+			probe.why = std::move(opened).error();
+		probes.push_back(std::move(probe));
+	}
+	return probes;
+}
+
+} // namespace gpuhandle

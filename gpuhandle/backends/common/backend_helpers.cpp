@@ -1,0 +1,94 @@
+// Helpers the backends share: request checks, frames over one buffer, frames over new resources.
+#include "common/backend_internal.h"
+
+#include <bit>
+
+namespace gpuhandle {
+
+Result<FrameLayout> layoutForRequest(const AllocateRequest &request, uint32_t preferredAlign,
+				     const char *backendName)
+{
+	if (!request.width || !request.height)
+		return Error::format(ErrorCode::ZeroSize, request.width ? "height" : "width",
+				     "%s: cannot allocate a %ux%u frame.", backendName, request.width,
+				     request.height);
+	if (request.storage != FrameStorage::Buffer && request.storage != FrameStorage::LinearImage &&
+	    request.storage != FrameStorage::OptimalImage)
+		return Error::format(ErrorCode::InvalidArgument, "storage", "%s: storage %u is not a FrameStorage.",
+				     backendName, static_cast<unsigned>(request.storage));
+	uint32_t align = request.strideAlign ? request.strideAlign : preferredAlign;
+	if (!std::has_single_bit(align) || align > 4096)
+		return Error::format(ErrorCode::InvalidArgument, "strideAlign",
+				     "%s: stride alignment %u is not a power of two up to 4096.", backendName,
+				     request.strideAlign);
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(request.format);
+	if (!info.ok())
+		return Error::format(ErrorCode::NotSupported, "format", "%s: %s", backendName,
+				     info.error().message().c_str());
+	return computeLayout(request.format, request.width, request.height, LayoutPolicy::StrideAlign, align);
+}
+
+Result<Frame> frameOverBuffer(const AllocateRequest &request, const FrameLayout &layout, Resource buffer)
+{
+	FrameDesc desc;
+	desc.format = request.format;
+	desc.width = request.width;
+	desc.height = request.height;
+	desc.colorimetry = request.colorimetry;
+	desc.numResources = 1;
+	desc.resources[0] = std::move(buffer);
+	desc.numPlanes = layout.numPlanes;
+	for (uint32_t i = 0; i < layout.numPlanes; ++i)
+		desc.planes[i] = PlaneView{ 0, 0, layout.planes[i].offset, layout.planes[i].stride };
+	return Frame::create(std::move(desc));
+}
+
+Result<Frame> frameLike(const Frame &like, std::span<const Resource> resources)
+{
+	FrameDesc desc = like.desc();
+	if (resources.size() > desc.resources.size())
+		return Error::format(ErrorCode::OutOfRange, "resources", "A frame holds at most 4 resources, not %zu.",
+				     resources.size());
+	desc.numResources = static_cast<uint32_t>(resources.size());
+	desc.resources = {};
+	for (size_t i = 0; i < resources.size(); ++i)
+		desc.resources[i] = resources[i];
+	return Frame::create(std::move(desc));
+}
+
+Error notThisBackendsFrame(const char *backendName, const char *operation)
+{
+	return Error::format(ErrorCode::WrongKind, "frame",
+			     "%s: %s takes frames the %s backend allocated or imported; this one is not.",
+			     backendName, operation, backendName);
+}
+
+Error routeNotSupported(const char *backendName, ImportRoute route, const char *why)
+{
+	return Error::format(ErrorCode::NotSupported, "route", "%s: no %s import: %s", backendName,
+			     importRouteName(route), why);
+}
+
+Status checkPlaneStrides(const Frame &frame, const char *backendName)
+{
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
+	if (!info.ok())
+		return Error::format(ErrorCode::NotSupported, "format", "%s: %s", backendName,
+				     info.error().message().c_str());
+	if (frame.numPlanes() != (*info)->numPlanes)
+		return Error::format(ErrorCode::FormatMismatch, "planes", "%s: a %s frame has %u planes, not %u.",
+				     backendName, pixelFormatName(frame.format()), (*info)->numPlanes,
+				     frame.numPlanes());
+	for (uint32_t i = 0; i < frame.numPlanes(); ++i) {
+		uint64_t rowBytes = (*info)->planes[i].rowBytes(frame.width());
+		if (frame.plane(i).stride < rowBytes)
+			return Error::format(ErrorCode::FormatMismatch, "planes",
+					     "%s: plane %u has a stride of %u bytes, less than a %s row of %u pixels "
+					     "(%llu bytes).",
+					     backendName, i, frame.plane(i).stride, pixelFormatName(frame.format()),
+					     frame.width(), static_cast<unsigned long long>(rowBytes));
+	}
+	return {};
+}
+
+} // namespace gpuhandle

@@ -1,0 +1,43 @@
+// Private helpers every backend shares: request checks, frames over one buffer, the factories.
+#pragma once
+
+#include <gpuhandle/backends/backend.h>
+#include <gpuhandle/layout.h>
+
+#include <cstdint>
+#include <span>
+
+namespace gpuhandle {
+
+// Checks a request (format known, size non-zero, storage, alignment a power of two <= 4096) and
+// returns its layout: StrideAlign with request.strideAlign, or `preferredAlign` when that is 0.
+Result<FrameLayout> layoutForRequest(const AllocateRequest &request, uint32_t preferredAlign,
+				     const char *backendName);
+
+// A frame whose planes are `layout`'s planes inside resource 0 (one buffer holding them all).
+Result<Frame> frameOverBuffer(const AllocateRequest &request, const FrameLayout &layout,
+			      Resource buffer);
+
+// The same planes, format, size, colour and sync as `like`, over `resources`.
+Result<Frame> frameLike(const Frame &like, std::span<const Resource> resources);
+
+// "this frame is not one of the <name> backend's" (WrongKind) and "<name>: <what> is not
+// supported" (NotSupported) errors, worded alike everywhere.
+Error notThisBackendsFrame(const char *backendName, const char *operation);
+Error routeNotSupported(const char *backendName, ImportRoute route, const char *why);
+
+// The frame's layout planes when its strides are those of `format` at its size, for backends
+// that import memory they did not allocate: each plane's row bytes must fit its stride.
+Status checkPlaneStrides(const Frame &frame, const char *backendName);
+
+// The factories openBackend() dispatches to. A backend that is not built answers NotSupported
+// from its stub.
+Result<BackendRef> openCpuBackend(const BackendOpenOptions &options);
+Result<BackendRef> openFdBackend(const BackendOpenOptions &options);
+Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options);
+Result<BackendRef> openGlBackend(const BackendOpenOptions &options);
+Result<BackendRef> openOpenClBackend(const BackendOpenOptions &options);
+Result<BackendRef> openCudaBackend(const BackendOpenOptions &options);
+Result<BackendRef> openVaApiBackend(const BackendOpenOptions &options);
+
+} // namespace gpuhandle

@@ -1,0 +1,161 @@
+// Backend: one API's device opened by gpuhandle (allocate, export, import, map, copy, fences).
+#pragma once
+
+#include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/backends/gl_sync.h>
+#include <gpuhandle/backend_kind.h>
+#include <gpuhandle/context.h>
+#include <gpuhandle/device_id.h>
+#include <gpuhandle/frame.h>
+#include <gpuhandle/pixel_format.h>
+#include <gpuhandle/resource.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/sync_point.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuhandle {
+
+// How a frame's pixels are stored on the device. Stable numbers.
+enum class FrameStorage : uint8_t {
+	Buffer = 0,       // one linear buffer, planes at their layout offsets: every format
+	LinearImage = 1,  // one linear image per plane: formats whose planes the API has formats for
+	OptimalImage = 2, // device-tiled images (no CPU stride); exported with a modifier where offered
+};
+const char *frameStorageName(FrameStorage storage) noexcept;
+
+// The ways a frame reaches a backend, in the planner's order of preference. Stable numbers.
+enum class ImportRoute : uint8_t {
+	Direct = 0,      // the frame already lives in the target's memory on its device
+	OpaqueFd = 1,    // Vulkan memory exported as an OPAQUE_FD (same device and driver)
+	DmaBuf = 2,      // a Linux DMA-BUF (any device that can import it)
+	HostPointer = 3, // CPU-visible memory used in place (VK_EXT_external_memory_host, USE_HOST_PTR)
+	GpuCopy = 4,     // the bytes are copied on a device, never through system memory
+	CpuCopy = 5,     // the bytes are copied through system memory
+};
+inline constexpr uint32_t kImportRouteCount = 6;
+const char *importRouteName(ImportRoute route) noexcept;
+
+// What a backend can do, filled when it is opened; gpuhandle-info prints it.
+struct BackendCapabilities {
+	std::vector<ResourceKind> allocates{}; // kinds allocate() returns frames of
+	std::vector<ResourceKind> exports{};   // kinds exportFrame() gives
+	std::vector<ResourceKind> imports{};   // kinds importFrame() takes without a copy
+	std::vector<ImportRoute> routes{};     // the routes importFrame() accepts
+	std::vector<FrameStorage> storages{};  // storages allocate() makes
+	std::vector<uint64_t> drmModifiers{};  // modifiers of the DMA-BUFs it imports and exports
+	std::vector<SyncKind> fenceExports{};  // fence kinds it can hand out for its own work
+	std::vector<SyncKind> fenceImports{};  // kinds its queue can wait on without the CPU
+	bool cpuMap = false;  // map() works on its frames
+	bool gpuCopy = false; // copyFrame() copies on the device
+};
+
+// A frame to allocate. The layout is computeLayout(format, width, height, StrideAlign, align)
+// with align = strideAlign, or the backend's preferred alignment when strideAlign is 0.
+struct AllocateRequest {
+	PixelFormat format = PixelFormat::Unknown;
+	uint32_t width = 0;
+	uint32_t height = 0;
+	Colorimetry colorimetry{};
+	FrameStorage storage = FrameStorage::Buffer;
+	uint32_t strideAlign = 0; // power of two, <= 4096; 0: the backend's choice
+	bool exportable = true;   // the memory can be exported (opaque fd, DMA-BUF, memfd)
+};
+
+// How to open a backend.
+struct BackendOpenOptions {
+	// The host's context to work inside; null opens the backend's own default device (tools,
+	// tests, the demo). Its backend() must be the one opened (Cpu for the cpu and fd backends).
+	ContextRef context{};
+	// OpenGL only: runs GL work where the host's context is current (required with a host GL
+	// context; the backend's own context has its own thread).
+	GlExecutor glExecutor{};
+	// Vulkan on its own device, CUDA, OpenCL: which device of the platform (0: the first).
+	uint32_t deviceIndex = 0;
+};
+
+class Backend;
+using BackendRef = std::shared_ptr<Backend>;
+
+// One API's device as gpuhandle uses it. Made by openBackend(); immutable after opening apart
+// from its own synchronised state, so every method may be called from any thread.
+// Frames a backend returns keep its device alive (their anchors hold the backend's state), so
+// they may outlive the BackendRef. Methods taking a frame "of this backend" recognise the
+// frames it allocated or imported and answer WrongKind for any other.
+class Backend
+{
+public:
+	virtual ~Backend();
+	Backend(const Backend &) = delete;
+	Backend &operator=(const Backend &) = delete;
+
+	BackendKind kind() const noexcept { return info_.backend; }
+	const DeviceInfo &deviceInfo() const noexcept { return info_; }
+	const DeviceId &deviceId() const noexcept { return info_.id; }
+	const BackendCapabilities &capabilities() const noexcept { return caps_; }
+	// The host's Context, or the one describing the backend's own device.
+	const ContextRef &context() const noexcept { return context_; }
+
+	// Whether allocate() makes `format` in `storage` (through the format tables).
+	virtual bool supportsFormat(PixelFormat format, FrameStorage storage) const = 0;
+	// Every known format supportsFormat() accepts for `storage`.
+	std::vector<PixelFormat> supportedFormats(FrameStorage storage) const;
+
+	// A new frame in this backend's memory, contents undefined.
+	// Errors: InvalidArgument/ZeroSize (the request), NotSupported (format or storage),
+	// OutOfMemory, Backend.
+	virtual Result<Frame> allocate(const AllocateRequest &request) = 0;
+	// The same memory as a frame of fd-backed `kind` resources (VulkanMemoryFd, DmaBuf, ShmFd),
+	// keeping `frame` alive, with the same planes and acquire point.
+	// Errors: WrongKind (not a frame of this backend), NotSupported (kind or driver).
+	virtual Result<Frame> exportFrame(const Frame &frame, ResourceKind kind) = 0;
+	// A frame of this backend's native resources over `frame`'s memory, without a copy, through
+	// `route` (Direct, OpaqueFd, DmaBuf or HostPointer); the result keeps `frame` alive and
+	// carries its acquire point. Errors: NotSupported naming what is missing (route, kind,
+	// modifier, alignment), DeviceMismatch (another device), FormatMismatch, Backend.
+	virtual Result<Frame> importFrame(const Frame &frame, ImportRoute route) = 0;
+	// CPU pointers to a frame of this backend, after its acquire point (bounded by `timeout`).
+	virtual Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) = 0;
+	// Copies `src` into `dst` on the device (both frames of this backend, same format and size)
+	// and waits for the copy. Errors: NotSupported (no device copy), WrongKind, FormatMismatch.
+	virtual Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) = 0;
+	// Whether `frame`'s resources all live in this backend's memory on its device, so that its
+	// work can use them as they are (the Direct route).
+	virtual bool holds(const Frame &frame) const = 0;
+
+protected:
+	Backend(DeviceInfo info, BackendCapabilities caps, ContextRef context)
+		: info_(std::move(info)), caps_(std::move(caps)), context_(std::move(context))
+	{
+	}
+
+	DeviceInfo info_;
+	BackendCapabilities caps_;
+	ContextRef context_;
+};
+
+// Opens the backend of `kind`: Cpu (host memory), Fd (memfd and DMA-BUF), Vulkan, OpenGL (EGL),
+// OpenCl, Cuda, VaApi. Errors: NotSupported with the reason (not built here, no driver, no
+// device), InvalidArgument (a context of another backend, a GL context without an executor).
+Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &options = {});
+
+// The backends gpuhandle has, in the order gpuhandle-info lists them.
+inline constexpr BackendKind kInteropBackends[] = { BackendKind::Cpu, BackendKind::Fd,
+						    BackendKind::Vulkan, BackendKind::OpenGL,
+						    BackendKind::OpenCl, BackendKind::Cuda,
+						    BackendKind::VaApi };
+
+// One backend's default device, or why it did not open.
+struct BackendProbe {
+	BackendKind kind = BackendKind::Cpu;
+	BackendRef backend{};       // null when it did not open
+	std::optional<Error> why{}; // set when it did not open
+};
+// Opens every backend of kInteropBackends on its default device.
+std::vector<BackendProbe> probeBackends();
+
+} // namespace gpuhandle
