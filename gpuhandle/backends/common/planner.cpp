@@ -1,1 +1,356 @@
-// placeholder
+// The path planner: Direct, opaque fd, DMA-BUF, host pointer, GPU copy, CPU copy, in that order.
+#include "common/backend_internal.h"
+
+#include <gpuhandle/backends/planner.h>
+
+#include <algorithm>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+namespace gpuhandle {
+
+namespace {
+
+template<typename T> bool contains(const std::vector<T> &values, T value)
+{
+	return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+bool allOfKind(const Frame &frame, ResourceKind kind)
+{
+	for (uint32_t i = 0; i < frame.numResources(); ++i)
+		if (frame.resource(i).kind() != kind)
+			return false;
+	return true;
+}
+
+bool allHostMappable(const Frame &frame)
+{
+	for (uint32_t i = 0; i < frame.numResources(); ++i) {
+		ResourceKind kind = frame.resource(i).kind();
+		if (kind != ResourceKind::CpuBytes && kind != ResourceKind::CpuPlanes && kind != ResourceKind::ShmFd &&
+		    kind != ResourceKind::DmaBuf)
+			return false;
+	}
+	return true;
+}
+
+// GPUHANDLE_DEBUG=planner (or "all", "*"): one line per route attempt on stderr.
+bool plannerLogging()
+{
+	static const bool enabled = [] {
+		const char *value = std::getenv("GPUHANDLE_DEBUG");
+		return value && (std::strstr(value, "planner") || std::strstr(value, "all") || std::strchr(value, '*'));
+	}();
+	return enabled;
+}
+
+[[gnu::format(printf, 1, 2)]] void plannerLog(const char *fmt, ...)
+{
+	if (!plannerLogging())
+		return;
+	char line[1024];
+	va_list args;
+	va_start(args, fmt);
+	std::vsnprintf(line, sizeof line, fmt, args);
+	va_end(args);
+	std::fprintf(stderr, "gpuhandle planner: %s\n", line);
+}
+
+// Why a copy was needed; static strings, as ExecutionPath keeps the pointer.
+const char *copyReason(const Backend &target, const BackendRef &source)
+{
+	if (source && sameDevice(source->deviceId(), target.deviceId()) == DeviceMatch::Different)
+		return "the frame is on another device than the target";
+	if (!source)
+		return "the target cannot use the frame's memory in place";
+	return "no handle type both backends share";
+}
+
+class Planner
+{
+public:
+	Planner(const Frame &frame, Backend &target, const ImportOptions &options)
+		: frame_(frame), target_(target), options_(options)
+	{
+	}
+
+	Result<ImportResult> run();
+
+private:
+	Result<ImportResult> finish(Frame out, ImportRoute route, ExecutionPath path, bool waitedOnCpu);
+	void refuse(ImportRoute route, Error why)
+	{
+		plannerLog("%s into %s: %s refused: %s", pixelFormatName(frame_.format()), target_.deviceInfo().name.c_str(),
+			   importRouteName(route), why.message().c_str());
+		tried_.push_back({ route, std::move(why) });
+	}
+	std::optional<Frame> tryFdRoute(ImportRoute route, ResourceKind kind);
+	std::optional<Frame> tryHostPointer();
+	std::optional<Frame> tryGpuCopy();
+	Result<Frame> cpuCopy();
+	// Copies read the frame: its producer must be done first. Waited once, timed.
+	Status waitAcquire()
+	{
+		if (waited_ || frame_.acquire().isNoop())
+			return {};
+		auto start = std::chrono::steady_clock::now();
+		Status status = frame_.acquire().wait(options_.timeout);
+		fenceWait_ += std::chrono::steady_clock::now() - start;
+		waited_ = status.ok();
+		return status;
+	}
+	Error noRoute() const;
+
+	const Frame &frame_;
+	Backend &target_;
+	const ImportOptions &options_;
+	std::vector<RouteAttempt> tried_{};
+	bool waited_ = false;
+	std::chrono::nanoseconds fenceWait_{ 0 };
+};
+
+Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath path, bool waitedOnCpu)
+{
+	ImportResult result{ std::move(out), route, path, FenceTransfer::None, fenceWait_, std::move(tried_) };
+	result.tried.push_back({ route, std::nullopt });
+	const SyncPoint &acquire = frame_.acquire();
+	if (!acquire.isNoop()) {
+		if (waitedOnCpu) {
+			result.fence = FenceTransfer::CpuWait;
+			result.frame.setAcquire(SyncPoint::noop());
+		} else if (contains(target_.capabilities().fenceImports, acquire.kind())) {
+			result.fence = FenceTransfer::Carried;
+		} else {
+			// The target's queue cannot wait on this kind: wait here, so that what the caller
+			// gets is ready to use.
+			auto start = std::chrono::steady_clock::now();
+			Status waited = acquire.wait(options_.timeout);
+			result.fenceWait = std::chrono::steady_clock::now() - start;
+			if (!waited.ok())
+				return std::move(waited).error();
+			result.fence = FenceTransfer::CpuWait;
+			result.frame.setAcquire(SyncPoint::noop());
+		}
+	}
+	plannerLog("%s %ux%u into %s: %s (%s%s%s), fence %s", pixelFormatName(frame_.format()), frame_.width(),
+		   frame_.height(), target_.deviceInfo().name.c_str(), importRouteName(route),
+		   executionPathKindName(path.kind()), *path.reason() ? ": " : "", path.reason(),
+		   fenceTransferName(result.fence));
+	return result;
+}
+
+std::optional<Frame> Planner::tryFdRoute(ImportRoute route, ResourceKind kind)
+{
+	if (!contains(target_.capabilities().routes, route)) {
+		refuse(route, Error::format(ErrorCode::NotSupported, "route", "%s does not import %ss.",
+					    target_.deviceInfo().name.c_str(), resourceKindName(kind)));
+		return std::nullopt;
+	}
+	std::optional<Frame> candidate;
+	if (allOfKind(frame_, kind)) {
+		candidate = frame_;
+	} else if (options_.source && contains(options_.source->capabilities().exports, kind)) {
+		Result<Frame> exported = options_.source->exportFrame(frame_, kind);
+		if (!exported.ok()) {
+			refuse(route, std::move(exported).error());
+			return std::nullopt;
+		}
+		candidate = std::move(*exported);
+	} else {
+		refuse(route, Error::format(ErrorCode::NotSupported, "source",
+					    "the frame is not in %ss and %s exports none.", resourceKindName(kind),
+					    options_.source ? options_.source->deviceInfo().name.c_str() : "no source backend"));
+		return std::nullopt;
+	}
+	Result<Frame> imported = target_.importFrame(*candidate, route);
+	if (!imported.ok()) {
+		refuse(route, std::move(imported).error());
+		return std::nullopt;
+	}
+	return std::move(*imported);
+}
+
+std::optional<Frame> Planner::tryHostPointer()
+{
+	constexpr ImportRoute route = ImportRoute::HostPointer;
+	if (!contains(target_.capabilities().routes, route)) {
+		refuse(route, Error::format(ErrorCode::NotSupported, "route", "%s does not use host memory in place.",
+					    target_.deviceInfo().name.c_str()));
+		return std::nullopt;
+	}
+	// Only memory that is host memory already: a GPU frame mapped through a staging copy is not
+	// zero-copy, and is left to the copy routes.
+	if (!allHostMappable(frame_)) {
+		refuse(route, Error(ErrorCode::NotSupported, "frame", "the frame is not in host memory, memfds or DMA-BUFs."));
+		return std::nullopt;
+	}
+	Result<Frame> imported = target_.importFrame(frame_, route);
+	if (!imported.ok()) {
+		refuse(route, std::move(imported).error());
+		return std::nullopt;
+	}
+	return std::move(*imported);
+}
+
+// The source copies on its device into memory the target exported (or into its own exportable
+// memory that the target then imports); the bytes never leave the device.
+std::optional<Frame> Planner::tryGpuCopy()
+{
+	constexpr ImportRoute route = ImportRoute::GpuCopy;
+	const BackendRef &source = options_.source;
+	if (!source || !source->capabilities().gpuCopy) {
+		refuse(route, Error(ErrorCode::NotSupported, "source",
+				    source ? "the source backend has no device copy." : "no source backend to copy with."));
+		return std::nullopt;
+	}
+	if (sameDevice(source->deviceId(), target_.deviceId()) == DeviceMatch::Different) {
+		refuse(route, Error::format(ErrorCode::DeviceMismatch, "target", "%s and %s are different devices.",
+					    source->deviceInfo().name.c_str(), target_.deviceInfo().name.c_str()));
+		return std::nullopt;
+	}
+	Status waited = waitAcquire();
+	if (!waited.ok()) {
+		refuse(route, std::move(waited).error());
+		return std::nullopt;
+	}
+	AllocateRequest request{ frame_.format(), frame_.width(), frame_.height(), frame_.colorimetry(),
+				 options_.copyStorage, 0, true };
+	// The same backend: a plain device copy.
+	if (source.get() == &target_) {
+		Result<Frame> dst = target_.allocate(request);
+		Status copied = dst.ok() ? target_.copyFrame(*dst, frame_, options_.timeout) : Status(dst.error());
+		if (!copied.ok()) {
+			refuse(route, std::move(copied).error());
+			return std::nullopt;
+		}
+		return std::move(*dst);
+	}
+	const std::pair<ResourceKind, ImportRoute> shared[] = { { ResourceKind::VulkanMemoryFd, ImportRoute::OpaqueFd },
+								 { ResourceKind::DmaBuf, ImportRoute::DmaBuf } };
+	std::string why;
+	// Into target memory that the source imports.
+	for (auto [kind, via] : shared) {
+		if (!contains(target_.capabilities().exports, kind) || !contains(source->capabilities().routes, via))
+			continue;
+		Result<Frame> dst = target_.allocate(request);
+		if (!dst.ok()) {
+			why += dst.error().message() + " ";
+			continue;
+		}
+		Result<Frame> exported = target_.exportFrame(*dst, kind);
+		Result<Frame> view = exported.ok() ? source->importFrame(*exported, via) : Result<Frame>(exported.error());
+		Status copied = view.ok() ? source->copyFrame(*view, frame_, options_.timeout) : Status(view.error());
+		if (copied.ok())
+			return std::move(*dst);
+		why += copied.error().message() + " ";
+	}
+	// Into source memory that the target imports.
+	for (auto [kind, via] : shared) {
+		if (!contains(source->capabilities().exports, kind) || !contains(target_.capabilities().routes, via))
+			continue;
+		Result<Frame> staging = source->allocate(request);
+		if (!staging.ok()) {
+			why += staging.error().message() + " ";
+			continue;
+		}
+		Status copied = source->copyFrame(*staging, frame_, options_.timeout);
+		Result<Frame> exported = copied.ok() ? source->exportFrame(*staging, kind) : Result<Frame>(copied.error());
+		Result<Frame> imported = exported.ok() ? target_.importFrame(*exported, via) : Result<Frame>(exported.error());
+		if (imported.ok())
+			return std::move(*imported);
+		why += imported.error().message() + " ";
+	}
+	if (why.empty())
+		why = "the two backends share no exportable handle type (opaque fd or DMA-BUF).";
+	refuse(route, Error(ErrorCode::NotSupported, "target", why));
+	return std::nullopt;
+}
+
+Result<Frame> Planner::cpuCopy()
+{
+	AllocateRequest request{ frame_.format(), frame_.width(), frame_.height(), frame_.colorimetry(),
+				 options_.copyStorage, 0, false };
+	Status waited = waitAcquire();
+	if (!waited.ok())
+		return std::move(waited).error();
+	if (!target_.supportsFormat(request.format, request.storage))
+		request.storage = FrameStorage::Buffer;
+	Result<Frame> dst = target_.allocate(request);
+	if (!dst.ok())
+		return std::move(dst).error();
+	Result<CpuMapping> src = options_.source ? options_.source->map(frame_, MapAccess::Read, options_.timeout)
+						 : mapFrame(frame_, MapAccess::Read, options_.timeout);
+	if (!src.ok())
+		return std::move(src).error();
+	Result<CpuMapping> out = target_.map(*dst, MapAccess::Write, options_.timeout);
+	if (!out.ok())
+		return std::move(out).error();
+	Status copied = copyMappedPlanes(*out, *src, frame_.format(), frame_.width(), frame_.height());
+	if (!copied.ok())
+		return std::move(copied).error();
+	Status written = out->unmap();
+	if (!written.ok())
+		return std::move(written).error();
+	return std::move(*dst);
+}
+
+Error Planner::noRoute() const
+{
+	std::string message = std::string("No zero-copy route takes this ") + pixelFormatName(frame_.format()) +
+			      " frame into " + target_.deviceInfo().name + " and copies are forbidden:";
+	for (const RouteAttempt &attempt : tried_)
+		message += std::string(" ") + importRouteName(attempt.route) + ": " +
+			   (attempt.why ? attempt.why->message() : std::string("taken")) + ";";
+	message.back() = '.';
+	return Error(ErrorCode::NotSupported, "allowCopies", message);
+}
+
+Result<ImportResult> Planner::run()
+{
+	if (target_.holds(frame_))
+		return finish(frame_, ImportRoute::Direct, ExecutionPath::zeroCopy(), false);
+	refuse(ImportRoute::Direct, Error::format(ErrorCode::NotSupported, "frame", "the frame is not in %s's memory.",
+						  target_.deviceInfo().name.c_str()));
+	if (std::optional<Frame> out = tryFdRoute(ImportRoute::OpaqueFd, ResourceKind::VulkanMemoryFd))
+		return finish(std::move(*out), ImportRoute::OpaqueFd, ExecutionPath::zeroCopy(), false);
+	if (std::optional<Frame> out = tryFdRoute(ImportRoute::DmaBuf, ResourceKind::DmaBuf))
+		return finish(std::move(*out), ImportRoute::DmaBuf, ExecutionPath::zeroCopy(), false);
+	if (std::optional<Frame> out = tryHostPointer())
+		return finish(std::move(*out), ImportRoute::HostPointer, ExecutionPath::zeroCopy(), false);
+	if (!options_.allowCopies)
+		return noRoute();
+	if (std::optional<Frame> out = tryGpuCopy())
+		return finish(std::move(*out), ImportRoute::GpuCopy,
+			      ExecutionPath::gpuCopy("the target cannot use the frame's memory in place"), true);
+	Result<Frame> copied = cpuCopy();
+	if (!copied.ok()) {
+		Error error = std::move(copied).error();
+		refuse(ImportRoute::CpuCopy, error);
+		return error;
+	}
+	return finish(std::move(*copied), ImportRoute::CpuCopy, ExecutionPath::cpuCopy(copyReason(target_, options_.source)),
+		      true);
+}
+
+} // namespace
+
+const char *fenceTransferName(FenceTransfer transfer) noexcept
+{
+	switch (transfer) {
+	case FenceTransfer::None: return "none";
+	case FenceTransfer::Carried: return "carried";
+	case FenceTransfer::CpuWait: return "cpu-wait";
+	}
+	return "unknown";
+}
+
+Result<ImportResult> importFrame(const Frame &frame, Backend &target, const ImportOptions &options)
+{
+	return Planner(frame, target, options).run();
+}
+
+} // namespace gpuhandle

@@ -1,11 +1,139 @@
-// placeholder: the backend object is being written.
+// The cpu backend: frames in page-aligned host memory, and host memory of any kind used in place.
 #include "common/backend_internal.h"
+
+#include <gpuhandle/backends/planner.h>
+
+#include <cstdlib>
+#include <new>
+#include <unistd.h>
 
 namespace gpuhandle {
 
-Result<BackendRef> openCpuBackend(const BackendOpenOptions &)
+namespace {
+
+constexpr const char *kName = "cpu";
+
+// Page-aligned, so that Vulkan (VK_EXT_external_memory_host), CUDA (cuMemHostRegister) and
+// OpenCL can use the bytes in place; sizes are rounded up to whole pages for the same reason.
+struct CpuAllocation final : KeepAlive {
+	void *data = nullptr;
+	~CpuAllocation() override { std::free(data); }
+};
+
+bool isCpuMemory(const Resource &resource)
 {
-	return Error(ErrorCode::NotSupported, "", "openCpuBackend: not written yet.");
+	return resource.kind() == ResourceKind::CpuBytes || resource.kind() == ResourceKind::CpuPlanes;
+}
+
+bool isFdMemory(const Resource &resource)
+{
+	return resource.kind() == ResourceKind::ShmFd || resource.kind() == ResourceKind::DmaBuf;
+}
+
+template<typename Pred> bool allResources(const Frame &frame, Pred pred)
+{
+	for (uint32_t i = 0; i < frame.numResources(); ++i)
+		if (!pred(frame.resource(i)))
+			return false;
+	return true;
+}
+
+class CpuBackend final : public Backend
+{
+public:
+	CpuBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context)
+		: Backend(std::move(info), std::move(caps), std::move(context))
+	{
+	}
+
+	bool supportsFormat(PixelFormat format, FrameStorage storage) const override
+	{
+		return storage == FrameStorage::Buffer && pixelFormatInfo(format).ok();
+	}
+
+	Result<Frame> allocate(const AllocateRequest &request) override
+	{
+		Result<FrameLayout> layout = layoutForRequest(request, 64, kName);
+		if (!layout.ok())
+			return std::move(layout).error();
+		if (request.storage != FrameStorage::Buffer)
+			return Error::format(ErrorCode::NotSupported, "storage",
+					     "cpu: host memory has no %s storage; ask for a buffer.",
+					     frameStorageName(request.storage));
+		const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+		const uint64_t size = (layout->size + page - 1) / page * page;
+		auto allocation = std::make_shared<CpuAllocation>();
+		allocation->data = std::aligned_alloc(page, size);
+		if (!allocation->data)
+			return Error::format(ErrorCode::OutOfMemory, "size", "cpu: could not allocate %llu bytes.",
+					     static_cast<unsigned long long>(size));
+		Result<CpuBytes> bytes = CpuBytes::create({ allocation->data, size, allocation });
+		if (!bytes.ok())
+			return std::move(bytes).error();
+		return frameOverBuffer(request, *layout, std::move(*bytes));
+	}
+
+	Result<Frame> exportFrame(const Frame &, ResourceKind kind) override
+	{
+		return Error::format(ErrorCode::NotSupported, "kind",
+				     "cpu: host memory cannot be exported as a %s; allocate it in the fd backend "
+				     "(a memfd) to share it.",
+				     resourceKindName(kind));
+	}
+
+	Result<Frame> importFrame(const Frame &frame, ImportRoute route) override
+	{
+		if (route == ImportRoute::Direct) {
+			if (holds(frame))
+				return frame;
+			return routeNotSupported(kName, route, "the frame is not in host memory.");
+		}
+		if (route != ImportRoute::HostPointer)
+			return routeNotSupported(kName, route, "host memory takes frames in place only (direct or host pointer).");
+		if (holds(frame))
+			return frame;
+		if (allResources(frame, isFdMemory))
+			return mapAsCpuFrame(frame, MapAccess::ReadWrite, nullptr);
+		return routeNotSupported(kName, route, "only CPU memory, memfds and DMA-BUFs have host pointers here.");
+	}
+
+	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override
+	{
+		if (!allResources(frame, [](const Resource &r) { return isCpuMemory(r) || isFdMemory(r); }))
+			return notThisBackendsFrame(kName, "map");
+		return mapFrame(frame, access, timeout);
+	}
+
+	Status copyFrame(const Frame &, const Frame &, WaitDuration) override
+	{
+		return Error(ErrorCode::NotSupported, "", "cpu: host memory has no device copy; the planner copies it "
+			     "through the CPU.");
+	}
+
+	bool holds(const Frame &frame) const override { return allResources(frame, isCpuMemory); }
+};
+
+} // namespace
+
+Result<BackendRef> openCpuBackend(const BackendOpenOptions &options)
+{
+	if (options.context && options.context->backend() != BackendKind::Cpu)
+		return Error::format(ErrorCode::InvalidArgument, "context",
+				     "cpu: the backend works in host memory, not inside a %s context.",
+				     backendKindName(options.context->backend()));
+	DeviceInfo info;
+	info.backend = BackendKind::Cpu;
+	info.name = "host memory";
+	info.id = DeviceId::cpu();
+	info.isIntegrated = true;
+	BackendCapabilities caps;
+	caps.allocates = { ResourceKind::CpuBytes };
+	caps.imports = { ResourceKind::CpuBytes, ResourceKind::CpuPlanes, ResourceKind::ShmFd, ResourceKind::DmaBuf };
+	caps.routes = { ImportRoute::Direct, ImportRoute::HostPointer };
+	caps.storages = { FrameStorage::Buffer };
+	caps.fenceExports = { SyncKind::Cpu };
+	caps.cpuMap = true;
+	return BackendRef(std::make_shared<CpuBackend>(std::move(info), std::move(caps), Context::cpu()));
 }
 
 } // namespace gpuhandle
