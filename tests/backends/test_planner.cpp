@@ -2,6 +2,7 @@
 // reasons, forbidden copies, fences carried or waited, and the attempts it reports.
 #include <gpuhandle/backends/planner.h>
 #include <gpuhandle/cpu_fence.h>
+#include <gpuhandle/layout.h>
 
 #include <sys/eventfd.h>
 #include <thread>
@@ -182,6 +183,74 @@ START_TEST(copy_helpers_refuse_mismatched_mappings)
 }
 END_TEST
 
+// An NV12 DMA-BUF over a memfd (a stand-in: no dma-buf exporter here) with `modifier`.
+Frame nv12DmaBuf(uint64_t modifier, uint64_t objectSize)
+{
+	FrameLayout layout = computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value();
+	SharedFd fd(test::makeMemfd(objectSize));
+	DmaBufDesc d;
+	d.fourcc = 0x3231564e; // DRM_FORMAT_NV12
+	d.modifier = modifier;
+	d.width = 64;
+	d.height = 32;
+	d.numObjects = 1;
+	d.objects[0] = { fd, objectSize };
+	d.numPlanes = 2;
+	for (uint32_t i = 0; i < 2; ++i)
+		d.planes[i] = { 0, layout.planes[i].offset, layout.planes[i].stride };
+	return Frame::wrap(PixelFormat::NV12, 64, 32, {}, DmaBuf::create(std::move(d)).value()).value();
+}
+
+// Bad input fails with a clear error and leaves no fd open: a tiled modifier the CPU cannot read,
+// memory too small for the planes, a closed fd.
+START_TEST(bad_frames_are_refused_and_leak_nothing)
+{
+	const int fdsBefore = test::openFdCount();
+	{
+		BackendRef cpu = open(BackendKind::Cpu);
+		const uint64_t size = computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value().size;
+		// I915_FORMAT_MOD_Y_TILED: tiled rows, so neither a host pointer nor a CPU copy works.
+		Frame tiled = nv12DmaBuf(0x0100000000000002ULL, size);
+		Result<ImportResult> refused = importFrame(tiled, *cpu);
+		ck_assert_error(refused, ErrorCode::NotSupported, "modifier");
+		ImportOptions noCopies;
+		noCopies.allowCopies = false;
+		Result<ImportResult> forbidden = importFrame(tiled, *cpu, noCopies);
+		ck_assert_error(forbidden, ErrorCode::NotSupported, "allowCopies");
+		ck_assert(forbidden.error().message().find("modifier") != std::string::npos);
+		// A linear one goes in place.
+		Result<ImportResult> linear = importFrame(nv12DmaBuf(kDrmModifierLinear, size), *cpu);
+		ck_assert_ok(linear);
+		ck_assert(linear->route == ImportRoute::HostPointer);
+	}
+	// Memory smaller than the planes never becomes a frame.
+	{
+		FrameLayout layout = computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value();
+		SharedFd fd(test::makeMemfd(layout.size / 2));
+		Result<ShmFd> shm = ShmFd::create({ .fd = fd, .size = layout.size / 2 });
+		ck_assert_ok(shm);
+		FrameDesc d;
+		d.format = PixelFormat::NV12;
+		d.width = 64;
+		d.height = 32;
+		d.numResources = 1;
+		d.resources[0] = *shm;
+		d.numPlanes = 2;
+		for (uint32_t i = 0; i < 2; ++i)
+			d.planes[i] = { 0, 0, layout.planes[i].offset, layout.planes[i].stride };
+		ck_assert(!Frame::create(std::move(d)).ok());
+	}
+	// A closed fd never becomes a resource.
+	{
+		UniqueFd fd = test::makeMemfd(4096);
+		int number = fd.get();
+		fd.reset();
+		ck_assert_error(ShmFd::create({ .fd = SharedFd::borrow(number, nullptr), .size = 4096 }), ErrorCode::BadFd, "fd");
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -196,6 +265,7 @@ int main()
 	tcase_add_test(tc, copies_wait_for_the_acquire_point);
 	tcase_add_test(tc, zero_copy_imports_carry_or_wait_the_fence);
 	tcase_add_test(tc, copy_helpers_refuse_mismatched_mappings);
+	tcase_add_test(tc, bad_frames_are_refused_and_leak_nothing);
 	suite_add_tcase(suite, tc);
 	return test::runSuite(suite);
 }

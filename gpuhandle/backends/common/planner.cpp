@@ -188,7 +188,20 @@ std::optional<Frame> Planner::tryHostPointer()
 		refuse(route, Error(ErrorCode::NotSupported, "frame", "the frame is not in host memory, memfds or DMA-BUFs."));
 		return std::nullopt;
 	}
-	Result<Frame> imported = target_.importFrame(frame_, route);
+	// Fd memory is mapped here (an mmap: still zero-copy), so every target sees plain host memory.
+	std::optional<Frame> candidate;
+	if (allOfKind(frame_, ResourceKind::CpuBytes) || allOfKind(frame_, ResourceKind::CpuPlanes) ||
+	    target_.holds(frame_)) {
+		candidate = frame_;
+	} else {
+		Result<Frame> mapped = mapAsCpuFrame(frame_, MapAccess::ReadWrite, nullptr, options_.timeout);
+		if (!mapped.ok()) {
+			refuse(route, std::move(mapped).error());
+			return std::nullopt;
+		}
+		candidate = std::move(*mapped);
+	}
+	Result<Frame> imported = target_.importFrame(*candidate, route);
 	if (!imported.ok()) {
 		refuse(route, std::move(imported).error());
 		return std::nullopt;

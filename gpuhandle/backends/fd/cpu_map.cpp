@@ -168,6 +168,12 @@ Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access, WaitDuration t
 				return std::move(base).error();
 			bases[r].at[0] = *base;
 		} else if (const DmaBuf *dmabuf = resource.get<DmaBuf>()) {
+			// A tiled or compressed layout has no CPU rows: the bytes would be scrambled.
+			if (dmabuf->desc().modifier != kDrmModifierLinear && dmabuf->desc().modifier != kDrmModifierInvalid)
+				return Error::format(ErrorCode::NotSupported, "modifier",
+						     "mapFrame: a DMA-BUF with modifier 0x%016llx is tiled or compressed; only "
+						     "linear (or implicit) DMA-BUFs map for the CPU.",
+						     static_cast<unsigned long long>(dmabuf->desc().modifier));
 			for (uint32_t i = 0; i < dmabuf->desc().numObjects; ++i) {
 				const DmaBufObject &object = dmabuf->desc().objects[i];
 				auto base = mapFd(object.fd.get(), 0, object.size, true);

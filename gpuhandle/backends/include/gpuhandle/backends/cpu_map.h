@@ -65,7 +65,8 @@ private:
 // Waits for the frame's acquire point (up to `timeout`), then maps every plane. Supported
 // resources: CpuBytes, CpuPlanes, ShmFd and DmaBuf (mmap, with DMA_BUF_IOCTL_SYNC around the
 // access where the fd is a real dma-buf). Other kinds answer NotSupported: their backend maps
-// them. Errors: the acquire wait's error (Timeout, ...), a plane without a stride, mmap failures.
+// them. Errors: the acquire wait's error (Timeout, ...), a plane without a stride, mmap failures,
+// NotSupported for a DMA-BUF whose modifier is neither linear nor implicit (tiled rows).
 Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access,
 			    WaitDuration timeout = kDefaultWaitTimeout);
 
