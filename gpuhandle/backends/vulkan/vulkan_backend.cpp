@@ -1,11 +1,675 @@
-// placeholder: the backend object is being written.
-#include "common/backend_internal.h"
+// The Vulkan backend: opening its device (the host's or its own), capabilities, allocation
+// (vulkan_backend_io.cpp has export, import, map and copy). libvulkan is never linked: the host's vkGetInstanceProcAddr, or the one of a
+// dlopen()ed libvulkan.so.1, resolves everything.
+#include "vulkan_backend_internal.h"
+
+#include <gpuhandle/format_mappings.h>
+
+#include <algorithm>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
 
 namespace gpuhandle {
 
-Result<BackendRef> openVulkanBackend(const BackendOpenOptions &)
+using namespace vkbackend;
+using detail::Identity;
+using detail::MaybeError;
+
+namespace {
+
+constexpr VkFormatFeatureFlags kTransferFeatures = VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
+						   VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
+
+// The extensions opened with the backend's own device, when the driver offers them.
+constexpr const char *kWantedExtensions[] = {
+	VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,    VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+	VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,  VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
+	VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME,
+};
+
+bool contains(const std::vector<std::string> &names, const char *name)
 {
-	return Error(ErrorCode::NotSupported, "", "openVulkanBackend: not written yet.");
+	return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+Error notSupported(const char *field, const std::string &why)
+{
+	return Error::format(ErrorCode::NotSupported, field, "vulkan: %s", why.c_str());
+}
+
+// The loader's vkGetInstanceProcAddr from libvulkan.so.1, loaded for the process's lifetime of
+// the state (dlclose()d by it).
+MaybeError loadLoader(DeviceState &state)
+{
+	state.library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!state.library) {
+		const char *why = dlerror();
+		return notSupported("context", std::string("no Vulkan loader could be loaded (") +
+						       (why ? why : "libvulkan.so.1") + ").");
+	}
+	state.getInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+		dlsym(state.library, "vkGetInstanceProcAddr"));
+	if (!state.getInstanceProcAddr)
+		return notSupported("context", "libvulkan.so.1 has no vkGetInstanceProcAddr.");
+	return std::nullopt;
+}
+
+template<typename Pfn> Pfn instanceFn(const DeviceState &state, const char *name)
+{
+	return reinterpret_cast<Pfn>(state.getInstanceProcAddr(state.instance, name));
+}
+
+std::vector<std::string> offeredExtensions(const DeviceState &state)
+{
+	auto enumerate = instanceFn<PFN_vkEnumerateDeviceExtensionProperties>(
+		state, "vkEnumerateDeviceExtensionProperties");
+	std::vector<std::string> names;
+	uint32_t count = 0;
+	if (!enumerate || enumerate(state.physical, nullptr, &count, nullptr) != VK_SUCCESS)
+		return names;
+	std::vector<VkExtensionProperties> list(count);
+	if (enumerate(state.physical, nullptr, &count, list.data()) != VK_SUCCESS)
+		return names;
+	for (uint32_t i = 0; i < count; i++)
+		names.emplace_back(list[i].extensionName);
+	return names;
+}
+
+// An instance, physical device `index` and a device with one queue and every wanted extension.
+MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::string> &enabled)
+{
+	if (auto e = loadLoader(state))
+		return e;
+	uint32_t loaderVersion = VK_API_VERSION_1_0;
+	if (auto version = instanceFn<PFN_vkEnumerateInstanceVersion>(state,
+								       "vkEnumerateInstanceVersion"))
+		version(&loaderVersion);
+	if (loaderVersion < VK_API_VERSION_1_1)
+		return notSupported("context", "the Vulkan loader offers only Vulkan 1.0; the backend needs 1.1.");
+	VkApplicationInfo app{};
+	app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
+	app.pApplicationName = "gpuhandle";
+	app.apiVersion = std::min<uint32_t>(loaderVersion, VK_API_VERSION_1_2);
+	VkInstanceCreateInfo instanceInfo{};
+	instanceInfo.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
+	instanceInfo.pApplicationInfo = &app;
+	auto createInstance = instanceFn<PFN_vkCreateInstance>(state, "vkCreateInstance");
+	if (VkResult r = createInstance(&instanceInfo, nullptr, &state.instance); r != VK_SUCCESS) {
+		state.instance = VK_NULL_HANDLE;
+		return notSupported("context", "vkCreateInstance failed with VkResult " +
+						       std::to_string(r) + " (no Vulkan driver?).");
+	}
+	state.ownsInstance = true;
+	state.destroyInstance = instanceFn<PFN_vkDestroyInstance>(state, "vkDestroyInstance");
+
+	auto enumerate = instanceFn<PFN_vkEnumeratePhysicalDevices>(state, "vkEnumeratePhysicalDevices");
+	uint32_t count = 0;
+	enumerate(state.instance, &count, nullptr);
+	std::vector<VkPhysicalDevice> devices(count);
+	enumerate(state.instance, &count, devices.data());
+	if (index >= count)
+		return notSupported("deviceIndex", "device index " + std::to_string(index) +
+							   " was asked for but the Vulkan driver lists " +
+							   std::to_string(count) + " devices.");
+	state.physical = devices[index];
+	VkPhysicalDeviceProperties properties{};
+	instanceFn<PFN_vkGetPhysicalDeviceProperties>(state, "vkGetPhysicalDeviceProperties")(
+		state.physical, &properties);
+	if (properties.apiVersion < VK_API_VERSION_1_1)
+		return notSupported("deviceIndex", std::string(properties.deviceName) +
+							   " offers only Vulkan 1.0; the backend needs 1.1.");
+
+	auto families = instanceFn<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
+		state, "vkGetPhysicalDeviceQueueFamilyProperties");
+	uint32_t familyCount = 0;
+	families(state.physical, &familyCount, nullptr);
+	std::vector<VkQueueFamilyProperties> familyList(familyCount);
+	families(state.physical, &familyCount, familyList.data());
+	std::optional<uint32_t> family;
+	// Graphics or compute queues also transfer; a transfer-only family is the last choice.
+	for (uint32_t i = 0; i < familyCount && !family; i++)
+		if (familyList[i].queueFlags & (VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT))
+			family = i;
+	for (uint32_t i = 0; i < familyCount && !family; i++)
+		if (familyList[i].queueFlags & VK_QUEUE_TRANSFER_BIT)
+			family = i;
+	if (!family)
+		return notSupported("deviceIndex", std::string(properties.deviceName) +
+							   " has no queue family that can transfer.");
+	state.queueFamily = *family;
+
+	std::vector<std::string> offered = offeredExtensions(state);
+	std::vector<const char *> names;
+	for (const char *name : kWantedExtensions)
+		if (contains(offered, name)) {
+			names.push_back(name);
+			enabled.emplace_back(name);
+		}
+	VkPhysicalDeviceVulkan12Features supported{};
+	supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+	if (properties.apiVersion >= VK_API_VERSION_1_2 && app.apiVersion >= VK_API_VERSION_1_2) {
+		VkPhysicalDeviceFeatures2 features{};
+		features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+		features.pNext = &supported;
+		instanceFn<PFN_vkGetPhysicalDeviceFeatures2>(state, "vkGetPhysicalDeviceFeatures2")(
+			state.physical, &features);
+	}
+	VkPhysicalDeviceVulkan12Features wanted{};
+	wanted.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+	wanted.timelineSemaphore = supported.timelineSemaphore;
+	state.ext.timeline = supported.timelineSemaphore == VK_TRUE;
+
+	float priority = 1.0f;
+	VkDeviceQueueCreateInfo queueInfo{};
+	queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
+	queueInfo.queueFamilyIndex = state.queueFamily;
+	queueInfo.queueCount = 1;
+	queueInfo.pQueuePriorities = &priority;
+	VkDeviceCreateInfo deviceInfo{};
+	deviceInfo.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
+	deviceInfo.pNext = state.ext.timeline ? &wanted : nullptr;
+	deviceInfo.queueCreateInfoCount = 1;
+	deviceInfo.pQueueCreateInfos = &queueInfo;
+	deviceInfo.enabledExtensionCount = static_cast<uint32_t>(names.size());
+	deviceInfo.ppEnabledExtensionNames = names.data();
+	auto createDevice = instanceFn<PFN_vkCreateDevice>(state, "vkCreateDevice");
+	if (VkResult r = createDevice(state.physical, &deviceInfo, nullptr, &state.device);
+	    r != VK_SUCCESS) {
+		state.device = VK_NULL_HANDLE;
+		return notSupported("deviceIndex", "vkCreateDevice failed with VkResult " +
+							   std::to_string(r) + " on " +
+							   properties.deviceName + ".");
+	}
+	state.ownsDevice = true;
+	return std::nullopt;
+}
+
+// The host's device: its handles, and the extensions it says it enabled (or, when it does not
+// say, those whose entry points the device resolves).
+MaybeError adoptHostDevice(DeviceState &state, const VulkanContext &host,
+			   std::vector<std::string> &enabled)
+{
+	if (host.getInstanceProcAddr)
+		state.getInstanceProcAddr =
+			reinterpret_cast<PFN_vkGetInstanceProcAddr>(host.getInstanceProcAddr);
+	else if (auto e = loadLoader(state))
+		return e;
+	state.instance = static_cast<VkInstance>(host.instance);
+	state.physical = static_cast<VkPhysicalDevice>(host.physicalDevice);
+	state.device = static_cast<VkDevice>(host.device);
+	state.queue = static_cast<VkQueue>(host.queue);
+	state.queueFamily = host.queueFamilyIndex;
+	enabled = host.enabledDeviceExtensions;
+	return std::nullopt;
+}
+
+void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool told)
+{
+	auto resolves = [&](const char *fn) { return state.getDeviceProcAddr(state.device, fn) != nullptr; };
+	if (!told) {
+		// Extensions without entry points (dma_buf, queue_family_foreign) cannot be
+		// detected: without the host's word they are taken as not enabled.
+		const std::pair<const char *, const char *> probes[] = {
+			{ VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, "vkGetMemoryFdKHR" },
+			{ VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, "vkGetSemaphoreFdKHR" },
+			{ VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, "vkGetMemoryHostPointerPropertiesEXT" },
+			{ VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME, "vkGetImageDrmFormatModifierPropertiesEXT" },
+		};
+		for (const auto &[name, fn] : probes)
+			if (resolves(fn))
+				enabled.emplace_back(name);
+		state.ext.timeline = resolves("vkGetSemaphoreCounterValue");
+	}
+	state.ext.memoryFd = contains(enabled, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
+	state.ext.semaphoreFd = contains(enabled, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
+	state.ext.memoryHost = contains(enabled, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+	state.ext.dmaBuf = contains(enabled, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
+	state.ext.drmModifier = contains(enabled, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
+	state.ext.queueFamilyForeign = contains(enabled, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME);
+	if (told)
+		state.ext.timeline = resolves("vkGetSemaphoreCounterValue");
+}
+
+// Entry points, the queue and a command pool: what every later call needs.
+MaybeError prepareDevice(DeviceState &state)
+{
+	state.getDeviceProcAddr =
+		instanceFn<PFN_vkGetDeviceProcAddr>(state, "vkGetDeviceProcAddr");
+	if (!state.getDeviceProcAddr)
+		return notSupported("getInstanceProcAddr", "the loader has no vkGetDeviceProcAddr.");
+	state.dispatch.device = state.device;
+	state.dispatch.getDeviceProcAddr = reinterpret_cast<void *>(state.getDeviceProcAddr);
+	state.physicalDispatch = { state.instance, state.physical,
+				   reinterpret_cast<void *>(state.getInstanceProcAddr) };
+	if (auto e = detail::loadApi("openVulkanBackend", state.dispatch, state.physicalDispatch,
+				     state.api))
+		return e;
+	const char *absent = nullptr;
+#define LOAD(name)                                                                                 \
+	state.fn.name = reinterpret_cast<PFN_vk##name>(                                            \
+		state.getDeviceProcAddr(state.device, "vk" #name));                                \
+	absent = !absent && !state.fn.name ? "vk" #name : absent;
+	GPUHANDLE_VKB_FUNCTIONS(LOAD)
+#undef LOAD
+	if (absent)
+		return notSupported("device", std::string("the device resolves no ") + absent + ".");
+	state.getFormatProperties = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties>(
+		state, "vkGetPhysicalDeviceFormatProperties");
+	if (!state.queue)
+		state.fn.GetDeviceQueue(state.device, state.queueFamily, 0, &state.queue);
+	VkCommandPoolCreateInfo poolInfo{};
+	poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+	poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+	poolInfo.queueFamilyIndex = state.queueFamily;
+	if (VkResult r = state.fn.CreateCommandPool(state.device, &poolInfo, nullptr, &state.pool);
+	    r != VK_SUCCESS) {
+		state.pool = VK_NULL_HANDLE;
+		return detail::vulkanError("openVulkanBackend", "vkCreateCommandPool", r);
+	}
+	state.api.GetPhysicalDeviceMemoryProperties(state.physical, &state.memory);
+	return std::nullopt;
+}
+
+// DeviceInfo and the context's identities from the physical device's properties.
+DeviceInfo describe(DeviceState &state, VulkanContext &context)
+{
+	const std::vector<std::string> offered = offeredExtensions(state);
+	VkPhysicalDeviceProperties2 properties{};
+	properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	VkPhysicalDeviceIDProperties id{};
+	id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+	properties.pNext = &id;
+	VkPhysicalDeviceDriverProperties driver{};
+	driver.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES;
+	VkPhysicalDevicePCIBusInfoPropertiesEXT pci{};
+	pci.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT;
+	VkPhysicalDeviceDrmPropertiesEXT drm{};
+	drm.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRM_PROPERTIES_EXT;
+	VkPhysicalDeviceExternalMemoryHostPropertiesEXT host{};
+	host.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT;
+	auto chain = [&](auto &next) {
+		next.pNext = properties.pNext;
+		properties.pNext = &next;
+	};
+	VkPhysicalDeviceProperties plain{};
+	instanceFn<PFN_vkGetPhysicalDeviceProperties>(state, "vkGetPhysicalDeviceProperties")(
+		state.physical, &plain);
+	const bool hasDriver = plain.apiVersion >= VK_API_VERSION_1_2 ||
+			       contains(offered, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+	const bool hasPci = contains(offered, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+	const bool hasDrm = contains(offered, VK_EXT_PHYSICAL_DEVICE_DRM_EXTENSION_NAME);
+	const bool hasHost = contains(offered, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+	if (hasDriver)
+		chain(driver);
+	if (hasPci)
+		chain(pci);
+	if (hasDrm)
+		chain(drm);
+	if (hasHost)
+		chain(host);
+	state.api.GetPhysicalDeviceProperties2(state.physical, &properties);
+	const VkPhysicalDeviceProperties &p = properties.properties;
+
+	DeviceInfo info;
+	info.backend = BackendKind::Vulkan;
+	info.name = p.deviceName;
+	std::memcpy(state.deviceUuid.data(), id.deviceUUID, VK_UUID_SIZE);
+	std::memcpy(state.driverUuid.data(), id.driverUUID, VK_UUID_SIZE);
+	info.id.uuid = state.deviceUuid;
+	context.deviceUuid = state.deviceUuid;
+	context.driverUuid = state.driverUuid;
+	if (hasPci)
+		if (auto bus = PciBusId::create(pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction))
+			info.id.pciBusId = context.pciBusId = *bus;
+	if (hasDrm && drm.hasRender)
+		info.id.drmRenderNode = context.renderNode =
+			DrmNode{ static_cast<uint32_t>(drm.renderMajor), static_cast<uint32_t>(drm.renderMinor) };
+	if (hasDrm && drm.hasPrimary)
+		info.id.drmPrimaryNode = DrmNode{ static_cast<uint32_t>(drm.primaryMajor),
+						  static_cast<uint32_t>(drm.primaryMinor) };
+	info.vendorId = p.vendorID;
+	if (p.vendorID < 0x10000)
+		info.pciDeviceId = p.deviceID;
+	if (hasDriver && driver.driverInfo[0])
+		info.driverVersion = driver.driverInfo;
+	else
+		info.driverVersion = std::to_string(VK_API_VERSION_MAJOR(p.driverVersion)) + "." +
+				     std::to_string(VK_API_VERSION_MINOR(p.driverVersion)) + "." +
+				     std::to_string(VK_API_VERSION_PATCH(p.driverVersion));
+	info.isIntegrated = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU ||
+			    p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU;
+	info.isSoftware = p.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU ||
+			  isSoftwareRendererName(info.name);
+	if (!info.isIntegrated)
+		for (uint32_t i = 0; i < state.memory.memoryHeapCount; i++)
+			if (state.memory.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT)
+				info.dedicatedMemoryBytes += state.memory.memoryHeaps[i].size;
+	if (state.ext.memoryHost)
+		state.hostPointerAlignment = host.minImportedHostPointerAlignment;
+	return info;
+}
+
+BackendCapabilities capabilitiesOf(const DeviceState &state)
+{
+	BackendCapabilities caps;
+	caps.allocates = { ResourceKind::VulkanBuffer, ResourceKind::VulkanImage };
+	caps.storages = { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage };
+	caps.routes = { ImportRoute::Direct };
+	if (state.ext.memoryFd) {
+		caps.exports.push_back(ResourceKind::VulkanMemoryFd);
+		caps.imports.push_back(ResourceKind::VulkanMemoryFd);
+		caps.routes.push_back(ImportRoute::OpaqueFd);
+	}
+	if (state.ext.dmaBuf) {
+		caps.imports.push_back(ResourceKind::DmaBuf);
+		caps.routes.push_back(ImportRoute::DmaBuf);
+		// Without the modifier extension only linear buffers import.
+		caps.drmModifiers.push_back(kDrmModifierLinear);
+	}
+	if (state.ext.memoryHost && state.hostPointerAlignment) {
+		caps.imports.push_back(ResourceKind::CpuBytes);
+		caps.imports.push_back(ResourceKind::CpuPlanes);
+		caps.routes.push_back(ImportRoute::HostPointer);
+	}
+	caps.fenceImports = { SyncKind::VulkanSemaphore };
+	caps.fenceExports = { SyncKind::VulkanSemaphore };
+	if (state.ext.semaphoreFd) {
+		VkPhysicalDeviceExternalSemaphoreInfo query{
+			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO, nullptr,
+			VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT
+		};
+		VkExternalSemaphoreProperties answer{};
+		answer.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
+		auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceExternalSemaphoreProperties>(
+			state.getInstanceProcAddr(state.instance,
+						  "vkGetPhysicalDeviceExternalSemaphoreProperties"));
+		if (get) {
+			get(state.physical, &query, &answer);
+			if (answer.externalSemaphoreFeatures &
+			    VK_EXTERNAL_SEMAPHORE_FEATURE_IMPORTABLE_BIT)
+				caps.fenceImports.push_back(SyncKind::FenceFd);
+		}
+	}
+	caps.cpuMap = true;
+	caps.gpuCopy = true;
+	return caps;
+}
+
+VkImageCreateInfo imageInfo(const VulkanExportDesc &x, const void *next)
+{
+	VkImageCreateInfo info{};
+	info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
+	info.pNext = next;
+	info.imageType = VK_IMAGE_TYPE_2D;
+	info.format = static_cast<VkFormat>(x.format);
+	info.extent = { x.width, x.height, 1 };
+	info.mipLevels = 1;
+	info.arrayLayers = 1;
+	info.samples = VK_SAMPLE_COUNT_1_BIT;
+	info.tiling = static_cast<VkImageTiling>(x.tiling);
+	info.usage = x.usage;
+	info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+	info.initialLayout = info.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED
+								   : VK_IMAGE_LAYOUT_UNDEFINED;
+	return info;
+}
+
+} // namespace
+
+namespace vkbackend {
+
+Result<std::shared_ptr<detail::BoundObject>> createObject(const DeviceState &state,
+							  KeepAliveRef owner, VulkanExportDesc &x,
+							  VkMemoryPropertyFlags wanted,
+							  std::optional<VulkanMemoryFd> *exported)
+{
+	const char *fn = "vulkan: allocate";
+	const detail::Api &api = state.api;
+	auto object = std::make_shared<detail::BoundObject>(api, std::move(owner));
+	VkExternalMemoryHandleTypeFlags handles = exported ? detail::kOpaqueFd : 0;
+	if (x.format == 0) {
+		if (auto e = detail::createBuffer(
+			    fn, *object, x.allocationSize, x.usage,
+			    static_cast<VkExternalMemoryHandleTypeFlagBits>(handles)))
+			return std::move(*e);
+	} else {
+		VkExternalMemoryImageCreateInfo external{
+			VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, nullptr, handles
+		};
+		VkImageCreateInfo info = imageInfo(x, exported ? &external : nullptr);
+		if (VkResult r = api.CreateImage(api.device, &info, nullptr, &object->image);
+		    r != VK_SUCCESS) {
+			object->image = VK_NULL_HANDLE;
+			return detail::vulkanError(fn, "vkCreateImage", r);
+		}
+		api.GetImageMemoryRequirements(api.device, object->image, &object->requirements);
+	}
+	std::optional<uint32_t> type =
+		detail::pickMemoryType(api, object->requirements.memoryTypeBits, wanted);
+	if (!type)
+		type = detail::pickMemoryType(api, object->requirements.memoryTypeBits, 0);
+	if (!type)
+		return Error::format(ErrorCode::NotSupported, "format",
+				     "%s: no memory type is allowed for the object (bits 0x%x).", fn,
+				     object->requirements.memoryTypeBits);
+	// Either handle struct starts the chain; flags 0 asks nothing of a plain allocation.
+	VkExportMemoryAllocateInfo exportInfo{ VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
+					       nullptr, detail::kOpaqueFd };
+	VkMemoryAllocateFlagsInfo plainInfo{ VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO, nullptr,
+					     0, 0 };
+	x.allocationSize = object->requirements.size;
+	x.memoryTypeIndex = *type;
+	x.dedicated = x.format != 0 && exported;
+	if (auto e = detail::allocateAndBind(fn, *object, x.allocationSize, *type, x.dedicated,
+					     exported ? static_cast<void *>(&exportInfo)
+						      : static_cast<void *>(&plainInfo)))
+		return std::move(*e);
+	if (!exported)
+		return object;
+	VkMemoryGetFdInfoKHR fdInfo{ VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, nullptr,
+				     object->memory, detail::kOpaqueFd };
+	int raw = -1;
+	if (VkResult r = api.GetMemoryFdKHR(api.device, &fdInfo, &raw); r != VK_SUCCESS)
+		return detail::vulkanError(fn, "vkGetMemoryFdKHR", r);
+	auto memoryFd = VulkanMemoryFd::create(
+		{ SharedFd(UniqueFd(raw)), x, state.deviceUuid, state.driverUuid });
+	if (!memoryFd)
+		return std::move(memoryFd).error();
+	*exported = std::move(*memoryFd);
+	return object;
+}
+
+} // namespace vkbackend
+
+Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size, bool exportable)
+{
+	const DeviceState &s = *state_;
+	if (exportable && s.ext.memoryFd) {
+		auto made = allocateExportableVulkanBuffer(s.dispatch, s.physicalDispatch, size,
+							   kBufferUsage, kHostMemory, state_);
+		if (!made)
+			return std::move(made).error();
+		auto allocation = adoptBound(state_, std::move(made->bound));
+		if (allocation)
+			(*allocation)->exported = std::move(made->exported);
+		return allocation;
+	}
+	VulkanExportDesc x;
+	x.allocationSize = size;
+	x.usage = kBufferUsage;
+	auto object = createObject(s, state_, x, kHostMemory, nullptr);
+	if (!object)
+		return std::move(object).error();
+	Identity identity{ s.deviceUuid, s.driverUuid };
+	auto bound = detail::wrap("vulkan: allocate", *object, x.allocationSize,
+				  x.memoryTypeIndex, identity, false);
+	if (!bound)
+		return std::move(bound).error();
+	return adoptBound(state_, std::move(*bound));
+}
+
+Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat format,
+								 uint32_t width, uint32_t height,
+								 bool optimal, bool exportable)
+{
+	const DeviceState &s = *state_;
+	std::optional<VulkanMemoryFd> exported;
+	VulkanBoundMemory bound;
+	if (!optimal && exportable && s.ext.memoryFd) {
+		auto made = allocateExportableVulkanImage(s.dispatch, s.physicalDispatch, format,
+							  width, height, kImageUsage, kHostMemory,
+							  state_);
+		if (!made)
+			return std::move(made).error();
+		bound = std::move(made->bound);
+		exported = std::move(made->exported);
+	} else {
+		Result<PlaneMapping> mapping = toPlaneApiFormat(PlaneApi::VkFormat, format);
+		if (!mapping)
+			return std::move(mapping).error();
+		VulkanExportDesc x;
+		x.format = mapping->value;
+		x.width = width;
+		x.height = height;
+		x.depth = 1;
+		x.tiling = optimal ? VK_IMAGE_TILING_OPTIMAL : VK_IMAGE_TILING_LINEAR;
+		x.usage = kImageUsage;
+		auto object = createObject(s, state_, x,
+					   optimal ? VkMemoryPropertyFlags{ VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT } : kHostMemory,
+					   exportable && s.ext.memoryFd ? &exported : nullptr);
+		if (!object)
+			return std::move(object).error();
+		Identity identity{ s.deviceUuid, s.driverUuid };
+		auto wrapped = detail::wrap("vulkan: allocate", *object, x.allocationSize,
+					    x.memoryTypeIndex, identity, !optimal);
+		if (!wrapped)
+			return std::move(wrapped).error();
+		bound = std::move(*wrapped);
+	}
+	auto allocation = adoptBound(state_, std::move(bound));
+	if (!allocation)
+		return allocation;
+	Allocation &a = **allocation;
+	a.exported = std::move(exported);
+	a.optimal = optimal;
+	a.planeFormat = format;
+	a.width = width;
+	a.height = height;
+	a.layout = optimal ? VK_IMAGE_LAYOUT_UNDEFINED : VK_IMAGE_LAYOUT_PREINITIALIZED;
+	return allocation;
+}
+
+bool VulkanBackend::supportsFormat(PixelFormat format, FrameStorage storage) const
+{
+	if (!pixelFormatInfo(format).ok())
+		return false;
+	if (storage == FrameStorage::Buffer)
+		return true;
+	if (storage != FrameStorage::LinearImage && storage != FrameStorage::OptimalImage)
+		return false;
+	Result<PlaneMappings> planes = planeApiFormats(PlaneApi::VkFormat, format);
+	if (!planes)
+		return false;
+	for (uint32_t i = 0; i < planes->count; i++) {
+		VkFormatProperties properties{};
+		state_->getFormatProperties(state_->physical,
+					    static_cast<VkFormat>(planes->planes[i].value),
+					    &properties);
+		VkFormatFeatureFlags features = storage == FrameStorage::LinearImage
+							? properties.linearTilingFeatures
+							: properties.optimalTilingFeatures;
+		if ((features & kTransferFeatures) != kTransferFeatures)
+			return false;
+	}
+	return true;
+}
+
+Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
+{
+	Result<FrameLayout> layout = layoutForRequest(request, 64, kName);
+	if (!layout)
+		return std::move(layout).error();
+	if (!supportsFormat(request.format, request.storage))
+		return Error::format(ErrorCode::NotSupported, "format",
+				     "vulkan: %s cannot be allocated as a %s on %s (a plane has no "
+				     "VkFormat, or the format lacks transfer support with that tiling).",
+				     pixelFormatName(request.format), frameStorageName(request.storage),
+				     info_.name.c_str());
+	if (request.storage == FrameStorage::Buffer) {
+		auto allocation = allocateBuffer(layout->size, request.exportable);
+		if (!allocation)
+			return std::move(allocation).error();
+		auto resource = anchoredResource(std::move(*allocation));
+		if (!resource)
+			return std::move(resource).error();
+		return frameOverBuffer(request, *layout, std::move(*resource));
+	}
+	// One image per plane, in plane-sized texels.
+	const PixelFormatInfo *format = *pixelFormatInfo(request.format);
+	FrameDesc desc;
+	desc.format = request.format;
+	desc.width = request.width;
+	desc.height = request.height;
+	desc.colorimetry = request.colorimetry;
+	desc.numResources = desc.numPlanes = format->numPlanes;
+	const bool optimal = request.storage == FrameStorage::OptimalImage;
+	for (uint32_t i = 0; i < format->numPlanes; i++) {
+		const PlaneInfo &plane = format->planes[i];
+		auto allocation = allocateImage(plane.format, plane.rowTexels(request.width),
+						plane.rows(request.height), optimal,
+						request.exportable);
+		if (!allocation)
+			return std::move(allocation).error();
+		uint32_t pitch = (*allocation)->rowPitch;
+		auto resource = anchoredResource(std::move(*allocation));
+		if (!resource)
+			return std::move(resource).error();
+		desc.resources[i] = std::move(*resource);
+		desc.planes[i] = PlaneView{ i, 0, 0, optimal ? 0 : pitch };
+	}
+	return Frame::create(std::move(desc));
+}
+
+Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
+{
+	auto state = std::make_shared<DeviceState>();
+	std::vector<std::string> enabled;
+	bool told = true;
+	if (options.context) {
+		Result<const VulkanContext *> host = options.context->vulkan();
+		if (!host)
+			return Error::format(ErrorCode::InvalidArgument, "context",
+					     "vulkan: the context is a %s context, not a Vulkan one.",
+					     backendKindName(options.context->backend()));
+		told = !(*host)->enabledDeviceExtensions.empty();
+		if (auto e = adoptHostDevice(*state, **host, enabled))
+			return std::move(*e);
+	} else if (auto e = createOwnDevice(*state, options.deviceIndex, enabled)) {
+		return std::move(*e);
+	}
+	if (auto e = prepareDevice(*state))
+		return std::move(*e);
+	findExtensions(*state, enabled, told);
+	VulkanContext native;
+	DeviceInfo info = describe(*state, native);
+	BackendCapabilities caps = capabilitiesOf(*state);
+	ContextRef context = options.context;
+	if (!context) {
+		native.instance = state->instance;
+		native.physicalDevice = state->physical;
+		native.device = state->device;
+		native.queue = state->queue;
+		native.queueFamilyIndex = state->queueFamily;
+		native.getInstanceProcAddr = reinterpret_cast<void *>(state->getInstanceProcAddr);
+		native.enabledDeviceExtensions = enabled;
+		auto made = Context::create(std::move(native), state);
+		if (!made)
+			return std::move(made).error();
+		context = std::move(*made);
+	}
+	return BackendRef(std::make_shared<VulkanBackend>(std::move(info), std::move(caps),
+							  std::move(context), std::move(state)));
 }
 
 } // namespace gpuhandle

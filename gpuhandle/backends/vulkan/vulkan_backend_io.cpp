@@ -1,1 +1,690 @@
-// placeholder
+// The Vulkan backend's frames: export, import (opaque fd, host pointer), CPU mapping, device
+// copies, and the queue submissions and anchors behind them.
+#include "vulkan_backend_internal.h"
+
+#include <gpuhandle/format_mappings.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <dlfcn.h>
+#include <string>
+
+namespace gpuhandle {
+
+using namespace vkbackend;
+
+namespace vkbackend {
+
+DeviceState::~DeviceState()
+{
+	if (device && pool) {
+		std::lock_guard lock(queueMutex);
+		reclaimLocked(true);
+		fn.DestroyCommandPool(device, pool, nullptr);
+	}
+	if (ownsDevice && device) {
+		// Entry points are missing when opening failed before they were loaded.
+		if (fn.DeviceWaitIdle)
+			fn.DeviceWaitIdle(device);
+		if (fn.DestroyDevice)
+			fn.DestroyDevice(device, nullptr);
+		else if (auto destroy = reinterpret_cast<PFN_vkDestroyDevice>(
+				 getDeviceProcAddr(device, "vkDestroyDevice")))
+			destroy(device, nullptr);
+	}
+	if (ownsInstance && instance && destroyInstance)
+		destroyInstance(instance, nullptr);
+	if (library)
+		dlclose(library);
+}
+
+bool DeviceState::hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const
+{
+	return type < memory.memoryTypeCount &&
+	       (memory.memoryTypes[type].propertyFlags & flags) == flags;
+}
+
+void DeviceState::reclaimLocked(bool wait)
+{
+	std::vector<Pending> keep;
+	for (Pending &p : pending_) {
+		if (wait)
+			fn.WaitForFences(device, 1, &p.fence, VK_TRUE, UINT64_MAX);
+		else if (fn.GetFenceStatus(device, p.fence) == VK_NOT_READY) {
+			keep.push_back(std::move(p));
+			continue;
+		}
+		fn.FreeCommandBuffers(device, pool, 1, &p.commands);
+		fn.DestroyFence(device, p.fence, nullptr);
+	}
+	pending_ = std::move(keep);
+}
+
+void DeviceState::drain()
+{
+	std::lock_guard lock(queueMutex);
+	reclaimLocked(true);
+}
+
+Status DeviceState::submit(const char *name, const std::function<void(VkCommandBuffer)> &record,
+			   WaitDuration timeout, std::vector<KeepAliveRef> keep)
+{
+	VkCommandBuffer commands = VK_NULL_HANDLE;
+	VkFence fence = VK_NULL_HANDLE;
+	{
+		std::lock_guard lock(queueMutex);
+		reclaimLocked(false);
+		VkCommandBufferAllocateInfo info{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+						  nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+		if (VkResult r = fn.AllocateCommandBuffers(device, &info, &commands); r != VK_SUCCESS)
+			return detail::vulkanError(name, "vkAllocateCommandBuffers", r);
+		VkCommandBufferBeginInfo begin{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
+						VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, nullptr };
+		VkResult r = fn.BeginCommandBuffer(commands, &begin);
+		if (r == VK_SUCCESS) {
+			record(commands);
+			// What the copies wrote is for the host to read once the fence signals.
+			VkMemoryBarrier toHost{ VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
+						VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+			fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+					      VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr,
+					      0, nullptr);
+			r = fn.EndCommandBuffer(commands);
+		}
+		VkFenceCreateInfo fenceInfo{ VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, nullptr, 0 };
+		if (r == VK_SUCCESS)
+			r = fn.CreateFence(device, &fenceInfo, nullptr, &fence);
+		VkSubmitInfo submit{};
+		submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+		submit.commandBufferCount = 1;
+		submit.pCommandBuffers = &commands;
+		if (r == VK_SUCCESS)
+			r = fn.QueueSubmit(queue, 1, &submit, fence);
+		if (r != VK_SUCCESS) {
+			if (fence)
+				fn.DestroyFence(device, fence, nullptr);
+			fn.FreeCommandBuffers(device, pool, 1, &commands);
+			return detail::vulkanError(name, "recording or submitting the copy", r);
+		}
+	}
+	// A driver may wake before the deadline with VK_TIMEOUT: wait out the whole budget.
+	Deadline deadline = Deadline::after(timeout);
+	VkResult r = VK_TIMEOUT;
+	while (r == VK_TIMEOUT && !deadline.expired()) {
+		uint64_t ns = deadline.isNever() ? UINT64_MAX
+						 : static_cast<uint64_t>(deadline.remaining().count());
+		r = fn.WaitForFences(device, 1, &fence, VK_TRUE, ns);
+	}
+	std::lock_guard lock(queueMutex);
+	if (r == VK_SUCCESS) {
+		fn.FreeCommandBuffers(device, pool, 1, &commands);
+		fn.DestroyFence(device, fence, nullptr);
+		return {};
+	}
+	// Still running (or lost): what it uses lives until its fence signals.
+	pending_.push_back({ commands, fence, std::move(keep) });
+	if (r == VK_TIMEOUT)
+		return waitTimeoutError(BackendKind::Vulkan, timeout);
+	return detail::vulkanError(name, "vkWaitForFences", r);
+}
+
+Allocation::~Allocation()
+{
+	if (mapped_)
+		state->fn.UnmapMemory(state->device, memory);
+}
+
+Result<uint8_t *> Allocation::mapped(const char *fn)
+{
+	std::lock_guard lock(mapMutex_);
+	if (mapped_)
+		return mapped_;
+	if (!state->hasMemoryFlags(memoryTypeIndex, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
+		return Error::format(ErrorCode::NotSupported, "frame",
+				     "vulkan: %s: memory type %u is not host-visible, so it cannot be mapped.",
+				     fn, memoryTypeIndex);
+	void *data = nullptr;
+	if (VkResult r = state->fn.MapMemory(state->device, memory, 0, VK_WHOLE_SIZE, 0, &data);
+	    r != VK_SUCCESS)
+		return detail::vulkanError(fn, "vkMapMemory", r);
+	mapped_ = static_cast<uint8_t *>(data);
+	return mapped_;
+}
+
+Allocation *allocationOf(const Resource &resource)
+{
+	const KeepAliveRef *anchor = nullptr;
+	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
+		anchor = &buffer->desc().anchor;
+	else if (const VulkanImage *image = resource.get<VulkanImage>())
+		anchor = &image->desc().anchor;
+	return anchor ? dynamic_cast<Allocation *>(anchor->get()) : nullptr;
+}
+
+Result<Resource> anchoredResource(std::shared_ptr<Allocation> allocation)
+{
+	if (const VulkanBuffer *buffer = allocation->bound.get<VulkanBuffer>()) {
+		VulkanBufferDesc desc = buffer->desc();
+		desc.anchor = std::move(allocation);
+		auto made = VulkanBuffer::create(std::move(desc));
+		if (!made)
+			return std::move(made).error();
+		return Resource(std::move(*made));
+	}
+	const VulkanImage *image = allocation->bound.get<VulkanImage>();
+	if (!image)
+		return Error(ErrorCode::Fatal, "bound", "vulkan: an allocation holds neither a buffer nor an image.");
+	VulkanImageDesc desc = image->desc();
+	desc.anchor = std::move(allocation);
+	auto made = VulkanImage::create(std::move(desc));
+	if (!made)
+		return std::move(made).error();
+	return Resource(std::move(*made));
+}
+
+Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState> &state,
+					       VulkanBoundMemory bound)
+{
+	auto a = std::make_shared<Allocation>(state);
+	a->memory = reinterpret_cast<VkDeviceMemory>(bound.memory);
+	a->allocationSize = bound.allocationSize;
+	a->memoryTypeIndex = bound.memoryTypeIndex;
+	if (const VulkanBuffer *buffer = bound.native.get<VulkanBuffer>()) {
+		a->buffer = reinterpret_cast<VkBuffer>(buffer->desc().buffer);
+		a->bufferSize = buffer->desc().size;
+	} else if (const VulkanImage *image = bound.native.get<VulkanImage>()) {
+		a->image = reinterpret_cast<VkImage>(image->desc().image);
+		a->rowPitch = image->desc().rowPitch;
+		if (a->rowPitch) {
+			VkImageSubresource subresource{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
+			VkSubresourceLayout layout{};
+			state->api.GetImageSubresourceLayout(state->device, a->image, &subresource,
+							     &layout);
+			a->imageOffset = layout.offset;
+		}
+	} else {
+		return Error(ErrorCode::Fatal, "bound", "vulkan: the memory call returned neither a buffer nor an image.");
+	}
+	a->bound = std::move(bound.native);
+	return a;
+}
+
+} // namespace vkbackend
+
+namespace {
+
+KeepAliveRef anchorOf(const Resource &resource)
+{
+	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
+		return buffer->desc().anchor;
+	if (const VulkanImage *image = resource.get<VulkanImage>())
+		return image->desc().anchor;
+	return {};
+}
+
+void anchorsOf(const Frame &frame, std::vector<KeepAliveRef> &out)
+{
+	for (uint32_t i = 0; i < frame.numResources(); i++)
+		out.push_back(anchorOf(frame.resource(i)));
+}
+
+// Images are used in GENERAL (transfers and host access both allow it); the first use moves
+// them there from their initial layout, which keeps a linear image's PREINITIALIZED bytes.
+void toGeneral(const DeviceState &s, VkCommandBuffer commands, Allocation &a)
+{
+	if (a.layout == VK_IMAGE_LAYOUT_GENERAL)
+		return;
+	VkImageMemoryBarrier barrier{};
+	barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+	barrier.srcAccessMask = VK_ACCESS_HOST_WRITE_BIT;
+	barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+	barrier.oldLayout = a.layout;
+	barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+	barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+	barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+	barrier.image = a.image;
+	barrier.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
+	s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
+				VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
+				&barrier);
+	a.layout = VK_IMAGE_LAYOUT_GENERAL;
+}
+
+// One plane's copy between two buffers, images, or a buffer and an image.
+struct PlaneCopy {
+	Allocation *src = nullptr;
+	Allocation *dst = nullptr;
+	PlaneView srcView{};
+	PlaneView dstView{};
+	uint32_t texels = 0; // per row
+	uint32_t rows = 0;
+	uint32_t texelBytes = 0;
+};
+
+// NotSupported when a buffer side's stride or offset is not in whole texels (a copy between a
+// buffer and an image counts rows in texels).
+Status checkTexelAligned(const PlaneCopy &c, uint32_t plane)
+{
+	for (const auto &[a, view] : { std::pair{ c.src, c.srcView }, std::pair{ c.dst, c.dstView } })
+		if (a->buffer && (c.src->image || c.dst->image) &&
+		    (view.stride % c.texelBytes || view.offset % c.texelBytes))
+			return Error::format(ErrorCode::NotSupported, "planes",
+					     "vulkan: plane %u's stride (%u) or offset (%" PRIu64
+					     ") is not a multiple of its %u-byte texel, which a copy "
+					     "between a buffer and an image needs.",
+					     plane, view.stride, view.offset, c.texelBytes);
+	return {};
+}
+
+void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c)
+{
+	const VkImageSubresourceLayers layers{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 };
+	const VkExtent3D extent{ c.texels, c.rows, 1 };
+	const uint64_t rowBytes = uint64_t{ c.texels } * c.texelBytes;
+	if (c.src->buffer && c.dst->buffer) {
+		std::vector<VkBufferCopy> regions;
+		if (c.srcView.stride == c.dstView.stride)
+			regions.push_back({ c.srcView.offset, c.dstView.offset,
+					    uint64_t{ c.srcView.stride } * (c.rows - 1) + rowBytes });
+		else
+			for (uint32_t y = 0; y < c.rows; y++)
+				regions.push_back({ c.srcView.offset + uint64_t{ c.srcView.stride } * y,
+						    c.dstView.offset + uint64_t{ c.dstView.stride } * y,
+						    rowBytes });
+		s.fn.CmdCopyBuffer(commands, c.src->buffer, c.dst->buffer,
+				   static_cast<uint32_t>(regions.size()), regions.data());
+		return;
+	}
+	if (c.src->image)
+		toGeneral(s, commands, *c.src);
+	if (c.dst->image)
+		toGeneral(s, commands, *c.dst);
+	if (c.src->image && c.dst->image) {
+		VkImageCopy region{ layers, { 0, 0, 0 }, layers, { 0, 0, 0 }, extent };
+		s.fn.CmdCopyImage(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL, c.dst->image,
+				  VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+		return;
+	}
+	const PlaneView &view = c.src->buffer ? c.srcView : c.dstView;
+	VkBufferImageCopy region{ view.offset, view.stride / c.texelBytes, 0, layers, { 0, 0, 0 },
+				  extent };
+	if (c.src->buffer)
+		s.fn.CmdCopyBufferToImage(commands, c.src->buffer, c.dst->image,
+					  VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+	else
+		s.fn.CmdCopyImageToBuffer(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL,
+					  c.dst->buffer, 1, &region);
+}
+
+Status submitCopies(DeviceState &s, const char *name, const std::vector<PlaneCopy> &copies,
+		    WaitDuration timeout, std::vector<KeepAliveRef> keep)
+{
+	if (copies.empty())
+		return {};
+	return s.submit(
+		name,
+		[&](VkCommandBuffer commands) {
+			for (const PlaneCopy &c : copies)
+				recordCopy(s, commands, c);
+		},
+		timeout, std::move(keep));
+}
+
+} // namespace
+
+Result<std::array<Allocation *, 4>> VulkanBackend::allocationsOf(const Frame &frame,
+								  const char *operation) const
+{
+	std::array<Allocation *, 4> out{};
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		out[i] = allocationOf(frame.resource(i));
+		if (!out[i] || out[i]->state != state_)
+			return notThisBackendsFrame(kName, operation);
+	}
+	return out;
+}
+
+bool VulkanBackend::holds(const Frame &frame) const
+{
+	return frame.numResources() > 0 && allocationsOf(frame, "holds()").ok();
+}
+
+Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
+{
+	auto allocations = allocationsOf(frame, "map()");
+	if (!allocations)
+		return std::move(allocations).error();
+	if (Status waited = frame.acquire().wait(timeout); !waited)
+		return std::move(waited).error();
+	std::array<uint8_t *, 4> planes{};
+	std::array<uint32_t, 4> strides{};
+	std::vector<PlaneCopy> staged; // optimal planes, through one staging buffer
+	uint64_t stagingSize = 0;
+	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
+		const PlaneView &view = frame.plane(p);
+		Allocation *a = (*allocations)[view.resource];
+		if (a->image && a->optimal) {
+			PlaneCopy c;
+			c.src = a;
+			c.texels = a->width;
+			c.rows = a->height;
+			c.texelBytes = bytesPerTexel(a->planeFormat);
+			c.dstView = PlaneView{ 0, 0, stagingSize, c.texels * c.texelBytes };
+			stagingSize += (uint64_t{ c.dstView.stride } * c.rows + 15) & ~uint64_t{ 15 };
+			strides[p] = c.dstView.stride;
+			staged.push_back(c);
+			continue;
+		}
+		Result<uint8_t *> base = a->mapped("map()");
+		if (!base)
+			return std::move(base).error();
+		if (!state_->hasMemoryFlags(a->memoryTypeIndex, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
+			VkMappedMemoryRange range{ VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr,
+						   a->memory, 0, VK_WHOLE_SIZE };
+			state_->fn.InvalidateMappedMemoryRanges(state_->device, 1, &range);
+		}
+		planes[p] = *base + a->imageOffset + view.offset;
+		strides[p] = view.stride;
+	}
+
+	// Flushes what the CPU wrote into non-coherent memory.
+	auto flush = [state = state_, allocations = *allocations, n = frame.numResources(),
+		      access]() -> Status {
+		if (access == MapAccess::Read)
+			return {};
+		for (uint32_t i = 0; i < n; i++)
+			if (!allocations[i]->optimal &&
+			    !state->hasMemoryFlags(allocations[i]->memoryTypeIndex,
+						   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
+				VkMappedMemoryRange range{ VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
+							   nullptr, allocations[i]->memory, 0,
+							   VK_WHOLE_SIZE };
+				state->fn.FlushMappedMemoryRanges(state->device, 1, &range);
+			}
+		return {};
+	};
+	if (staged.empty())
+		return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides, flush);
+
+	VulkanExportDesc x;
+	x.allocationSize = stagingSize;
+	x.usage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+	auto staging = createObject(*state_, state_, x, kHostMemory, nullptr);
+	if (!staging)
+		return std::move(staging).error();
+	auto stagingAllocation = adoptBound(
+		state_, VulkanBoundMemory{ VulkanBuffer::create({ reinterpret_cast<uint64_t>((*staging)->buffer),
+								  state_->device, stagingSize, {}, *staging })
+						   .value(),
+					   reinterpret_cast<uint64_t>((*staging)->memory),
+					   x.allocationSize, x.memoryTypeIndex });
+	if (!stagingAllocation)
+		return std::move(stagingAllocation).error();
+	std::shared_ptr<Allocation> buffer = std::move(*stagingAllocation);
+	Result<uint8_t *> base = buffer->mapped("map()");
+	if (!base)
+		return std::move(base).error();
+	std::vector<KeepAliveRef> keep{ buffer };
+	anchorsOf(frame, keep);
+	for (PlaneCopy &c : staged)
+		c.dst = buffer.get();
+	if (access != MapAccess::Write)
+		if (Status s = submitCopies(*state_, "vulkan: map()", staged, timeout, keep); !s)
+			return std::move(s).error();
+	uint32_t next = 0;
+	for (uint32_t p = 0; p < frame.numPlanes(); p++)
+		if (!planes[p])
+			planes[p] = *base + staged[next++].dstView.offset;
+	if (access == MapAccess::Read)
+		return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides,
+					 [buffer = std::move(buffer)]() -> Status { return {}; });
+	// Writes go back to the images when the mapping ends, bounded by the same timeout.
+	std::vector<PlaneCopy> back;
+	for (const PlaneCopy &c : staged)
+		back.push_back({ buffer.get(), c.src, c.dstView, c.srcView, c.texels, c.rows,
+				 c.texelBytes });
+	auto end = [state = state_, flush, back = std::move(back), keep = std::move(keep),
+		    timeout]() -> Status {
+		if (Status s = flush(); !s)
+			return s;
+		return submitCopies(*state, "vulkan: map() end", back, timeout, keep);
+	};
+	return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides, std::move(end));
+}
+
+Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout)
+{
+	auto to = allocationsOf(dst, "copyFrame()");
+	if (!to)
+		return std::move(to).error();
+	auto from = allocationsOf(src, "copyFrame()");
+	if (!from)
+		return std::move(from).error();
+	if (dst.format() != src.format() || dst.width() != src.width() ||
+	    dst.height() != src.height() || dst.numPlanes() != src.numPlanes())
+		return Error::format(ErrorCode::FormatMismatch, "dst",
+				     "vulkan: copyFrame() copies between frames of one format and size, "
+				     "not a %ux%u %s into a %ux%u %s.",
+				     src.width(), src.height(), pixelFormatName(src.format()),
+				     dst.width(), dst.height(), pixelFormatName(dst.format()));
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(src.format());
+	if (!info)
+		return std::move(info).error();
+	if ((*info)->numPlanes != src.numPlanes())
+		return Error::format(ErrorCode::FormatMismatch, "src",
+				     "vulkan: a %s frame has %u planes, not %u.",
+				     pixelFormatName(src.format()), (*info)->numPlanes, src.numPlanes());
+	if (Status s = src.acquire().wait(timeout); !s)
+		return s;
+	if (Status s = dst.acquire().wait(timeout); !s)
+		return s;
+	std::vector<PlaneCopy> copies;
+	for (uint32_t p = 0; p < src.numPlanes(); p++) {
+		const PlaneInfo &plane = (*info)->planes[p];
+		PlaneCopy c{ (*from)[src.plane(p).resource], (*to)[dst.plane(p).resource],
+			     src.plane(p), dst.plane(p), plane.rowTexels(src.width()),
+			     plane.rows(src.height()), bytesPerTexel(plane.format) };
+		if (Status s = checkTexelAligned(c, p); !s)
+			return s;
+		copies.push_back(c);
+	}
+	std::vector<KeepAliveRef> keep;
+	anchorsOf(src, keep);
+	anchorsOf(dst, keep);
+	return submitCopies(*state_, "vulkan: copyFrame()", copies, timeout, std::move(keep));
+}
+
+Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
+{
+	auto allocations = allocationsOf(frame, "exportFrame()");
+	if (!allocations)
+		return std::move(allocations).error();
+	if (kind == ResourceKind::DmaBuf)
+		return Error::format(ErrorCode::NotSupported, "kind",
+				     state_->ext.dmaBuf
+					     ? "vulkan: DMA-BUF export is not written yet: the backend's "
+					       "memory is allocated exportable as OPAQUE_FD only."
+					     : "vulkan: DMA-BUF export needs VK_EXT_external_memory_dma_buf, "
+					       "which %s does not offer.",
+				     info_.name.c_str());
+	if (kind != ResourceKind::VulkanMemoryFd)
+		return Error::format(ErrorCode::NotSupported, "kind",
+				     "vulkan: exportFrame() gives VulkanMemoryFd resources, not %s.",
+				     resourceKindName(kind));
+	std::array<Resource, 4> out{};
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const std::optional<VulkanMemoryFd> &exported = (*allocations)[i]->exported;
+		if (!exported)
+			return Error::format(ErrorCode::NotSupported, "frame",
+					     "vulkan: resource %u has no opaque fd: it was allocated "
+					     "with exportable false, imported, or made on a device "
+					     "without VK_KHR_external_memory_fd.",
+					     i);
+		UniqueFd fd = exported->desc().fd.dup();
+		if (!fd.isValid())
+			return Error::format(ErrorCode::Io, "fd",
+					     "vulkan: duplicating the opaque fd %d failed: %s.",
+					     exported->desc().fd.get(), std::strerror(errno));
+		VulkanMemoryFdDesc desc = exported->desc();
+		desc.fd = SharedFd(std::move(fd));
+		auto memoryFd = VulkanMemoryFd::create(std::move(desc));
+		if (!memoryFd)
+			return std::move(memoryFd).error();
+		out[i] = std::move(*memoryFd);
+	}
+	return frameLike(frame, std::span(out.data(), frame.numResources()));
+}
+
+Result<Frame> VulkanBackend::importFrame(const Frame &frame, ImportRoute route)
+{
+	switch (route) {
+	case ImportRoute::Direct:
+		if (holds(frame))
+			return frame;
+		return routeNotSupported(kName, route,
+					 "the frame's resources are not this device's Vulkan memory.");
+	case ImportRoute::OpaqueFd: return importOpaqueFd(frame);
+	case ImportRoute::HostPointer: return importHostPointer(frame);
+	case ImportRoute::DmaBuf:
+		return routeNotSupported(kName, route,
+					 state_->ext.dmaBuf
+						 ? "DMA-BUF import into this backend is not written yet."
+						 : "the device does not offer VK_EXT_external_memory_dma_buf.");
+	default: break;
+	}
+	return routeNotSupported(kName, route,
+				 "the backend imports without copies only; the planner makes copies.");
+}
+
+Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
+{
+	const DeviceState &s = *state_;
+	if (!s.ext.memoryFd)
+		return routeNotSupported(kName, ImportRoute::OpaqueFd,
+					 "the device was opened without VK_KHR_external_memory_fd.");
+	std::array<Resource, 4> out{};
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const VulkanMemoryFd *memoryFd = frame.resource(i).get<VulkanMemoryFd>();
+		if (!memoryFd) {
+			std::string why = std::string("resource ") + std::to_string(i) + " is a " +
+					  resourceKindName(frame.resource(i).kind()) +
+					  ", not a VulkanMemoryFd.";
+			return routeNotSupported(kName, ImportRoute::OpaqueFd, why.c_str());
+		}
+		const VulkanMemoryFdDesc &d = memoryFd->desc();
+		for (const auto &[field, theirs, ours] :
+		     { std::tuple{ "deviceUuid", d.deviceUuid, s.deviceUuid },
+		       std::tuple{ "driverUuid", d.driverUuid, s.driverUuid } })
+			if (theirs && *theirs != ours)
+				return Error::format(ErrorCode::DeviceMismatch, field,
+						     "vulkan: the memory was exported with %s %s, but "
+						     "this device's is %s; an opaque fd imports only on "
+						     "the device and driver that made it.",
+						     field, formatUuid(*theirs).c_str(),
+						     formatUuid(ours).c_str());
+		auto bound = importVulkanMemoryFd(s.dispatch, s.physicalDispatch, *memoryFd, state_);
+		if (!bound)
+			return std::move(bound).error();
+		auto allocation = adoptBound(state_, std::move(*bound));
+		if (!allocation)
+			return std::move(allocation).error();
+		Allocation &a = **allocation;
+		a.source = frame.resource(i);
+		if (a.image) {
+			const VulkanExportDesc &x = d.exportDesc;
+			Result<PlaneFormat> format = fromPlaneApiFormat(PlaneApi::VkFormat, x.format);
+			if (!format)
+				return std::move(format).error();
+			a.planeFormat = *format;
+			a.width = x.width;
+			a.height = x.height;
+			a.optimal = x.tiling == VK_IMAGE_TILING_OPTIMAL;
+			// The exporter's images are in GENERAL once used on its queue; a linear one
+			// never used there still holds its PREINITIALIZED bytes.
+			a.layout = a.optimal ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_PREINITIALIZED;
+			for (uint32_t p = 0; p < frame.numPlanes(); p++)
+				if (frame.plane(p).resource == i && !a.optimal &&
+				    frame.plane(p).stride != a.rowPitch)
+					return Error::format(ErrorCode::FormatMismatch, "planes",
+							     "vulkan: plane %u has a stride of %u bytes but the "
+							     "imported image's rows are %u bytes apart.",
+							     p, frame.plane(p).stride, a.rowPitch);
+		}
+		auto resource = anchoredResource(std::move(*allocation));
+		if (!resource)
+			return std::move(resource).error();
+		out[i] = std::move(*resource);
+	}
+	return frameLike(frame, std::span(out.data(), frame.numResources()));
+}
+
+Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
+{
+	const DeviceState &s = *state_;
+	if (!s.ext.memoryHost || !s.hostPointerAlignment)
+		return routeNotSupported(kName, ImportRoute::HostPointer,
+					 "the device was opened without VK_EXT_external_memory_host.");
+	if (Status checked = checkPlaneStrides(frame, kName); !checked)
+		return std::move(checked).error();
+	const uint64_t align = s.hostPointerAlignment;
+	// Misaligned memory is NotSupported (not InvalidArgument): the planner then copies.
+	auto importBytes = [&](const CpuBytes &bytes, const Resource &source) -> Result<Resource> {
+		const CpuBytesDesc &d = bytes.desc();
+		if (reinterpret_cast<uintptr_t>(d.data) % align || d.size % align)
+			return Error::format(ErrorCode::NotSupported, "alignment",
+					     "vulkan: no host-pointer import of %" PRIu64
+					     " bytes at %p: address and size must be multiples of the "
+					     "device's minImportedHostPointerAlignment (%" PRIu64
+					     " bytes).",
+					     d.size, d.data, align);
+		auto bound = importHostMemoryIntoVulkan(s.dispatch, s.physicalDispatch, bytes,
+							kBufferUsage, state_);
+		if (!bound)
+			return std::move(bound).error();
+		auto allocation = adoptBound(state_, std::move(*bound));
+		if (!allocation)
+			return std::move(allocation).error();
+		(*allocation)->source = source;
+		return anchoredResource(std::move(*allocation));
+	};
+	std::array<Resource, 4> out{};
+	if (frame.numResources() == 1 && frame.resource(0).get<CpuPlanes>()) {
+		// Each plane of its own memory becomes a buffer of its own.
+		const CpuPlanesDesc &planes = frame.resource(0).get<CpuPlanes>()->desc();
+		FrameDesc desc = frame.desc();
+		desc.numResources = planes.numPlanes;
+		for (uint32_t i = 0; i < planes.numPlanes; i++) {
+			const CpuPlane &plane = planes.planes[i];
+			auto bytes = CpuBytes::create(
+				{ plane.data, uint64_t{ plane.stride } * plane.rows, {} });
+			if (!bytes)
+				return std::move(bytes).error();
+			auto resource = importBytes(*bytes, frame.resource(0));
+			if (!resource)
+				return std::move(resource).error();
+			desc.resources[i] = std::move(*resource);
+		}
+		for (uint32_t p = 0; p < desc.numPlanes; p++)
+			desc.planes[p] = PlaneView{ frame.plane(p).subresource, 0, frame.plane(p).offset,
+						    frame.plane(p).stride };
+		return Frame::create(std::move(desc));
+	}
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const CpuBytes *bytes = frame.resource(i).get<CpuBytes>();
+		if (!bytes) {
+			std::string why = std::string("it takes CpuBytes or one CpuPlanes resource; "
+						      "resource ") +
+					  std::to_string(i) + " is a " +
+					  resourceKindName(frame.resource(i).kind()) + ".";
+			return routeNotSupported(kName, ImportRoute::HostPointer, why.c_str());
+		}
+		auto resource = importBytes(*bytes, frame.resource(i));
+		if (!resource)
+			return std::move(resource).error();
+		out[i] = std::move(*resource);
+	}
+	return frameLike(frame, std::span(out.data(), frame.numResources()));
+}
+
+} // namespace gpuhandle
