@@ -1,2 +1,397 @@
-// placeholder: filled in by the backend work
-int main() { return 77; }
+// CUDA backend object: open, allocate, map, copy and imports on a real NVIDIA device; skips (77)
+// with the reason where no CUDA driver or device is usable.
+#include <gpuhandle/backends/backend.h>
+#include <gpuhandle/layout.h>
+
+#include "fd_count.h"
+#include "skip_probe.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+// Last: Check defines a fail() macro that breaks standard headers included after it.
+#include "check_helpers.h"
+
+using namespace gpuhandle;
+
+namespace {
+
+BackendRef openCuda()
+{
+	Result<BackendRef> opened = openBackend(BackendKind::Cuda);
+	ck_assert_ok(opened);
+	return *opened;
+}
+
+AllocateRequest requestOf(PixelFormat format, uint32_t width, uint32_t height)
+{
+	AllocateRequest request;
+	request.format = format;
+	request.width = width;
+	request.height = height;
+	return request;
+}
+
+uint8_t patternByte(uint32_t plane, uint32_t row, uint64_t column, uint32_t seed)
+{
+	return static_cast<uint8_t>(seed * 13 + plane * 71 + row * 7 + column * 3);
+}
+
+// Writes (or checks) a pattern into every row of every plane of a mapping of `frame`.
+void fillPattern(const CpuMapping &mapping, const Frame &frame, uint32_t seed)
+{
+	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
+	for (uint32_t p = 0; p < mapping.numPlanes(); ++p)
+		for (uint32_t y = 0; y < info->planes[p].rows(frame.height()); ++y) {
+			uint8_t *row = mapping.data(p) + uint64_t(y) * mapping.stride(p);
+			for (uint64_t x = 0; x < info->planes[p].rowBytes(frame.width()); ++x)
+				row[x] = patternByte(p, y, x, seed);
+		}
+}
+
+void checkPattern(const CpuMapping &mapping, const Frame &frame, uint32_t seed)
+{
+	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
+	for (uint32_t p = 0; p < mapping.numPlanes(); ++p)
+		for (uint32_t y = 0; y < info->planes[p].rows(frame.height()); ++y) {
+			const uint8_t *row = mapping.data(p) + uint64_t(y) * mapping.stride(p);
+			for (uint64_t x = 0; x < info->planes[p].rowBytes(frame.width()); ++x)
+				if (row[x] != patternByte(p, y, x, seed))
+					ck_abort_msg(
+						"%s %ux%u plane %u row %u byte %llu: %u, expected %u",
+						pixelFormatName(frame.format()), frame.width(),
+						frame.height(), p, y,
+						static_cast<unsigned long long>(x), row[x],
+						patternByte(p, y, x, seed));
+		}
+}
+
+void writePattern(Backend &backend, const Frame &frame, uint32_t seed)
+{
+	Result<CpuMapping> mapping = backend.map(frame, MapAccess::Write, kDefaultWaitTimeout);
+	ck_assert_ok(mapping);
+	fillPattern(*mapping, frame, seed);
+	ck_assert_ok(mapping->unmap());
+}
+
+void readPattern(Backend &backend, const Frame &frame, uint32_t seed)
+{
+	Result<CpuMapping> mapping = backend.map(frame, MapAccess::Read, kDefaultWaitTimeout);
+	ck_assert_ok(mapping);
+	checkPattern(*mapping, frame, seed);
+	ck_assert_ok(mapping->unmap());
+}
+
+// Page-aligned CPU memory freed by its anchor.
+struct HostMemory {
+	void *data = nullptr;
+	KeepAliveRef anchor{};
+};
+
+HostMemory hostMemory(uint64_t size)
+{
+	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+	size_t rounded = (size + page - 1) / page * page;
+	HostMemory memory;
+	memory.data = std::aligned_alloc(page, rounded);
+	ck_assert_ptr_nonnull(memory.data);
+	memory.anchor = makeKeepAlive(std::free, memory.data);
+	return memory;
+}
+
+// A frame over CPU bytes at `offset` into page-aligned memory, planes at the tight layout.
+Frame cpuFrame(PixelFormat format, uint32_t width, uint32_t height, uint64_t offset = 0)
+{
+	Result<FrameLayout> layout = computeLayout(format, width, height);
+	ck_assert_ok(layout);
+	HostMemory memory = hostMemory(layout->size + offset);
+	Result<CpuBytes> bytes = CpuBytes::create(
+		{ static_cast<uint8_t *>(memory.data) + offset, layout->size, memory.anchor });
+	ck_assert_ok(bytes);
+	FrameDesc desc;
+	desc.format = format;
+	desc.width = width;
+	desc.height = height;
+	desc.numResources = 1;
+	desc.resources[0] = Resource(*bytes);
+	desc.numPlanes = layout->numPlanes;
+	for (uint32_t p = 0; p < layout->numPlanes; ++p)
+		desc.planes[p] =
+			PlaneView{ 0, 0, layout->planes[p].offset, layout->planes[p].stride };
+	Result<Frame> frame = Frame::create(std::move(desc));
+	ck_assert_ok(frame);
+	return *frame;
+}
+
+const PixelFormat kFormats[] = { PixelFormat::NV12, PixelFormat::YUV420P, PixelFormat::P010LE,
+				 PixelFormat::RGBA, PixelFormat::V210 };
+
+} // namespace
+
+// Runs anywhere: without a driver the open fails with NotSupported and leaks nothing.
+START_TEST(open_answers_or_says_why)
+{
+	int fds = test::openFdCount();
+	Result<BackendRef> opened = openBackend(BackendKind::Cuda);
+	if (!opened.ok()) {
+		ck_assert_int_eq(static_cast<int>(opened.error().code()),
+				 static_cast<int>(ErrorCode::NotSupported));
+		ck_assert(!opened.error().message().empty());
+	}
+	opened = Error(ErrorCode::Fatal, "", "dropped");
+	ck_assert_int_eq(test::openFdCount(), fds);
+}
+END_TEST
+
+START_TEST(device_is_described)
+{
+	BackendRef cuda = openCuda();
+	const DeviceInfo &info = cuda->deviceInfo();
+	ck_assert(info.backend == BackendKind::Cuda);
+	ck_assert(!info.name.empty());
+	ck_assert(info.vendorId && *info.vendorId == 0x10de);
+	ck_assert(info.id.uuid.has_value());
+	ck_assert(!info.driverVersion.empty());
+	ck_assert(cuda->context() && cuda->context()->backend() == BackendKind::Cuda);
+	ck_assert(cuda->capabilities().cpuMap && cuda->capabilities().gpuCopy);
+	ck_assert(cuda->supportsFormat(PixelFormat::NV12, FrameStorage::Buffer));
+	ck_assert(!cuda->supportsFormat(PixelFormat::NV12, FrameStorage::OptimalImage));
+	std::printf("cuda device: %s\n", info.toString().c_str());
+	// A second backend inside the first one's context works on the same device.
+	BackendOpenOptions options;
+	options.context = cuda->context();
+	Result<BackendRef> inside = openBackend(BackendKind::Cuda, options);
+	ck_assert_ok(inside);
+	ck_assert(sameDevice((*inside)->deviceId(), cuda->deviceId()) == DeviceMatch::Same);
+}
+END_TEST
+
+START_TEST(allocate_write_read_identical)
+{
+	BackendRef cuda = openCuda();
+	int fds = test::openFdCount();
+	const uint32_t sizes[][2] = { { 33, 17 }, { 1, 1 }, { 640, 360 } };
+	uint32_t seed = 1;
+	for (PixelFormat format : kFormats)
+		for (const auto &size : sizes) {
+			Result<Frame> frame = cuda->allocate(requestOf(format, size[0], size[1]));
+			ck_assert_ok(frame);
+			ck_assert(cuda->holds(*frame));
+			writePattern(*cuda, *frame, seed);
+			readPattern(*cuda, *frame, seed);
+			++seed;
+		}
+	ck_assert_int_eq(test::openFdCount(), fds);
+}
+END_TEST
+
+START_TEST(large_frame_and_frames_outlive_backend)
+{
+	BackendRef cuda = openCuda();
+	Result<Frame> frame = cuda->allocate(requestOf(PixelFormat::P010LE, 3840, 2160));
+	ck_assert_ok(frame);
+	writePattern(*cuda, *frame, 9);
+	Result<CpuMapping> both = cuda->map(*frame, MapAccess::ReadWrite, kDefaultWaitTimeout);
+	ck_assert_ok(both);
+	// The mapping and the frame keep the device alive after the last BackendRef goes: the
+	// write-back still runs, and the memory is freed only with the frame.
+	cuda.reset();
+	checkPattern(*both, *frame, 9);
+	fillPattern(*both, *frame, 10);
+	ck_assert_ok(both->unmap());
+	BackendRef again = openCuda();
+	ck_assert(!again->holds(*frame)); // another opening: another device state
+	frame = Error(ErrorCode::Fatal, "", "dropped");
+}
+END_TEST
+
+START_TEST(copy_frame_on_device)
+{
+	BackendRef cuda = openCuda();
+	for (PixelFormat format : kFormats) {
+		Result<Frame> src = cuda->allocate(requestOf(format, 33, 17));
+		ck_assert_ok(src);
+		AllocateRequest wide = requestOf(format, 33, 17);
+		wide.strideAlign = 1024; // another stride: the copy is row by row
+		Result<Frame> dst = cuda->allocate(wide);
+		ck_assert_ok(dst);
+		writePattern(*cuda, *src, 3);
+		ck_assert_ok(cuda->copyFrame(*dst, *src, kDefaultWaitTimeout));
+		readPattern(*cuda, *dst, 3);
+	}
+	Result<Frame> big = cuda->allocate(requestOf(PixelFormat::RGBA, 3840, 2160));
+	Result<Frame> small = cuda->allocate(requestOf(PixelFormat::RGBA, 33, 17));
+	ck_assert_ok(big);
+	ck_assert_ok(small);
+	ck_assert_error(cuda->copyFrame(*big, *small, kDefaultWaitTimeout),
+			ErrorCode::FormatMismatch, "dst");
+}
+END_TEST
+
+START_TEST(host_pointer_import_is_zero_copy)
+{
+	BackendRef cuda = openCuda();
+	bool offered = false;
+	for (ImportRoute route : cuda->capabilities().routes)
+		offered = offered || route == ImportRoute::HostPointer;
+	if (!offered) {
+		std::printf("host-pointer import not offered by this device\n");
+		return;
+	}
+	int fds = test::openFdCount();
+	for (PixelFormat format : kFormats) {
+		Frame host = cpuFrame(format, 33, 17);
+		Result<CpuMapping> cpu = mapFrame(host, MapAccess::Write);
+		ck_assert_ok(cpu);
+		fillPattern(*cpu, host, 5);
+		ck_assert_ok(cpu->unmap());
+		Result<Frame> imported = cuda->importFrame(host, ImportRoute::HostPointer);
+		ck_assert_ok(imported);
+		ck_assert(cuda->holds(*imported));
+		readPattern(*cuda, *imported, 5);
+		// A device copy into the imported frame lands in the CPU memory itself.
+		Result<Frame> device = cuda->allocate(requestOf(format, 33, 17));
+		ck_assert_ok(device);
+		writePattern(*cuda, *device, 6);
+		ck_assert_ok(cuda->copyFrame(*imported, *device, kDefaultWaitTimeout));
+		cpu = mapFrame(host, MapAccess::Read);
+		ck_assert_ok(cpu);
+		checkPattern(*cpu, host, 6);
+	}
+	// Memory that does not start on a page is refused, naming the alignment.
+	Frame unaligned = cpuFrame(PixelFormat::NV12, 33, 17, 64);
+	ck_assert_error(cuda->importFrame(unaligned, ImportRoute::HostPointer),
+			ErrorCode::NotSupported, "route");
+	ck_assert_int_eq(test::openFdCount(), fds);
+}
+END_TEST
+
+// Vulkan memory exported as an opaque fd: imported on the same GPU, refused on another device.
+START_TEST(vulkan_opaque_fd_import)
+{
+	BackendRef cuda = openCuda();
+	bool ranSame = false;
+	for (uint32_t index = 0; index < 8; ++index) {
+		BackendOpenOptions options;
+		options.deviceIndex = index;
+		Result<BackendRef> vulkan = openBackend(BackendKind::Vulkan, options);
+		if (!vulkan.ok())
+			break;
+		Result<Frame> frame = (*vulkan)->allocate(requestOf(PixelFormat::NV12, 64, 32));
+		ck_assert_ok(frame);
+		Result<Frame> exported =
+			(*vulkan)->exportFrame(*frame, ResourceKind::VulkanMemoryFd);
+		if (!exported.ok()) {
+			std::printf("vulkan device %u exports no opaque fd: %s\n", index,
+				    exported.error().message().c_str());
+			continue;
+		}
+		int fds = test::openFdCount();
+		DeviceMatch match = sameDevice((*vulkan)->deviceId(), cuda->deviceId());
+		std::printf("vulkan device %u (%s): %s GPU as CUDA\n", index,
+			    (*vulkan)->deviceInfo().toString().c_str(), deviceMatchName(match));
+		if (match == DeviceMatch::Same) {
+			writePattern(**vulkan, *frame, 11);
+			Result<Frame> imported =
+				cuda->importFrame(*exported, ImportRoute::OpaqueFd);
+			ck_assert_ok(imported);
+			readPattern(*cuda, *imported, 11);
+			ranSame = true;
+		} else if (match == DeviceMatch::Different) {
+			ck_assert_error(cuda->importFrame(*exported, ImportRoute::OpaqueFd),
+					ErrorCode::DeviceMismatch, "deviceUuid");
+		}
+		ck_assert_int_eq(test::openFdCount(), fds);
+	}
+	if (!ranSame)
+		std::printf(
+			"no Vulkan device on this GPU exports an opaque fd: same-GPU import not run\n");
+}
+END_TEST
+
+START_TEST(bad_input_is_refused)
+{
+	BackendRef cuda = openCuda();
+	int fds = test::openFdCount();
+	ck_assert_error(cuda->allocate(requestOf(PixelFormat::NV12, 0, 17)), ErrorCode::ZeroSize,
+			"width");
+	AllocateRequest image = requestOf(PixelFormat::NV12, 33, 17);
+	image.storage = FrameStorage::OptimalImage;
+	ck_assert_error(cuda->allocate(image), ErrorCode::NotSupported, "storage");
+	ck_assert_error(cuda->allocate(requestOf(PixelFormat::Unknown, 33, 17)),
+			ErrorCode::NotSupported, "format");
+
+	Frame host = cpuFrame(PixelFormat::NV12, 33, 17);
+	ck_assert(!cuda->holds(host));
+	ck_assert_error(cuda->map(host, MapAccess::Read, kDefaultWaitTimeout), ErrorCode::WrongKind,
+			"frame");
+	ck_assert_error(cuda->exportFrame(host, ResourceKind::DmaBuf), ErrorCode::WrongKind,
+			"frame");
+	Result<Frame> frame = cuda->allocate(requestOf(PixelFormat::NV12, 33, 17));
+	ck_assert_ok(frame);
+	ck_assert_error(cuda->copyFrame(*frame, host, kDefaultWaitTimeout), ErrorCode::WrongKind,
+			"frame");
+	ck_assert_error(cuda->exportFrame(*frame, ResourceKind::VulkanMemoryFd),
+			ErrorCode::NotSupported, "kind");
+	ck_assert_error(cuda->importFrame(host, ImportRoute::DmaBuf), ErrorCode::NotSupported,
+			"route");
+	ck_assert_error(cuda->importFrame(host, ImportRoute::OpaqueFd), ErrorCode::NotSupported,
+			"route");
+	ck_assert_error(cuda->importFrame(host, ImportRoute::Direct), ErrorCode::NotSupported,
+			"route");
+	ck_assert_error(cuda->importFrame(host, ImportRoute::CpuCopy), ErrorCode::NotSupported,
+			"route");
+	// Our own frame imports directly as itself.
+	Result<Frame> direct = cuda->importFrame(*frame, ImportRoute::Direct);
+	ck_assert_ok(direct);
+	ck_assert(cuda->holds(*direct));
+	ck_assert_int_eq(test::openFdCount(), fds);
+}
+END_TEST
+
+namespace {
+
+Suite *hardwareSuite()
+{
+	Suite *suite = suite_create("cuda_backend");
+	TCase *tc = tcase_create("device");
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, device_is_described);
+	tcase_add_test(tc, allocate_write_read_identical);
+	tcase_add_test(tc, large_frame_and_frames_outlive_backend);
+	tcase_add_test(tc, copy_frame_on_device);
+	tcase_add_test(tc, host_pointer_import_is_zero_copy);
+	tcase_add_test(tc, vulkan_opaque_fd_import);
+	tcase_add_test(tc, bad_input_is_refused);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+Suite *anywhereSuite()
+{
+	Suite *suite = suite_create("cuda_backend_anywhere");
+	TCase *tc = tcase_create("open");
+	tcase_add_test(tc, open_answers_or_says_why);
+	suite_add_tcase(suite, tc);
+	return suite;
+}
+
+} // namespace
+
+int main()
+{
+	// Each test runs in a forked child, which starts the driver itself: this process never
+	// initialises CUDA (a CUDA context does not survive fork()), so the probe runs in a child.
+	if (test::runSuite(anywhereSuite()) != EXIT_SUCCESS)
+		return EXIT_FAILURE;
+	int probe = test::probeInChild([] {
+		Result<BackendRef> opened = openBackend(BackendKind::Cuda);
+		return opened.ok() ? std::string() : opened.error().message();
+	});
+	if (probe != 0)
+		return probe;
+	return test::runSuite(hardwareSuite());
+}

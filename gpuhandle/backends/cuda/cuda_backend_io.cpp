@@ -1,1 +1,394 @@
-// placeholder
+// The CUDA backend: memory lifetimes, CPU mappings (staging copies), device copies, stream waits.
+#include <gpuhandle/backends/cuda_sync.h>
+
+#include "cuda/cuda_backend_internal.h"
+
+#include <algorithm>
+#include <memory>
+#include <new>
+#include <thread>
+
+namespace gpuhandle::cuda {
+
+namespace {
+
+constexpr const char *kName = "cuda";
+
+bool reads(MapAccess access)
+{
+	return (static_cast<uint8_t>(access) & static_cast<uint8_t>(MapAccess::Read)) != 0;
+}
+
+bool writes(MapAccess access)
+{
+	return (static_cast<uint8_t>(access) & static_cast<uint8_t>(MapAccess::Write)) != 0;
+}
+
+// One plane as the copies see it: device address, stride, and the bytes of its rows.
+struct PlaneSpan {
+	CUdeviceptr device = 0;
+	uint32_t stride = 0;
+	uint64_t rowBytes = 0;
+	uint32_t rows = 0;
+};
+
+// The planes of a frame of this backend (the allocations come from planeAllocations()).
+Result<std::array<PlaneSpan, 4>> planeSpans(const Frame &frame,
+					    const std::vector<const Allocation *> &allocations)
+{
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
+	if (!info.ok())
+		return Error::format(ErrorCode::NotSupported, "format", "%s: %s", kName,
+				     info.error().message().c_str());
+	if (frame.numPlanes() != (*info)->numPlanes)
+		return Error::format(ErrorCode::FormatMismatch, "planes",
+				     "%s: a %s frame has %u planes, not %u.", kName,
+				     pixelFormatName(frame.format()), (*info)->numPlanes,
+				     frame.numPlanes());
+	std::array<PlaneSpan, 4> spans{};
+	for (uint32_t p = 0; p < frame.numPlanes(); ++p) {
+		const PlaneView &view = frame.plane(p);
+		PlaneSpan &span = spans[p];
+		span.stride = view.stride;
+		span.rowBytes = (*info)->planes[p].rowBytes(frame.width());
+		span.rows = (*info)->planes[p].rows(frame.height());
+		if (span.stride < span.rowBytes)
+			return Error::format(
+				ErrorCode::FormatMismatch, "planes",
+				"%s: plane %u has a stride of %u bytes, less than a row of %llu "
+				"bytes.",
+				kName, p, span.stride,
+				static_cast<unsigned long long>(span.rowBytes));
+		uint64_t end =
+			view.offset + uint64_t(span.stride) * (span.rows - 1) + span.rowBytes;
+		if (end > allocations[p]->size)
+			return Error::format(
+				ErrorCode::OutOfRange, "planes",
+				"%s: plane %u ends %llu bytes into a buffer of %llu bytes.", kName,
+				p, static_cast<unsigned long long>(end),
+				static_cast<unsigned long long>(allocations[p]->size));
+		span.device = allocations[p]->pointer + view.offset;
+	}
+	return spans;
+}
+
+// A device <-> host copy of one plane's rows at its stride, queued on `stream`.
+CUresult copyPlane(const Driver &d, const PlaneSpan &span, uint8_t *host, bool toHost,
+		   CUstream stream)
+{
+	CUDA_MEMCPY2D copy{};
+	if (toHost) {
+		copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		copy.srcDevice = span.device;
+		copy.srcPitch = span.stride;
+		copy.dstMemoryType = CU_MEMORYTYPE_HOST;
+		copy.dstHost = host;
+		copy.dstPitch = span.stride;
+	} else {
+		copy.srcMemoryType = CU_MEMORYTYPE_HOST;
+		copy.srcHost = host;
+		copy.srcPitch = span.stride;
+		copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+		copy.dstDevice = span.device;
+		copy.dstPitch = span.stride;
+	}
+	copy.WidthInBytes = span.rowBytes;
+	copy.Height = span.rows;
+	return d.memcpy2DAsync(&copy, stream);
+}
+
+// The host copies of a staged mapping, written back by its end function.
+struct Staging {
+	std::array<std::unique_ptr<uint8_t[]>, 4> planes{};
+};
+
+// Waits (bounded by `timeout`) for everything queued on the device's stream so far. A free
+// function: a mapping's end runs it after the backend may be gone.
+Status finishStream(const DeviceState &state, WaitDuration timeout)
+{
+	const Driver &d = driver();
+	ContextScope scope(d, state.context);
+	if (scope.result() != CUDA_SUCCESS)
+		return error(d, "context", "cuCtxPushCurrent", scope.result());
+	CUevent event = nullptr;
+	if (CUresult r = d.eventCreate(&event, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
+		return error(d, "stream", "cuEventCreate", r);
+	// Destroying an event whose work is still queued is allowed: the driver frees it later.
+	struct EventGuard {
+		const Driver &d;
+		CUevent event;
+		~EventGuard() { d.eventDestroy(event); }
+	} guard{ d, event };
+	if (CUresult r = d.eventRecord(event, state.stream); r != CUDA_SUCCESS)
+		return error(d, "stream", "cuEventRecord", r);
+	// cuStreamSynchronize has no timeout: poll the event, backing off from 20 us.
+	Deadline deadline = Deadline::after(timeout);
+	WaitDuration slice = std::chrono::microseconds(20);
+	for (;;) {
+		CUresult r = d.eventQuery(event);
+		if (r == CUDA_SUCCESS)
+			return {};
+		if (r != CUDA_ERROR_NOT_READY)
+			return error(d, "stream", "cuEventQuery", r);
+		if (deadline.expired())
+			return waitTimeoutError(BackendKind::Cuda, timeout);
+		std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
+		slice = std::min<WaitDuration>(slice * 2, kCudaWaitSlice);
+	}
+}
+
+} // namespace
+
+DeviceState::~DeviceState()
+{
+	const Driver &d = driver();
+	if (ownStream && stream) {
+		ContextScope scope(d, context);
+		d.streamDestroy(stream);
+	}
+	if (retainedPrimary)
+		d.primaryCtxRelease(device);
+}
+
+Allocation::~Allocation()
+{
+	const Driver &d = driver();
+	ContextScope scope(d, device ? device->context : nullptr);
+	switch (origin) {
+	case Origin::Owned:
+		if (pointer)
+			d.memFree(pointer);
+		break;
+	case Origin::External:
+		// The mapped buffer is freed with cuMemFree before its external memory goes.
+		if (pointer)
+			d.memFree(pointer);
+		if (external)
+			d.destroyExternalMemory(external);
+		break;
+	case Origin::HostRegistered:
+		if (host)
+			d.memHostUnregister(host);
+		break;
+	case Origin::Borrowed: break;
+	}
+}
+
+Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation)
+{
+	CudaBufferDesc desc;
+	desc.pointer = allocation->pointer;
+	desc.size = allocation->size;
+	desc.context = allocation->device->context;
+	desc.deviceUuid = allocation->device->uuid;
+	desc.anchor = allocation;
+	Result<CudaBuffer> buffer = CudaBuffer::create(std::move(desc));
+	if (!buffer.ok())
+		return buffer.error();
+	return Resource(std::move(*buffer));
+}
+
+const Allocation *CudaBackend::allocationOf(const Resource &resource) const
+{
+	const CudaBuffer *buffer = resource.get<CudaBuffer>();
+	if (!buffer)
+		return nullptr;
+	const auto *allocation = dynamic_cast<const Allocation *>(buffer->desc().anchor.get());
+	if (!allocation || allocation->device != state_)
+		return nullptr;
+	return allocation;
+}
+
+bool CudaBackend::holds(const Frame &frame) const
+{
+	for (uint32_t i = 0; i < frame.numResources(); ++i)
+		if (!allocationOf(frame.resource(i)))
+			return false;
+	return frame.numResources() > 0;
+}
+
+Result<std::vector<const Allocation *>> CudaBackend::planeAllocations(const Frame &frame,
+								      const char *operation) const
+{
+	if (!holds(frame))
+		return notThisBackendsFrame(kName, operation);
+	std::vector<const Allocation *> allocations;
+	for (uint32_t p = 0; p < frame.numPlanes(); ++p)
+		allocations.push_back(allocationOf(frame.resource(frame.plane(p).resource)));
+	return allocations;
+}
+
+Status CudaBackend::streamWait(const SyncPoint &point, WaitDuration timeout)
+{
+	if (point.isNoop())
+		return {};
+	const Driver &d = driver();
+	if (const CudaEventSync *event = point.raw<CudaEventSync>()) {
+		// The event may belong to another context or device: the stream waits all the same.
+		ContextScope scope(d, state_->context);
+		if (scope.result() != CUDA_SUCCESS)
+			return error(d, "context", "cuCtxPushCurrent", scope.result());
+		if (CUresult r = d.streamWaitEvent(state_->stream,
+						   static_cast<CUevent>(event->event), 0);
+		    r != CUDA_SUCCESS)
+			return error(d, "acquire", "cuStreamWaitEvent", r);
+		return {};
+	}
+	const CudaExternalSemaphoreSync *semaphore = point.raw<CudaExternalSemaphoreSync>();
+	if (semaphore && d.waitExternalSemaphoresAsync) {
+		ContextScope scope(d, state_->context);
+		if (scope.result() != CUDA_SUCCESS)
+			return error(d, "context", "cuCtxPushCurrent", scope.result());
+		auto handle = static_cast<CUexternalSemaphore>(semaphore->semaphore);
+		CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS params{};
+		params.params.fence.value = semaphore->value.value_or(0);
+		if (CUresult r = d.waitExternalSemaphoresAsync(&handle, &params, 1, state_->stream);
+		    r != CUDA_SUCCESS)
+			return error(d, "acquire", "cuWaitExternalSemaphoresAsync", r);
+		return {};
+	}
+	return point.wait(timeout);
+}
+
+Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
+{
+	Result<std::vector<const Allocation *>> allocations = planeAllocations(frame, "map");
+	if (!allocations.ok())
+		return allocations.error();
+	if (access != MapAccess::Read && access != MapAccess::Write &&
+	    access != MapAccess::ReadWrite)
+		return Error::format(ErrorCode::InvalidArgument, "access",
+				     "%s: map access %u is not Read, Write or ReadWrite.", kName,
+				     static_cast<unsigned>(access));
+	Deadline deadline = Deadline::after(timeout);
+	if (Status waited = frame.acquire().wait(timeout); !waited.ok())
+		return waited.error();
+	Result<std::array<PlaneSpan, 4>> spans = planeSpans(frame, *allocations);
+	if (!spans.ok())
+		return spans.error();
+	std::array<uint8_t *, 4> pointers{};
+	std::array<uint32_t, 4> strides{};
+	const uint32_t numPlanes = frame.numPlanes();
+
+	// Registered host memory is the frame's own memory: mapped in place once our queued work
+	// on it (a copyFrame that timed out, say) is done.
+	bool inPlace =
+		std::all_of(allocations->begin(), allocations->end(), [](const Allocation *a) {
+			return a->origin == Allocation::Origin::HostRegistered;
+		});
+	if (inPlace) {
+		if (Status done = finishStream(*state_, deadline.remaining()); !done.ok())
+			return done.error();
+		for (uint32_t p = 0; p < numPlanes; ++p) {
+			pointers[p] = static_cast<uint8_t *>((*allocations)[p]->host) +
+				      frame.plane(p).offset;
+			strides[p] = frame.plane(p).stride;
+		}
+		return CpuMapping::adopt(frame, access, numPlanes, pointers, strides,
+					 [] { return Status{}; });
+	}
+
+	const Driver &d = driver();
+	auto staging = std::make_shared<Staging>();
+	for (uint32_t p = 0; p < numPlanes; ++p) {
+		const PlaneSpan &span = (*spans)[p];
+		uint64_t bytes = uint64_t(span.stride) * (span.rows - 1) + span.rowBytes;
+		staging->planes[p].reset(new (std::nothrow) uint8_t[bytes]());
+		if (!staging->planes[p])
+			return Error::format(
+				ErrorCode::OutOfMemory, "frame",
+				"%s: no host memory for a %llu-byte staging copy of plane %u.",
+				kName, static_cast<unsigned long long>(bytes), p);
+		pointers[p] = staging->planes[p].get();
+		strides[p] = span.stride;
+	}
+	if (reads(access)) {
+		{
+			ContextScope scope(d, state_->context);
+			if (scope.result() != CUDA_SUCCESS)
+				return error(d, "context", "cuCtxPushCurrent", scope.result());
+			for (uint32_t p = 0; p < numPlanes; ++p)
+				if (CUresult r = copyPlane(d, (*spans)[p], pointers[p], true,
+							   state_->stream);
+				    r != CUDA_SUCCESS)
+					return error(d, "frame", "cuMemcpy2DAsync (device to host)",
+						     r);
+		}
+		if (Status done = finishStream(*state_, deadline.remaining()); !done.ok())
+			return done.error();
+	}
+	if (!writes(access))
+		return CpuMapping::adopt(frame, access, numPlanes, pointers, strides,
+					 [staging] { return Status{}; });
+	// The end function uploads the staged rows and waits for the upload, so that the frame's
+	// next user sees them; the backend's state stays alive through the mapping.
+	std::shared_ptr<DeviceState> state = state_;
+	std::array<PlaneSpan, 4> planes = *spans;
+	auto end = [staging, planes, numPlanes, state]() -> Status {
+		const Driver &dr = driver();
+		{
+			ContextScope scope(dr, state->context);
+			if (scope.result() != CUDA_SUCCESS)
+				return error(dr, "context", "cuCtxPushCurrent", scope.result());
+			for (uint32_t p = 0; p < numPlanes; ++p)
+				if (CUresult r = copyPlane(dr, planes[p], staging->planes[p].get(),
+							   false, state->stream);
+				    r != CUDA_SUCCESS)
+					return error(dr, "frame",
+						     "cuMemcpy2DAsync (host to device)", r);
+		}
+		return finishStream(*state, kDefaultWaitTimeout);
+	};
+	return CpuMapping::adopt(frame, access, numPlanes, pointers, strides, std::move(end));
+}
+
+Status CudaBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout)
+{
+	Result<std::vector<const Allocation *>> dstAllocations = planeAllocations(dst, "copyFrame");
+	if (!dstAllocations.ok())
+		return dstAllocations.error();
+	Result<std::vector<const Allocation *>> srcAllocations = planeAllocations(src, "copyFrame");
+	if (!srcAllocations.ok())
+		return srcAllocations.error();
+	if (dst.format() != src.format() || dst.width() != src.width() ||
+	    dst.height() != src.height())
+		return Error::format(
+			ErrorCode::FormatMismatch, "dst",
+			"%s: copyFrame copies between frames of one format and size; the source "
+			"is %s %ux%u, the destination %s %ux%u.",
+			kName, pixelFormatName(src.format()), src.width(), src.height(),
+			pixelFormatName(dst.format()), dst.width(), dst.height());
+	Result<std::array<PlaneSpan, 4>> dstSpans = planeSpans(dst, *dstAllocations);
+	if (!dstSpans.ok())
+		return dstSpans.error();
+	Result<std::array<PlaneSpan, 4>> srcSpans = planeSpans(src, *srcAllocations);
+	if (!srcSpans.ok())
+		return srcSpans.error();
+	Deadline deadline = Deadline::after(timeout);
+	if (Status waited = streamWait(src.acquire(), timeout); !waited.ok())
+		return waited;
+	if (Status waited = streamWait(dst.acquire(), deadline.remaining()); !waited.ok())
+		return waited;
+	const Driver &d = driver();
+	{
+		ContextScope scope(d, state_->context);
+		if (scope.result() != CUDA_SUCCESS)
+			return error(d, "context", "cuCtxPushCurrent", scope.result());
+		for (uint32_t p = 0; p < src.numPlanes(); ++p) {
+			CUDA_MEMCPY2D copy{};
+			copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+			copy.srcDevice = (*srcSpans)[p].device;
+			copy.srcPitch = (*srcSpans)[p].stride;
+			copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+			copy.dstDevice = (*dstSpans)[p].device;
+			copy.dstPitch = (*dstSpans)[p].stride;
+			copy.WidthInBytes = (*srcSpans)[p].rowBytes;
+			copy.Height = (*srcSpans)[p].rows;
+			if (CUresult r = d.memcpy2DAsync(&copy, state_->stream); r != CUDA_SUCCESS)
+				return error(d, "frame", "cuMemcpy2DAsync (device to device)", r);
+		}
+	}
+	return finishStream(*state_, deadline.remaining());
+}
+
+} // namespace gpuhandle::cuda

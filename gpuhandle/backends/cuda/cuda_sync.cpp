@@ -1,14 +1,9 @@
 // CUDA waiters over libcuda loaded with dlopen: CUevent queries, external semaphores via a stream.
 #include <gpuhandle/backends/cuda_sync.h>
 
-#ifdef GPUHANDLE_CUDA_TOOLKIT
-#include <cuda.h>
-#else
-#include <ffnvcodec/dynlink_cuda.h>
-#endif
+#include "cuda/cuda_driver.h"
 
 #include <algorithm>
-#include <dlfcn.h>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -18,128 +13,16 @@ namespace gpuhandle {
 
 namespace {
 
-// The driver entry points we use, by their ABI names (cuda.h renames several with _v2 macros,
-// so the members are not called after them). Types are spelled here because ffnvcodec and the
-// Toolkit name their function types differently.
-struct CudaDriver {
-	CUresult(CUDAAPI *init)(unsigned int) = nullptr;
-	CUresult(CUDAAPI *getErrorName)(CUresult, const char **) = nullptr;
-	CUresult(CUDAAPI *ctxPushCurrent)(CUcontext) = nullptr;
-	CUresult(CUDAAPI *ctxPopCurrent)(CUcontext *) = nullptr;
-	CUresult(CUDAAPI *eventCreate)(CUevent *, unsigned int) = nullptr;
-	CUresult(CUDAAPI *eventQuery)(CUevent) = nullptr;
-	CUresult(CUDAAPI *eventRecord)(CUevent, CUstream) = nullptr;
-	CUresult(CUDAAPI *eventDestroy)(CUevent) = nullptr;
-	CUresult(CUDAAPI *streamCreate)(CUstream *, unsigned int) = nullptr;
-	CUresult(CUDAAPI *streamDestroy)(CUstream) = nullptr;
-	// CUDA >= 10 only; null on older drivers.
-	CUresult(CUDAAPI *waitExternalSemaphoresAsync)(const CUexternalSemaphore *,
-						       const CUDA_EXTERNAL_SEMAPHORE_WAIT_PARAMS *,
-						       unsigned int, CUstream) = nullptr;
-	// Set when the driver is unusable; every import returns it.
-	std::optional<Error> failure{};
-};
-
-constexpr const char *kLibrary = "libcuda.so.1";
-
-template<typename F>
-bool loadSymbol(void *library, const char *name, F &out)
-{
-	out = reinterpret_cast<F>(dlsym(library, name));
-	return out != nullptr;
-}
-
-CudaDriver loadDriver()
-{
-	CudaDriver d;
-	// Never dlclose()d: libcuda keeps threads and atexit handlers that outlive any unload.
-	void *library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *why = dlerror();
-		d.failure = Error::format(ErrorCode::NotSupported, "driver",
-					  "The CUDA driver (%s) could not be loaded: %s.", kLibrary,
-					  why ? why : "unknown dlopen error");
-		return d;
-	}
-	const char *missing = nullptr;
-	auto need = [&](const char *name, auto &out) {
-		if (!missing && !loadSymbol(library, name, out))
-			missing = name;
-	};
-	need("cuInit", d.init);
-	need("cuGetErrorName", d.getErrorName);
-	need("cuCtxPushCurrent_v2", d.ctxPushCurrent);
-	need("cuCtxPopCurrent_v2", d.ctxPopCurrent);
-	need("cuEventCreate", d.eventCreate);
-	need("cuEventQuery", d.eventQuery);
-	need("cuEventRecord", d.eventRecord);
-	need("cuEventDestroy_v2", d.eventDestroy);
-	need("cuStreamCreate", d.streamCreate);
-	need("cuStreamDestroy_v2", d.streamDestroy);
-	if (missing) {
-		d.failure = Error::format(
-			ErrorCode::NotSupported, "driver",
-			"The CUDA driver (%s) lacks %s; it is older than gpuhandle supports.",
-			kLibrary, missing);
-		return d;
-	}
-	loadSymbol(library, "cuWaitExternalSemaphoresAsync", d.waitExternalSemaphoresAsync);
-	CUresult result = d.init(0);
-	if (result != CUDA_SUCCESS) {
-		const char *name = nullptr;
-		if (d.getErrorName(result, &name) != CUDA_SUCCESS || !name)
-			name = "an unknown CUresult";
-		d.failure = Error::format(ErrorCode::Backend, "cuInit",
-					  "cuInit(0) failed with %s (%d).", name,
-					  static_cast<int>(result));
-	}
-	return d;
-}
-
-// Loaded on first use, once per process; thread-safe through the static's initialisation.
-const CudaDriver &driver()
-{
-	static const CudaDriver instance = loadDriver();
-	return instance;
-}
+// The driver table is shared with the backend object (cuda_driver.h).
+using CudaDriver = cuda::Driver;
+using cuda::ContextScope;
+using cuda::driver;
+using cuda::kLibrary;
 
 Error cudaError(const CudaDriver &d, const char *field, const char *call, CUresult result)
 {
-	const char *name = nullptr;
-	if (d.getErrorName(result, &name) != CUDA_SUCCESS || !name)
-		name = "an unknown CUresult";
-	return Error::format(ErrorCode::Backend, field, "%s failed with %s (%d).", call, name,
-			     static_cast<int>(result));
+	return cuda::error(d, field, call, result);
 }
-
-// Makes `context` current for a scope when it is set; pops only what it pushed.
-class ContextScope
-{
-public:
-	ContextScope(const CudaDriver &d, CUcontext context) : driver_(d)
-	{
-		if (context) {
-			result_ = d.ctxPushCurrent(context);
-			pushed_ = result_ == CUDA_SUCCESS;
-		}
-	}
-	~ContextScope()
-	{
-		if (pushed_) {
-			CUcontext popped = nullptr;
-			driver_.ctxPopCurrent(&popped);
-		}
-	}
-	ContextScope(const ContextScope &) = delete;
-	ContextScope &operator=(const ContextScope &) = delete;
-
-	CUresult result() const noexcept { return result_; }
-
-private:
-	const CudaDriver &driver_;
-	CUresult result_ = CUDA_SUCCESS;
-	bool pushed_ = false;
-};
 
 // One cuEventQuery, with `context` pushed: done, not yet, or the driver's error.
 Result<bool> queryEvent(const CudaDriver &d, CUevent event, CUcontext context)

@@ -1,0 +1,97 @@
+// Private to the CUDA backend: its device state, the anchor of its allocations, the backend class.
+#pragma once
+
+#include <gpuhandle/uuid.h>
+
+#include "common/backend_internal.h"
+#include "cuda/cuda_driver.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace gpuhandle::cuda {
+
+// The opened device: shared by the backend and by every allocation, so that frames may outlive
+// the BackendRef (the anchor of the backend's own Context too). Releases what it made (the
+// stream, the primary context) exactly once.
+struct DeviceState final : KeepAlive {
+	CUdevice device = 0;
+	CUcontext context = nullptr;
+	CUstream stream = nullptr; // the host's stream, or one of ours (ownStream)
+	bool ownStream = false;
+	bool retainedPrimary = false;  // cuDevicePrimaryCtxRetain succeeded: release it at the end
+	bool canMapHostMemory = false; // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
+	std::optional<Uuid> uuid{};
+	ContextRef hostContext{}; // the host's Context, kept alive as long as its memory is used
+
+	DeviceState() = default;
+	DeviceState(const DeviceState &) = delete;
+	DeviceState &operator=(const DeviceState &) = delete;
+	~DeviceState() override;
+};
+
+// The anchor of every CudaBuffer the backend hands out: owns the device memory (or the
+// registration, the external memory) and holds the device state. How the backend recognises
+// its frames (dynamic_cast on the resource's anchor, then the device state).
+struct Allocation final : KeepAlive {
+	enum class Origin : uint8_t {
+		Owned = 0,          // cuMemAlloc
+		External = 1,       // cuImportExternalMemory + cuExternalMemoryGetMappedBuffer
+		HostRegistered = 2, // cuMemHostRegister + cuMemHostGetDevicePointer
+		Borrowed = 3,       // CUDA memory of the host on this context (the Direct route)
+	};
+
+	std::shared_ptr<DeviceState> device{};
+	Origin origin = Origin::Owned;
+	CUdeviceptr pointer = 0;
+	uint64_t size = 0;
+	CUexternalMemory external = nullptr; // External
+	void *host = nullptr;                // HostRegistered: the CPU address, mapped in place
+	std::optional<Frame> source{};       // imports: the frame whose memory this is
+
+	Allocation() = default;
+	Allocation(const Allocation &) = delete;
+	Allocation &operator=(const Allocation &) = delete;
+	~Allocation() override;
+};
+
+// A CudaBuffer resource over `allocation` (its pointer and size), anchored by it.
+Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation);
+
+class CudaBackend final : public Backend
+{
+public:
+	CudaBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context,
+		    std::shared_ptr<DeviceState> state)
+		: Backend(std::move(info), std::move(caps), std::move(context)),
+		  state_(std::move(state))
+	{
+	}
+
+	bool supportsFormat(PixelFormat format, FrameStorage storage) const override;
+	Result<Frame> allocate(const AllocateRequest &request) override;
+	Result<Frame> exportFrame(const Frame &frame, ResourceKind kind) override;
+	Result<Frame> importFrame(const Frame &frame, ImportRoute route) override;
+	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override;
+	Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) override;
+	bool holds(const Frame &frame) const override;
+
+private:
+	// The allocation behind a resource of this backend, or null.
+	const Allocation *allocationOf(const Resource &resource) const;
+	// The allocation of every plane's resource, or WrongKind for `operation`.
+	Result<std::vector<const Allocation *>> planeAllocations(const Frame &frame,
+								 const char *operation) const;
+	Result<Frame> importDirect(const Frame &frame);
+	Result<Frame> importOpaqueFd(const Frame &frame);
+	Result<Frame> importHostPointer(const Frame &frame);
+	// Makes this backend's stream wait for `point`: on the device for CUDA events and
+	// external semaphores, on the CPU (bounded by `timeout`) for every other kind.
+	Status streamWait(const SyncPoint &point, WaitDuration timeout);
+
+	std::shared_ptr<DeviceState> state_;
+};
+
+} // namespace gpuhandle::cuda
