@@ -104,6 +104,19 @@ private:
 		return status;
 	}
 	Error noRoute() const;
+	// Whether the target's own queue can wait on a point of `kind`: fence fds it imports, or its
+	// own API's primitives when the frame comes from the same device object (a semaphore of one
+	// VkDevice means nothing to another without an export, which the planner does not do).
+	bool targetWaitsOnDevice(SyncKind kind) const
+	{
+		if (!contains(target_.capabilities().fenceImports, kind))
+			return false;
+		if (kind == SyncKind::FenceFd)
+			return true;
+		const BackendRef &source = options_.source;
+		return backendOf(kind) == target_.kind() &&
+		       (target_.holds(frame_) || (source && (source.get() == &target_ || source->context() == target_.context())));
+	}
 
 	const Frame &frame_;
 	Backend &target_;
@@ -122,7 +135,7 @@ Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath
 		if (waitedOnCpu) {
 			result.fence = FenceTransfer::CpuWait;
 			result.frame.setAcquire(SyncPoint::noop());
-		} else if (contains(target_.capabilities().fenceImports, acquire.kind())) {
+		} else if (targetWaitsOnDevice(acquire.kind())) {
 			result.fence = FenceTransfer::Carried;
 		} else {
 			// The target's queue cannot wait on this kind: wait here, so that what the caller

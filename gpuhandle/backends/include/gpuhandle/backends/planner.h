@@ -32,7 +32,8 @@ struct RouteAttempt {
 // How the frame's acquire point reached the imported frame. Stable numbers.
 enum class FenceTransfer : uint8_t {
 	None = 0,    // the frame had no acquire point
-	Carried = 1, // the imported frame carries it: the target waits on the device (or its user waits)
+	Carried = 1, // the imported frame carries it: the target's queue waits (a fence fd it imports,
+	             // or its own API's primitive on the same device)
 	CpuWait = 2, // the planner waited on the CPU: the target cannot wait on this kind itself
 };
 const char *fenceTransferName(FenceTransfer transfer) noexcept;
