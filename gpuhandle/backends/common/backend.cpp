@@ -7,6 +7,18 @@ namespace gpuhandle {
 
 Backend::~Backend() = default;
 
+Result<SyncPoint> Backend::exportFence(const SyncPoint &point)
+{
+	return Error::format(ErrorCode::NotSupported, "point", "%s: a %s point cannot be exported as a fence fd here.",
+			     backendKindName(kind()), syncKindName(point.kind()));
+}
+
+Result<SyncPoint> Backend::importFence(const SyncPoint &point)
+{
+	return Error::format(ErrorCode::NotSupported, "point", "%s: its queue cannot wait on a %s point without the CPU.",
+			     backendKindName(kind()), syncKindName(point.kind()));
+}
+
 const char *frameStorageName(FrameStorage storage) noexcept
 {
 	switch (storage) {

@@ -2,6 +2,7 @@
 #include "common/backend_internal.h"
 
 #include <bit>
+#include <unistd.h>
 
 namespace gpuhandle {
 
@@ -89,6 +90,42 @@ Status checkPlaneStrides(const Frame &frame, const char *backendName)
 					     frame.width(), static_cast<unsigned long long>(rowBytes));
 	}
 	return {};
+}
+
+bool isCpuMemory(const Resource &resource) noexcept
+{
+	return resource.kind() == ResourceKind::CpuBytes || resource.kind() == ResourceKind::CpuPlanes;
+}
+
+bool isFdMemory(const Resource &resource) noexcept
+{
+	return resource.kind() == ResourceKind::ShmFd || resource.kind() == ResourceKind::DmaBuf;
+}
+
+bool isHostMemory(const Resource &resource) noexcept
+{
+	return isCpuMemory(resource) || isFdMemory(resource);
+}
+
+bool allResources(const Frame &frame, bool (*test)(const Resource &) noexcept) noexcept
+{
+	for (uint32_t i = 0; i < frame.numResources(); ++i)
+		if (!test(frame.resource(i)))
+			return false;
+	return frame.numResources() > 0;
+}
+
+Result<FrameLayout> hostBufferLayout(const AllocateRequest &request, const char *backendName, uint64_t &pagedSize)
+{
+	Result<FrameLayout> layout = layoutForRequest(request, 64, backendName);
+	if (!layout.ok())
+		return layout;
+	if (request.storage != FrameStorage::Buffer)
+		return Error::format(ErrorCode::NotSupported, "storage", "%s: host memory has no %s storage; ask for a buffer.",
+				     backendName, frameStorageName(request.storage));
+	const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+	pagedSize = (layout->size + page - 1) / page * page;
+	return layout;
 }
 
 } // namespace gpuhandle

@@ -30,6 +30,18 @@ Error routeNotSupported(const char *backendName, ImportRoute route, const char *
 // that import memory they did not allocate: each plane's row bytes must fit its stride.
 Status checkPlaneStrides(const Frame &frame, const char *backendName);
 
+// Memory the CPU reaches directly (CpuBytes, CpuPlanes) and through mmap (ShmFd, DmaBuf).
+bool isCpuMemory(const Resource &resource) noexcept;
+bool isFdMemory(const Resource &resource) noexcept;
+bool isHostMemory(const Resource &resource) noexcept; // either of the two
+// Whether every resource of `frame` passes `test` (false for a frame without resources).
+bool allResources(const Frame &frame, bool (*test)(const Resource &) noexcept) noexcept;
+
+// The layout of a host-memory (cpu, fd) Buffer request, and its size in whole pages: page-aligned
+// memory is what Vulkan, CUDA and udmabuf take in place. NotSupported for image storages.
+Result<FrameLayout> hostBufferLayout(const AllocateRequest &request, const char *backendName,
+				     uint64_t &pagedSize);
+
 // The factories openBackend() dispatches to. A backend that is not built answers NotSupported
 // from its stub.
 Result<BackendRef> openCpuBackend(const BackendOpenOptions &options);

@@ -27,17 +27,6 @@ bool allOfKind(const Frame &frame, ResourceKind kind)
 	return true;
 }
 
-bool allHostMappable(const Frame &frame)
-{
-	for (uint32_t i = 0; i < frame.numResources(); ++i) {
-		ResourceKind kind = frame.resource(i).kind();
-		if (kind != ResourceKind::CpuBytes && kind != ResourceKind::CpuPlanes && kind != ResourceKind::ShmFd &&
-		    kind != ResourceKind::DmaBuf)
-			return false;
-	}
-	return true;
-}
-
 // GPUHANDLE_DEBUG=planner (or "all", "*"): one line per route attempt on stderr.
 bool plannerLogging()
 {
@@ -104,6 +93,26 @@ private:
 		return status;
 	}
 	Error noRoute() const;
+	// The point as one the target's queue waits on: exported by the source as a fence fd and
+	// imported by the target (or taken as a fence fd where the target's queue waits on those).
+	std::optional<SyncPoint> fenceForTarget(const SyncPoint &point) const
+	{
+		if (!options_.source)
+			return std::nullopt;
+		Result<SyncPoint> exported = options_.source->exportFence(point);
+		if (!exported.ok()) {
+			plannerLog("fence: %s", exported.error().message().c_str());
+			return std::nullopt;
+		}
+		if (contains(target_.capabilities().fenceImports, SyncKind::FenceFd) && target_.kind() == BackendKind::Fd)
+			return std::move(*exported);
+		Result<SyncPoint> imported = target_.importFence(*exported);
+		if (!imported.ok()) {
+			plannerLog("fence: %s", imported.error().message().c_str());
+			return std::nullopt;
+		}
+		return std::move(*imported);
+	}
 	// Whether the target's own queue can wait on a point of `kind`: fence fds it imports, or its
 	// own API's primitives when the frame comes from the same device object (a semaphore of one
 	// VkDevice means nothing to another without an export, which the planner does not do).
@@ -137,6 +146,9 @@ Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath
 			result.frame.setAcquire(SyncPoint::noop());
 		} else if (targetWaitsOnDevice(acquire.kind())) {
 			result.fence = FenceTransfer::Carried;
+		} else if (std::optional<SyncPoint> moved = fenceForTarget(acquire)) {
+			result.fence = FenceTransfer::Carried;
+			result.frame.setAcquire(std::move(*moved));
 		} else {
 			// The target's queue cannot wait on this kind: wait here, so that what the caller
 			// gets is ready to use.
@@ -174,9 +186,13 @@ std::optional<Frame> Planner::tryFdRoute(ImportRoute route, ResourceKind kind)
 		}
 		candidate = std::move(*exported);
 	} else {
-		refuse(route, Error::format(ErrorCode::NotSupported, "source",
-					    "the frame is not in %ss and %s exports none.", resourceKindName(kind),
-					    options_.source ? options_.source->deviceInfo().name.c_str() : "no source backend"));
+		if (options_.source)
+			refuse(route, Error::format(ErrorCode::NotSupported, "source", "the frame is not in %ss and %s exports none.",
+						    resourceKindName(kind), options_.source->deviceInfo().name.c_str()));
+		else
+			refuse(route, Error::format(ErrorCode::NotSupported, "source",
+						    "the frame is not in %ss and no source backend was given to export it.",
+						    resourceKindName(kind)));
 		return std::nullopt;
 	}
 	Result<Frame> imported = target_.importFrame(*candidate, route);
@@ -197,13 +213,13 @@ std::optional<Frame> Planner::tryHostPointer()
 	}
 	// Only memory that is host memory already: a GPU frame mapped through a staging copy is not
 	// zero-copy, and is left to the copy routes.
-	if (!allHostMappable(frame_)) {
+	if (!allResources(frame_, isHostMemory)) {
 		refuse(route, Error(ErrorCode::NotSupported, "frame", "the frame is not in host memory, memfds or DMA-BUFs."));
 		return std::nullopt;
 	}
 	// Fd memory is mapped here (an mmap: still zero-copy), so every target sees plain host memory.
 	std::optional<Frame> candidate;
-	if (allOfKind(frame_, ResourceKind::CpuBytes) || allOfKind(frame_, ResourceKind::CpuPlanes) ||
+	if (allResources(frame_, isCpuMemory) ||
 	    target_.holds(frame_)) {
 		candidate = frame_;
 	} else {

@@ -20,24 +20,6 @@ struct CpuAllocation final : KeepAlive {
 	~CpuAllocation() override { std::free(data); }
 };
 
-bool isCpuMemory(const Resource &resource)
-{
-	return resource.kind() == ResourceKind::CpuBytes || resource.kind() == ResourceKind::CpuPlanes;
-}
-
-bool isFdMemory(const Resource &resource)
-{
-	return resource.kind() == ResourceKind::ShmFd || resource.kind() == ResourceKind::DmaBuf;
-}
-
-template<typename Pred> bool allResources(const Frame &frame, Pred pred)
-{
-	for (uint32_t i = 0; i < frame.numResources(); ++i)
-		if (!pred(frame.resource(i)))
-			return false;
-	return true;
-}
-
 class CpuBackend final : public Backend
 {
 public:
@@ -53,15 +35,11 @@ public:
 
 	Result<Frame> allocate(const AllocateRequest &request) override
 	{
-		Result<FrameLayout> layout = layoutForRequest(request, 64, kName);
+		uint64_t size = 0;
+		Result<FrameLayout> layout = hostBufferLayout(request, kName, size);
 		if (!layout.ok())
 			return std::move(layout).error();
-		if (request.storage != FrameStorage::Buffer)
-			return Error::format(ErrorCode::NotSupported, "storage",
-					     "cpu: host memory has no %s storage; ask for a buffer.",
-					     frameStorageName(request.storage));
 		const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-		const uint64_t size = (layout->size + page - 1) / page * page;
 		auto allocation = std::make_shared<CpuAllocation>();
 		allocation->data = std::aligned_alloc(page, size);
 		if (!allocation->data)
@@ -99,7 +77,7 @@ public:
 
 	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override
 	{
-		if (!allResources(frame, [](const Resource &r) { return isCpuMemory(r) || isFdMemory(r); }))
+		if (!allResources(frame, isHostMemory))
 			return notThisBackendsFrame(kName, "map");
 		return mapFrame(frame, access, timeout);
 	}

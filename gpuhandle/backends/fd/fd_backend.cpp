@@ -19,17 +19,9 @@ namespace {
 constexpr const char *kName = "fd";
 constexpr const char *kUdmabuf = "/dev/udmabuf";
 
-bool isFdMemory(const Resource &resource)
-{
-	return resource.kind() == ResourceKind::ShmFd || resource.kind() == ResourceKind::DmaBuf;
-}
-
 bool allFdMemory(const Frame &frame)
 {
-	for (uint32_t i = 0; i < frame.numResources(); ++i)
-		if (!isFdMemory(frame.resource(i)))
-			return false;
-	return true;
+	return allResources(frame, isFdMemory);
 }
 
 // Whether the kernel offers udmabuf here (the device node exists and opens).
@@ -57,16 +49,10 @@ public:
 
 	Result<Frame> allocate(const AllocateRequest &request) override
 	{
-		Result<FrameLayout> layout = layoutForRequest(request, 64, kName);
+		uint64_t size = 0;
+		Result<FrameLayout> layout = hostBufferLayout(request, kName, size);
 		if (!layout.ok())
 			return std::move(layout).error();
-		if (request.storage != FrameStorage::Buffer)
-			return Error::format(ErrorCode::NotSupported, "storage",
-					     "fd: a memfd has no %s storage; ask for a buffer.",
-					     frameStorageName(request.storage));
-		// Whole pages: udmabuf and host-pointer imports take page-aligned sizes only.
-		const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
-		const uint64_t size = (layout->size + page - 1) / page * page;
 		UniqueFd fd(memfd_create("gpuhandle-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING));
 		if (!fd.isValid())
 			return Error::format(ErrorCode::Io, "", "fd: memfd_create failed: %s.", std::strerror(errno));

@@ -1,9 +1,9 @@
-// The Vulkan backend: opening its device (the host's or its own), capabilities, allocation
-// (vulkan_backend_io.cpp has export, import, map and copy). libvulkan is never linked: the host's vkGetInstanceProcAddr, or the one of a
-// dlopen()ed libvulkan.so.1, resolves everything.
+// The Vulkan backend: opening its device (the host's or its own), its DeviceInfo and
+// capabilities. Allocation is in vulkan_backend_alloc.cpp, map and copies in
+// vulkan_backend_io.cpp, export and import in vulkan_backend_import.cpp and (DMA-BUF)
+// vulkan_backend_dmabuf.cpp. libvulkan is never linked: the host's vkGetInstanceProcAddr, or
+// the one of a dlopen()ed libvulkan.so.1, resolves everything.
 #include "vulkan_backend_internal.h"
-
-#include <gpuhandle/format_mappings.h>
 
 #include <algorithm>
 #include <cstring>
@@ -13,13 +13,9 @@
 namespace gpuhandle {
 
 using namespace vkbackend;
-using detail::Identity;
 using detail::MaybeError;
 
 namespace {
-
-constexpr VkFormatFeatureFlags kTransferFeatures = VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
-						   VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
 
 // The extensions opened with the backend's own device, when the driver offers them.
 constexpr const char *kWantedExtensions[] = {
@@ -224,7 +220,9 @@ void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool 
 	state.ext.memoryFd = contains(enabled, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME);
 	state.ext.semaphoreFd = contains(enabled, VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME);
 	state.ext.memoryHost = contains(enabled, VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
-	state.ext.dmaBuf = contains(enabled, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME);
+	// DMA-BUF fds go through VK_KHR_external_memory_fd's calls, which the extension requires.
+	state.ext.dmaBuf = contains(enabled, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) &&
+			   state.ext.memoryFd;
 	state.ext.drmModifier = contains(enabled, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
 	state.ext.queueFamilyForeign = contains(enabled, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME);
 	if (told)
@@ -256,6 +254,12 @@ MaybeError prepareDevice(DeviceState &state)
 		return notSupported("device", std::string("the device resolves no ") + absent + ".");
 	state.getFormatProperties = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties>(
 		state, "vkGetPhysicalDeviceFormatProperties");
+	state.getFormatProperties2 = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties2>(
+		state, "vkGetPhysicalDeviceFormatProperties2");
+	state.getMemoryFdProperties = reinterpret_cast<PFN_vkGetMemoryFdPropertiesKHR>(
+		state.getDeviceProcAddr(state.device, "vkGetMemoryFdPropertiesKHR"));
+	state.getImageRequirements2 = reinterpret_cast<PFN_vkGetImageMemoryRequirements2>(
+		state.getDeviceProcAddr(state.device, "vkGetImageMemoryRequirements2"));
 	if (!state.queue)
 		state.fn.GetDeviceQueue(state.device, state.queueFamily, 0, &state.queue);
 	VkCommandPoolCreateInfo poolInfo{};
@@ -361,11 +365,13 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 		caps.imports.push_back(ResourceKind::VulkanMemoryFd);
 		caps.routes.push_back(ImportRoute::OpaqueFd);
 	}
-	if (state.ext.dmaBuf) {
+	if (state.ext.dmaBuf && state.getMemoryFdProperties) {
+		// Buffers and linear images export LINEAR DMA-BUFs; imports take LINEAR as buffers
+		// and, with VK_EXT_image_drm_format_modifier, the driver's modifiers as images.
+		caps.exports.push_back(ResourceKind::DmaBuf);
 		caps.imports.push_back(ResourceKind::DmaBuf);
 		caps.routes.push_back(ImportRoute::DmaBuf);
-		// Without the modifier extension only linear buffers import.
-		caps.drmModifiers.push_back(kDrmModifierLinear);
+		caps.drmModifiers = dmaBufModifiers(state);
 	}
 	if (state.ext.memoryHost && state.hostPointerAlignment) {
 		caps.imports.push_back(ResourceKind::CpuBytes);
@@ -396,240 +402,40 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 	return caps;
 }
 
-VkImageCreateInfo imageInfo(const VulkanExportDesc &x, const void *next)
-{
-	VkImageCreateInfo info{};
-	info.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
-	info.pNext = next;
-	info.imageType = VK_IMAGE_TYPE_2D;
-	info.format = static_cast<VkFormat>(x.format);
-	info.extent = { x.width, x.height, 1 };
-	info.mipLevels = 1;
-	info.arrayLayers = 1;
-	info.samples = VK_SAMPLE_COUNT_1_BIT;
-	info.tiling = static_cast<VkImageTiling>(x.tiling);
-	info.usage = x.usage;
-	info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-	info.initialLayout = info.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED
-								   : VK_IMAGE_LAYOUT_UNDEFINED;
-	return info;
-}
-
 } // namespace
 
 namespace vkbackend {
 
-Result<std::shared_ptr<detail::BoundObject>> createObject(const DeviceState &state,
-							  KeepAliveRef owner, VulkanExportDesc &x,
-							  VkMemoryPropertyFlags wanted,
-							  std::optional<VulkanMemoryFd> *exported)
+DeviceState::~DeviceState()
 {
-	const char *fn = "vulkan: allocate";
-	const detail::Api &api = state.api;
-	auto object = std::make_shared<detail::BoundObject>(api, std::move(owner));
-	VkExternalMemoryHandleTypeFlags handles = exported ? detail::kOpaqueFd : 0;
-	if (x.format == 0) {
-		if (auto e = detail::createBuffer(
-			    fn, *object, x.allocationSize, x.usage,
-			    static_cast<VkExternalMemoryHandleTypeFlagBits>(handles)))
-			return std::move(*e);
-	} else {
-		VkExternalMemoryImageCreateInfo external{
-			VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, nullptr, handles
-		};
-		VkImageCreateInfo info = imageInfo(x, exported ? &external : nullptr);
-		if (VkResult r = api.CreateImage(api.device, &info, nullptr, &object->image);
-		    r != VK_SUCCESS) {
-			object->image = VK_NULL_HANDLE;
-			return detail::vulkanError(fn, "vkCreateImage", r);
-		}
-		api.GetImageMemoryRequirements(api.device, object->image, &object->requirements);
+	if (device && pool) {
+		std::lock_guard lock(queueMutex);
+		reclaimLocked(true);
+		fn.DestroyCommandPool(device, pool, nullptr);
 	}
-	std::optional<uint32_t> type =
-		detail::pickMemoryType(api, object->requirements.memoryTypeBits, wanted);
-	if (!type)
-		type = detail::pickMemoryType(api, object->requirements.memoryTypeBits, 0);
-	if (!type)
-		return Error::format(ErrorCode::NotSupported, "format",
-				     "%s: no memory type is allowed for the object (bits 0x%x).", fn,
-				     object->requirements.memoryTypeBits);
-	// Either handle struct starts the chain; flags 0 asks nothing of a plain allocation.
-	VkExportMemoryAllocateInfo exportInfo{ VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
-					       nullptr, detail::kOpaqueFd };
-	VkMemoryAllocateFlagsInfo plainInfo{ VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_FLAGS_INFO, nullptr,
-					     0, 0 };
-	x.allocationSize = object->requirements.size;
-	x.memoryTypeIndex = *type;
-	x.dedicated = x.format != 0 && exported;
-	if (auto e = detail::allocateAndBind(fn, *object, x.allocationSize, *type, x.dedicated,
-					     exported ? static_cast<void *>(&exportInfo)
-						      : static_cast<void *>(&plainInfo)))
-		return std::move(*e);
-	if (!exported)
-		return object;
-	VkMemoryGetFdInfoKHR fdInfo{ VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, nullptr,
-				     object->memory, detail::kOpaqueFd };
-	int raw = -1;
-	if (VkResult r = api.GetMemoryFdKHR(api.device, &fdInfo, &raw); r != VK_SUCCESS)
-		return detail::vulkanError(fn, "vkGetMemoryFdKHR", r);
-	auto memoryFd = VulkanMemoryFd::create(
-		{ SharedFd(UniqueFd(raw)), x, state.deviceUuid, state.driverUuid });
-	if (!memoryFd)
-		return std::move(memoryFd).error();
-	*exported = std::move(*memoryFd);
-	return object;
+	if (ownsDevice && device) {
+		// Entry points are missing when opening failed before they were loaded.
+		if (fn.DeviceWaitIdle)
+			fn.DeviceWaitIdle(device);
+		if (fn.DestroyDevice)
+			fn.DestroyDevice(device, nullptr);
+		else if (auto destroy = reinterpret_cast<PFN_vkDestroyDevice>(
+				 getDeviceProcAddr(device, "vkDestroyDevice")))
+			destroy(device, nullptr);
+	}
+	if (ownsInstance && instance && destroyInstance)
+		destroyInstance(instance, nullptr);
+	if (library)
+		dlclose(library);
+}
+
+bool DeviceState::hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const
+{
+	return type < memory.memoryTypeCount &&
+	       (memory.memoryTypes[type].propertyFlags & flags) == flags;
 }
 
 } // namespace vkbackend
-
-Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size, bool exportable)
-{
-	const DeviceState &s = *state_;
-	if (exportable && s.ext.memoryFd) {
-		auto made = allocateExportableVulkanBuffer(s.dispatch, s.physicalDispatch, size,
-							   kBufferUsage, kHostMemory, state_);
-		if (!made)
-			return std::move(made).error();
-		auto allocation = adoptBound(state_, std::move(made->bound));
-		if (allocation)
-			(*allocation)->exported = std::move(made->exported);
-		return allocation;
-	}
-	VulkanExportDesc x;
-	x.allocationSize = size;
-	x.usage = kBufferUsage;
-	auto object = createObject(s, state_, x, kHostMemory, nullptr);
-	if (!object)
-		return std::move(object).error();
-	Identity identity{ s.deviceUuid, s.driverUuid };
-	auto bound = detail::wrap("vulkan: allocate", *object, x.allocationSize,
-				  x.memoryTypeIndex, identity, false);
-	if (!bound)
-		return std::move(bound).error();
-	return adoptBound(state_, std::move(*bound));
-}
-
-Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat format,
-								 uint32_t width, uint32_t height,
-								 bool optimal, bool exportable)
-{
-	const DeviceState &s = *state_;
-	std::optional<VulkanMemoryFd> exported;
-	VulkanBoundMemory bound;
-	if (!optimal && exportable && s.ext.memoryFd) {
-		auto made = allocateExportableVulkanImage(s.dispatch, s.physicalDispatch, format,
-							  width, height, kImageUsage, kHostMemory,
-							  state_);
-		if (!made)
-			return std::move(made).error();
-		bound = std::move(made->bound);
-		exported = std::move(made->exported);
-	} else {
-		Result<PlaneMapping> mapping = toPlaneApiFormat(PlaneApi::VkFormat, format);
-		if (!mapping)
-			return std::move(mapping).error();
-		VulkanExportDesc x;
-		x.format = mapping->value;
-		x.width = width;
-		x.height = height;
-		x.depth = 1;
-		x.tiling = optimal ? VK_IMAGE_TILING_OPTIMAL : VK_IMAGE_TILING_LINEAR;
-		x.usage = kImageUsage;
-		auto object = createObject(s, state_, x,
-					   optimal ? VkMemoryPropertyFlags{ VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT } : kHostMemory,
-					   exportable && s.ext.memoryFd ? &exported : nullptr);
-		if (!object)
-			return std::move(object).error();
-		Identity identity{ s.deviceUuid, s.driverUuid };
-		auto wrapped = detail::wrap("vulkan: allocate", *object, x.allocationSize,
-					    x.memoryTypeIndex, identity, !optimal);
-		if (!wrapped)
-			return std::move(wrapped).error();
-		bound = std::move(*wrapped);
-	}
-	auto allocation = adoptBound(state_, std::move(bound));
-	if (!allocation)
-		return allocation;
-	Allocation &a = **allocation;
-	a.exported = std::move(exported);
-	a.optimal = optimal;
-	a.planeFormat = format;
-	a.width = width;
-	a.height = height;
-	a.layout = optimal ? VK_IMAGE_LAYOUT_UNDEFINED : VK_IMAGE_LAYOUT_PREINITIALIZED;
-	return allocation;
-}
-
-bool VulkanBackend::supportsFormat(PixelFormat format, FrameStorage storage) const
-{
-	if (!pixelFormatInfo(format).ok())
-		return false;
-	if (storage == FrameStorage::Buffer)
-		return true;
-	if (storage != FrameStorage::LinearImage && storage != FrameStorage::OptimalImage)
-		return false;
-	Result<PlaneMappings> planes = planeApiFormats(PlaneApi::VkFormat, format);
-	if (!planes)
-		return false;
-	for (uint32_t i = 0; i < planes->count; i++) {
-		VkFormatProperties properties{};
-		state_->getFormatProperties(state_->physical,
-					    static_cast<VkFormat>(planes->planes[i].value),
-					    &properties);
-		VkFormatFeatureFlags features = storage == FrameStorage::LinearImage
-							? properties.linearTilingFeatures
-							: properties.optimalTilingFeatures;
-		if ((features & kTransferFeatures) != kTransferFeatures)
-			return false;
-	}
-	return true;
-}
-
-Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
-{
-	Result<FrameLayout> layout = layoutForRequest(request, 64, kName);
-	if (!layout)
-		return std::move(layout).error();
-	if (!supportsFormat(request.format, request.storage))
-		return Error::format(ErrorCode::NotSupported, "format",
-				     "vulkan: %s cannot be allocated as a %s on %s (a plane has no "
-				     "VkFormat, or the format lacks transfer support with that tiling).",
-				     pixelFormatName(request.format), frameStorageName(request.storage),
-				     info_.name.c_str());
-	if (request.storage == FrameStorage::Buffer) {
-		auto allocation = allocateBuffer(layout->size, request.exportable);
-		if (!allocation)
-			return std::move(allocation).error();
-		auto resource = anchoredResource(std::move(*allocation));
-		if (!resource)
-			return std::move(resource).error();
-		return frameOverBuffer(request, *layout, std::move(*resource));
-	}
-	// One image per plane, in plane-sized texels.
-	const PixelFormatInfo *format = *pixelFormatInfo(request.format);
-	FrameDesc desc;
-	desc.format = request.format;
-	desc.width = request.width;
-	desc.height = request.height;
-	desc.colorimetry = request.colorimetry;
-	desc.numResources = desc.numPlanes = format->numPlanes;
-	const bool optimal = request.storage == FrameStorage::OptimalImage;
-	for (uint32_t i = 0; i < format->numPlanes; i++) {
-		const PlaneInfo &plane = format->planes[i];
-		auto allocation = allocateImage(plane.format, plane.rowTexels(request.width),
-						plane.rows(request.height), optimal,
-						request.exportable);
-		if (!allocation)
-			return std::move(allocation).error();
-		uint32_t pitch = (*allocation)->rowPitch;
-		auto resource = anchoredResource(std::move(*allocation));
-		if (!resource)
-			return std::move(resource).error();
-		desc.resources[i] = std::move(*resource);
-		desc.planes[i] = PlaneView{ i, 0, 0, optimal ? 0 : pitch };
-	}
-	return Frame::create(std::move(desc));
-}
 
 Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
 {

@@ -4,6 +4,8 @@
 #include "common/backend_internal.h"
 #include "vulkan_memory_internal.h" // VK_NO_PROTOTYPES, <vulkan/vulkan.h>, detail::Api
 
+#include <gpuhandle/fd_resources.h>
+
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -21,6 +23,10 @@ inline constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_TRANSFER_SRC_
 inline constexpr VkImageUsageFlags kImageUsage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
 						 VK_IMAGE_USAGE_TRANSFER_DST_BIT |
 						 VK_IMAGE_USAGE_SAMPLED_BIT;
+inline constexpr VkFormatFeatureFlags kTransferFeatures = VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
+							   VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
+inline constexpr VkExternalMemoryHandleTypeFlagBits kDmaBufHandle =
+	VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
 inline constexpr VkMemoryPropertyFlags kHostMemory = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
 						     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 
@@ -45,7 +51,7 @@ struct Extensions {
 	bool memoryFd = false;           // VK_KHR_external_memory_fd
 	bool semaphoreFd = false;        // VK_KHR_external_semaphore_fd
 	bool memoryHost = false;         // VK_EXT_external_memory_host
-	bool dmaBuf = false;             // VK_EXT_external_memory_dma_buf
+	bool dmaBuf = false;             // VK_EXT_external_memory_dma_buf (with memoryFd)
 	bool drmModifier = false;        // VK_EXT_image_drm_format_modifier
 	bool queueFamilyForeign = false; // VK_EXT_queue_family_foreign
 	bool timeline = false;           // Vulkan 1.2 timelineSemaphore enabled
@@ -84,6 +90,10 @@ public:
 	PFN_vkGetDeviceProcAddr getDeviceProcAddr = nullptr;
 	PFN_vkDestroyInstance destroyInstance = nullptr;
 	PFN_vkGetPhysicalDeviceFormatProperties getFormatProperties = nullptr;
+	// Optional: null when the device (or instance) does not resolve them.
+	PFN_vkGetPhysicalDeviceFormatProperties2 getFormatProperties2 = nullptr;
+	PFN_vkGetMemoryFdPropertiesKHR getMemoryFdProperties = nullptr;
+	PFN_vkGetImageMemoryRequirements2 getImageRequirements2 = nullptr;
 	VkInstance instance = VK_NULL_HANDLE;
 	VkPhysicalDevice physical = VK_NULL_HANDLE;
 	VkDevice device = VK_NULL_HANDLE;
@@ -127,6 +137,7 @@ public:
 	Resource source{};                  // what imported memory lives in (kept alive)
 	Resource bound{};                   // the detail::BoundObject-anchored buffer or image
 	std::optional<VulkanMemoryFd> exported{};
+	VkExternalMemoryHandleTypeFlags handleTypes = 0; // what the memory was allocated exportable as
 	VkDeviceMemory memory = VK_NULL_HANDLE;
 	uint64_t allocationSize = 0;
 	uint32_t memoryTypeIndex = 0;
@@ -140,6 +151,9 @@ public:
 	uint64_t imageOffset = 0; // of a linear image's subresource in its memory
 	uint32_t rowPitch = 0;
 	VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED; // under state->queueMutex
+	// An image imported from a DMA-BUF: its first use acquires it from the foreign (or
+	// external) queue family, which keeps the producer's contents. Under state->queueMutex.
+	bool foreign = false;
 
 private:
 	std::mutex mapMutex_;
@@ -180,18 +194,30 @@ private:
 	Result<std::shared_ptr<Allocation>> allocateBuffer(uint64_t size, bool exportable);
 	Result<Frame> importOpaqueFd(const Frame &frame);
 	Result<Frame> importHostPointer(const Frame &frame);
+	Result<Frame> importDmaBuf(const Frame &frame);
+	Result<std::shared_ptr<Allocation>> importDmaBufObject(const DmaBufObject &object,
+							       const Resource &source);
+	Result<std::shared_ptr<Allocation>> importDmaBufImage(const Frame &frame, uint32_t plane,
+							      const DmaBufDesc &dmabuf);
+	Result<Frame> exportDmaBuf(const Frame &frame, const std::array<Allocation *, 4> &allocations);
 
 	std::shared_ptr<DeviceState> state_;
 };
 
 // A buffer (x.format 0, of x.allocationSize bytes) or an image of `x` bound to its own memory of
 // a type with `wanted` properties (else any allowed type), exported as an opaque fd into
-// `*exported` when it is not null. `owner` is kept alive by the object. Fills x.allocationSize,
-// memoryTypeIndex and dedicated.
-Result<std::shared_ptr<detail::BoundObject>> createObject(const DeviceState &state,
-							  KeepAliveRef owner, VulkanExportDesc &x,
-							  VkMemoryPropertyFlags wanted,
-							  std::optional<VulkanMemoryFd> *exported);
+// `*exported` when it is not null. Exportable memory of a buffer or linear image is also
+// DMA-BUF-exportable where the device has VK_EXT_external_memory_dma_buf and says both handle
+// types export together; `*handleTypes` (when not null) gets the types it was allocated with.
+// `owner` is kept alive by the object. Fills x.allocationSize, memoryTypeIndex and dedicated.
+Result<std::shared_ptr<detail::BoundObject>>
+createObject(const DeviceState &state, KeepAliveRef owner, VulkanExportDesc &x,
+	     VkMemoryPropertyFlags wanted, std::optional<VulkanMemoryFd> *exported,
+	     VkExternalMemoryHandleTypeFlags *handleTypes = nullptr);
+// The DRM modifiers DMA-BUF import takes on this device: LINEAR (as buffers) and, with
+// VK_EXT_image_drm_format_modifier, those the driver offers with transfer support for a
+// one-memory-plane image of some plane format (imported as an image per plane).
+std::vector<uint64_t> dmaBufModifiers(const DeviceState &state);
 // Wraps a detail::BoundObject-anchored `bound` as an Allocation (filling handles and sizes).
 Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState> &state,
 					       VulkanBoundMemory bound);

@@ -1,13 +1,8 @@
-// The Vulkan backend's frames: export, import (opaque fd, host pointer), CPU mapping, device
-// copies, and the queue submissions and anchors behind them.
+// The Vulkan backend's queue and the work on it: submissions bounded by a timeout, CPU mapping
+// (optimal images through a staging buffer) and device copies between buffers and images.
 #include "vulkan_backend_internal.h"
 
-#include <gpuhandle/format_mappings.h>
-
-#include <cerrno>
 #include <cinttypes>
-#include <cstring>
-#include <dlfcn.h>
 #include <string>
 
 namespace gpuhandle {
@@ -15,35 +10,6 @@ namespace gpuhandle {
 using namespace vkbackend;
 
 namespace vkbackend {
-
-DeviceState::~DeviceState()
-{
-	if (device && pool) {
-		std::lock_guard lock(queueMutex);
-		reclaimLocked(true);
-		fn.DestroyCommandPool(device, pool, nullptr);
-	}
-	if (ownsDevice && device) {
-		// Entry points are missing when opening failed before they were loaded.
-		if (fn.DeviceWaitIdle)
-			fn.DeviceWaitIdle(device);
-		if (fn.DestroyDevice)
-			fn.DestroyDevice(device, nullptr);
-		else if (auto destroy = reinterpret_cast<PFN_vkDestroyDevice>(
-				 getDeviceProcAddr(device, "vkDestroyDevice")))
-			destroy(device, nullptr);
-	}
-	if (ownsInstance && instance && destroyInstance)
-		destroyInstance(instance, nullptr);
-	if (library)
-		dlclose(library);
-}
-
-bool DeviceState::hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const
-{
-	return type < memory.memoryTypeCount &&
-	       (memory.memoryTypes[type].propertyFlags & flags) == flags;
-}
 
 void DeviceState::reclaimLocked(bool wait)
 {
@@ -129,87 +95,6 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 	return detail::vulkanError(name, "vkWaitForFences", r);
 }
 
-Allocation::~Allocation()
-{
-	if (mapped_)
-		state->fn.UnmapMemory(state->device, memory);
-}
-
-Result<uint8_t *> Allocation::mapped(const char *fn)
-{
-	std::lock_guard lock(mapMutex_);
-	if (mapped_)
-		return mapped_;
-	if (!state->hasMemoryFlags(memoryTypeIndex, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
-		return Error::format(ErrorCode::NotSupported, "frame",
-				     "vulkan: %s: memory type %u is not host-visible, so it cannot be mapped.",
-				     fn, memoryTypeIndex);
-	void *data = nullptr;
-	if (VkResult r = state->fn.MapMemory(state->device, memory, 0, VK_WHOLE_SIZE, 0, &data);
-	    r != VK_SUCCESS)
-		return detail::vulkanError(fn, "vkMapMemory", r);
-	mapped_ = static_cast<uint8_t *>(data);
-	return mapped_;
-}
-
-Allocation *allocationOf(const Resource &resource)
-{
-	const KeepAliveRef *anchor = nullptr;
-	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
-		anchor = &buffer->desc().anchor;
-	else if (const VulkanImage *image = resource.get<VulkanImage>())
-		anchor = &image->desc().anchor;
-	return anchor ? dynamic_cast<Allocation *>(anchor->get()) : nullptr;
-}
-
-Result<Resource> anchoredResource(std::shared_ptr<Allocation> allocation)
-{
-	if (const VulkanBuffer *buffer = allocation->bound.get<VulkanBuffer>()) {
-		VulkanBufferDesc desc = buffer->desc();
-		desc.anchor = std::move(allocation);
-		auto made = VulkanBuffer::create(std::move(desc));
-		if (!made)
-			return std::move(made).error();
-		return Resource(std::move(*made));
-	}
-	const VulkanImage *image = allocation->bound.get<VulkanImage>();
-	if (!image)
-		return Error(ErrorCode::Fatal, "bound", "vulkan: an allocation holds neither a buffer nor an image.");
-	VulkanImageDesc desc = image->desc();
-	desc.anchor = std::move(allocation);
-	auto made = VulkanImage::create(std::move(desc));
-	if (!made)
-		return std::move(made).error();
-	return Resource(std::move(*made));
-}
-
-Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState> &state,
-					       VulkanBoundMemory bound)
-{
-	auto a = std::make_shared<Allocation>(state);
-	a->memory = reinterpret_cast<VkDeviceMemory>(bound.memory);
-	a->allocationSize = bound.allocationSize;
-	a->memoryTypeIndex = bound.memoryTypeIndex;
-	if (const VulkanBuffer *buffer = bound.native.get<VulkanBuffer>()) {
-		a->buffer = reinterpret_cast<VkBuffer>(buffer->desc().buffer);
-		a->bufferSize = buffer->desc().size;
-	} else if (const VulkanImage *image = bound.native.get<VulkanImage>()) {
-		a->image = reinterpret_cast<VkImage>(image->desc().image);
-		a->rowPitch = image->desc().rowPitch;
-		if (a->rowPitch) {
-			VkImageSubresource subresource{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
-			VkSubresourceLayout layout{};
-			state->api.GetImageSubresourceLayout(state->device, a->image, &subresource,
-							     &layout);
-			a->imageOffset = layout.offset;
-		}
-	} else {
-		return Error(ErrorCode::Fatal, "bound", "vulkan: the memory call returned neither a buffer nor an image.");
-	}
-	a->bound = std::move(bound.native);
-	return a;
-}
-
 } // namespace vkbackend
 
 namespace {
@@ -233,7 +118,7 @@ void anchorsOf(const Frame &frame, std::vector<KeepAliveRef> &out)
 // them there from their initial layout, which keeps a linear image's PREINITIALIZED bytes.
 void toGeneral(const DeviceState &s, VkCommandBuffer commands, Allocation &a)
 {
-	if (a.layout == VK_IMAGE_LAYOUT_GENERAL)
+	if (a.layout == VK_IMAGE_LAYOUT_GENERAL && !a.foreign)
 		return;
 	VkImageMemoryBarrier barrier{};
 	barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
@@ -243,6 +128,15 @@ void toGeneral(const DeviceState &s, VkCommandBuffer commands, Allocation &a)
 	barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
 	barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
 	barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+	if (a.foreign) {
+		// A DMA-BUF's producer left the image in GENERAL (the convention for shared
+		// images); acquiring it from outside keeps its contents.
+		barrier.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
+		barrier.srcQueueFamilyIndex = s.ext.queueFamilyForeign ? VK_QUEUE_FAMILY_FOREIGN_EXT
+								       : VK_QUEUE_FAMILY_EXTERNAL;
+		barrier.dstQueueFamilyIndex = s.queueFamily;
+		a.foreign = false;
+	}
 	barrier.image = a.image;
 	barrier.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
 	s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
@@ -332,23 +226,6 @@ Status submitCopies(DeviceState &s, const char *name, const std::vector<PlaneCop
 }
 
 } // namespace
-
-Result<std::array<Allocation *, 4>> VulkanBackend::allocationsOf(const Frame &frame,
-								  const char *operation) const
-{
-	std::array<Allocation *, 4> out{};
-	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		out[i] = allocationOf(frame.resource(i));
-		if (!out[i] || out[i]->state != state_)
-			return notThisBackendsFrame(kName, operation);
-	}
-	return out;
-}
-
-bool VulkanBackend::holds(const Frame &frame) const
-{
-	return frame.numResources() > 0 && allocationsOf(frame, "holds()").ok();
-}
 
 Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
 {
@@ -493,198 +370,6 @@ Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 	anchorsOf(src, keep);
 	anchorsOf(dst, keep);
 	return submitCopies(*state_, "vulkan: copyFrame()", copies, timeout, std::move(keep));
-}
-
-Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
-{
-	auto allocations = allocationsOf(frame, "exportFrame()");
-	if (!allocations)
-		return std::move(allocations).error();
-	if (kind == ResourceKind::DmaBuf)
-		return Error::format(ErrorCode::NotSupported, "kind",
-				     state_->ext.dmaBuf
-					     ? "vulkan: DMA-BUF export is not written yet: the backend's "
-					       "memory is allocated exportable as OPAQUE_FD only."
-					     : "vulkan: DMA-BUF export needs VK_EXT_external_memory_dma_buf, "
-					       "which %s does not offer.",
-				     info_.name.c_str());
-	if (kind != ResourceKind::VulkanMemoryFd)
-		return Error::format(ErrorCode::NotSupported, "kind",
-				     "vulkan: exportFrame() gives VulkanMemoryFd resources, not %s.",
-				     resourceKindName(kind));
-	std::array<Resource, 4> out{};
-	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		const std::optional<VulkanMemoryFd> &exported = (*allocations)[i]->exported;
-		if (!exported)
-			return Error::format(ErrorCode::NotSupported, "frame",
-					     "vulkan: resource %u has no opaque fd: it was allocated "
-					     "with exportable false, imported, or made on a device "
-					     "without VK_KHR_external_memory_fd.",
-					     i);
-		UniqueFd fd = exported->desc().fd.dup();
-		if (!fd.isValid())
-			return Error::format(ErrorCode::Io, "fd",
-					     "vulkan: duplicating the opaque fd %d failed: %s.",
-					     exported->desc().fd.get(), std::strerror(errno));
-		VulkanMemoryFdDesc desc = exported->desc();
-		desc.fd = SharedFd(std::move(fd));
-		auto memoryFd = VulkanMemoryFd::create(std::move(desc));
-		if (!memoryFd)
-			return std::move(memoryFd).error();
-		out[i] = std::move(*memoryFd);
-	}
-	return frameLike(frame, std::span(out.data(), frame.numResources()));
-}
-
-Result<Frame> VulkanBackend::importFrame(const Frame &frame, ImportRoute route)
-{
-	switch (route) {
-	case ImportRoute::Direct:
-		if (holds(frame))
-			return frame;
-		return routeNotSupported(kName, route,
-					 "the frame's resources are not this device's Vulkan memory.");
-	case ImportRoute::OpaqueFd: return importOpaqueFd(frame);
-	case ImportRoute::HostPointer: return importHostPointer(frame);
-	case ImportRoute::DmaBuf:
-		return routeNotSupported(kName, route,
-					 state_->ext.dmaBuf
-						 ? "DMA-BUF import into this backend is not written yet."
-						 : "the device does not offer VK_EXT_external_memory_dma_buf.");
-	default: break;
-	}
-	return routeNotSupported(kName, route,
-				 "the backend imports without copies only; the planner makes copies.");
-}
-
-Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
-{
-	const DeviceState &s = *state_;
-	if (!s.ext.memoryFd)
-		return routeNotSupported(kName, ImportRoute::OpaqueFd,
-					 "the device was opened without VK_KHR_external_memory_fd.");
-	std::array<Resource, 4> out{};
-	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		const VulkanMemoryFd *memoryFd = frame.resource(i).get<VulkanMemoryFd>();
-		if (!memoryFd) {
-			std::string why = std::string("resource ") + std::to_string(i) + " is a " +
-					  resourceKindName(frame.resource(i).kind()) +
-					  ", not a VulkanMemoryFd.";
-			return routeNotSupported(kName, ImportRoute::OpaqueFd, why.c_str());
-		}
-		const VulkanMemoryFdDesc &d = memoryFd->desc();
-		for (const auto &[field, theirs, ours] :
-		     { std::tuple{ "deviceUuid", d.deviceUuid, s.deviceUuid },
-		       std::tuple{ "driverUuid", d.driverUuid, s.driverUuid } })
-			if (theirs && *theirs != ours)
-				return Error::format(ErrorCode::DeviceMismatch, field,
-						     "vulkan: the memory was exported with %s %s, but "
-						     "this device's is %s; an opaque fd imports only on "
-						     "the device and driver that made it.",
-						     field, formatUuid(*theirs).c_str(),
-						     formatUuid(ours).c_str());
-		auto bound = importVulkanMemoryFd(s.dispatch, s.physicalDispatch, *memoryFd, state_);
-		if (!bound)
-			return std::move(bound).error();
-		auto allocation = adoptBound(state_, std::move(*bound));
-		if (!allocation)
-			return std::move(allocation).error();
-		Allocation &a = **allocation;
-		a.source = frame.resource(i);
-		if (a.image) {
-			const VulkanExportDesc &x = d.exportDesc;
-			Result<PlaneFormat> format = fromPlaneApiFormat(PlaneApi::VkFormat, x.format);
-			if (!format)
-				return std::move(format).error();
-			a.planeFormat = *format;
-			a.width = x.width;
-			a.height = x.height;
-			a.optimal = x.tiling == VK_IMAGE_TILING_OPTIMAL;
-			// The exporter's images are in GENERAL once used on its queue; a linear one
-			// never used there still holds its PREINITIALIZED bytes.
-			a.layout = a.optimal ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_PREINITIALIZED;
-			for (uint32_t p = 0; p < frame.numPlanes(); p++)
-				if (frame.plane(p).resource == i && !a.optimal &&
-				    frame.plane(p).stride != a.rowPitch)
-					return Error::format(ErrorCode::FormatMismatch, "planes",
-							     "vulkan: plane %u has a stride of %u bytes but the "
-							     "imported image's rows are %u bytes apart.",
-							     p, frame.plane(p).stride, a.rowPitch);
-		}
-		auto resource = anchoredResource(std::move(*allocation));
-		if (!resource)
-			return std::move(resource).error();
-		out[i] = std::move(*resource);
-	}
-	return frameLike(frame, std::span(out.data(), frame.numResources()));
-}
-
-Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
-{
-	const DeviceState &s = *state_;
-	if (!s.ext.memoryHost || !s.hostPointerAlignment)
-		return routeNotSupported(kName, ImportRoute::HostPointer,
-					 "the device was opened without VK_EXT_external_memory_host.");
-	if (Status checked = checkPlaneStrides(frame, kName); !checked)
-		return std::move(checked).error();
-	const uint64_t align = s.hostPointerAlignment;
-	// Misaligned memory is NotSupported (not InvalidArgument): the planner then copies.
-	auto importBytes = [&](const CpuBytes &bytes, const Resource &source) -> Result<Resource> {
-		const CpuBytesDesc &d = bytes.desc();
-		if (reinterpret_cast<uintptr_t>(d.data) % align || d.size % align)
-			return Error::format(ErrorCode::NotSupported, "alignment",
-					     "vulkan: no host-pointer import of %" PRIu64
-					     " bytes at %p: address and size must be multiples of the "
-					     "device's minImportedHostPointerAlignment (%" PRIu64
-					     " bytes).",
-					     d.size, d.data, align);
-		auto bound = importHostMemoryIntoVulkan(s.dispatch, s.physicalDispatch, bytes,
-							kBufferUsage, state_);
-		if (!bound)
-			return std::move(bound).error();
-		auto allocation = adoptBound(state_, std::move(*bound));
-		if (!allocation)
-			return std::move(allocation).error();
-		(*allocation)->source = source;
-		return anchoredResource(std::move(*allocation));
-	};
-	std::array<Resource, 4> out{};
-	if (frame.numResources() == 1 && frame.resource(0).get<CpuPlanes>()) {
-		// Each plane of its own memory becomes a buffer of its own.
-		const CpuPlanesDesc &planes = frame.resource(0).get<CpuPlanes>()->desc();
-		FrameDesc desc = frame.desc();
-		desc.numResources = planes.numPlanes;
-		for (uint32_t i = 0; i < planes.numPlanes; i++) {
-			const CpuPlane &plane = planes.planes[i];
-			auto bytes = CpuBytes::create(
-				{ plane.data, uint64_t{ plane.stride } * plane.rows, {} });
-			if (!bytes)
-				return std::move(bytes).error();
-			auto resource = importBytes(*bytes, frame.resource(0));
-			if (!resource)
-				return std::move(resource).error();
-			desc.resources[i] = std::move(*resource);
-		}
-		for (uint32_t p = 0; p < desc.numPlanes; p++)
-			desc.planes[p] = PlaneView{ frame.plane(p).subresource, 0, frame.plane(p).offset,
-						    frame.plane(p).stride };
-		return Frame::create(std::move(desc));
-	}
-	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		const CpuBytes *bytes = frame.resource(i).get<CpuBytes>();
-		if (!bytes) {
-			std::string why = std::string("it takes CpuBytes or one CpuPlanes resource; "
-						      "resource ") +
-					  std::to_string(i) + " is a " +
-					  resourceKindName(frame.resource(i).kind()) + ".";
-			return routeNotSupported(kName, ImportRoute::HostPointer, why.c_str());
-		}
-		auto resource = importBytes(*bytes, frame.resource(i));
-		if (!resource)
-			return std::move(resource).error();
-		out[i] = std::move(*resource);
-	}
-	return frameLike(frame, std::span(out.data(), frame.numResources()));
 }
 
 } // namespace gpuhandle

@@ -127,6 +127,14 @@ public:
 	// work can use them as they are (the Direct route).
 	virtual bool holds(const Frame &frame) const = 0;
 
+	// Fences across APIs. exportFence: a point of this backend's API (a semaphore of its device)
+	// as a fence fd point that other APIs import, where the driver can export it (a binary
+	// Vulkan semaphore exportable as SYNC_FD). importFence: a point another API made (a fence
+	// fd) that this backend's queue can wait on without the CPU. Both answer NotSupported with
+	// the reason by default; the planner then waits on the CPU and says so.
+	virtual Result<SyncPoint> exportFence(const SyncPoint &point);
+	virtual Result<SyncPoint> importFence(const SyncPoint &point);
+
 protected:
 	Backend(DeviceInfo info, BackendCapabilities caps, ContextRef context)
 		: info_(std::move(info)), caps_(std::move(caps)), context_(std::move(context))

@@ -1,0 +1,242 @@
+// The OpenGL backend's GL-thread plumbing: the device thread, owned objects, texture transfers.
+#include <gpuhandle/backends/gl_memory.h>
+
+#include "egl/gl_backend_internal.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <vector>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+
+namespace gpuhandle::gl {
+
+Device::~Device()
+{
+	if (!worker)
+		return;
+	{
+		std::lock_guard<std::mutex> lock(worker->mutex);
+		worker->stop = true;
+	}
+	worker->wake.notify_all();
+	// The last reference may go inside work on the GL thread itself: that thread cannot join
+	// itself, so it finishes the queue and tears the context down on its own (it owns
+	// `worker`).
+	if (std::this_thread::get_id() == thread.get_id())
+		thread.detach();
+	else if (thread.joinable())
+		thread.join();
+}
+
+Status Device::run(const std::function<void()> &work) const
+{
+	if (eglGetCurrentContext() == context) {
+		work();
+		return {};
+	}
+	struct Call {
+		std::mutex mutex;
+		std::condition_variable ran;
+		bool done = false;
+		void *current = nullptr; // the context current where the executor ran the work
+	};
+	auto call = std::make_shared<Call>();
+	void *wanted = context;
+	executor([call, &work, wanted] {
+		void *current = eglGetCurrentContext();
+		if (current == wanted)
+			work();
+		std::lock_guard<std::mutex> lock(call->mutex);
+		call->current = current;
+		call->done = true;
+		call->ran.notify_all();
+	});
+	std::unique_lock<std::mutex> lock(call->mutex);
+	call->ran.wait(lock, [&call] { return call->done; });
+	if (call->current != wanted)
+		return Error::format(
+			ErrorCode::InvalidState, "executor",
+			"opengl: the GL executor ran work on a thread where context %p is not current "
+			"(current: %p).",
+			wanted, call->current);
+	return {};
+}
+
+Object::~Object()
+{
+	if (!inner.empty() || !device)
+		return; // an import's own anchor deletes its names
+	// The source is released after the names are gone (it rides along with the delete).
+	device->executor([device = device, type = type, name = name, memory = memory,
+			  image = eglImage, source = std::move(source)] {
+		const Functions &gl = device->gl;
+		if (type == Type::Buffer)
+			gl.deleteBuffers(1, &name);
+		else
+			gl.deleteTextures(1, &name);
+		if (memory)
+			gl.deleteMemoryObjects(1, &memory);
+		if (image) {
+			PFNEGLDESTROYIMAGEKHRPROC destroy = nullptr;
+			destroy = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(
+				eglGetProcAddress("eglDestroyImageKHR"));
+			if (destroy)
+				destroy(device->display, image);
+		}
+	});
+}
+
+const Object *objectOf(const Resource &resource, const Device &device)
+{
+	const KeepAliveRef *anchor = nullptr;
+	if (const GlBuffer *buffer = resource.get<GlBuffer>())
+		anchor = &buffer->desc().anchor;
+	else if (const GlTexture *texture = resource.get<GlTexture>())
+		anchor = &texture->desc().anchor;
+	const auto *object = anchor ? dynamic_cast<const Object *>(anchor->get()) : nullptr;
+	return object && object->device.get() == &device ? object : nullptr;
+}
+
+Result<Resource> resourceOf(std::shared_ptr<Object> object)
+{
+	const Device &device = *object->device;
+	if (object->type == Object::Type::Buffer) {
+		auto buffer = GlBuffer::create({ object->name, kCopyReadBuffer, object->size,
+						 device.context, GlFlavour::Egl, object });
+		if (!buffer.ok())
+			return std::move(buffer).error();
+		return Resource(std::move(*buffer));
+	}
+	auto texture = GlTexture::create(
+		{ object->name, kTexture2D, object->transfer.internalFormat, object->width,
+		  object->height, device.context, GlFlavour::Egl, object });
+	if (!texture.ok())
+		return std::move(texture).error();
+	return Resource(std::move(*texture));
+}
+
+Result<Transfer> transferFor(const Features &features, PlaneFormat plane)
+{
+	constexpr GLenum rg = 0x8227, rgb = 0x1907, rgba = 0x1908, bgra = 0x80E1;
+	constexpr GLenum ub = 0x1401, us = 0x1403, half = 0x140B, flt = 0x1406;
+	Transfer t;
+	t.bytesPerTexel = bytesPerTexel(plane);
+	switch (plane) {
+	case PlaneFormat::R8: t.format = kRed, t.type = ub; break;
+	case PlaneFormat::RG8: t.format = rg, t.type = ub; break;
+	case PlaneFormat::RGB8: t.format = rgb, t.type = ub; break;
+	case PlaneFormat::RGBA8: t.format = rgba, t.type = ub; break;
+	case PlaneFormat::BGRA8: t.format = bgra, t.type = ub; break;
+	case PlaneFormat::R16: t.format = kRed, t.type = us; break;
+	case PlaneFormat::RG16: t.format = rg, t.type = us; break;
+	case PlaneFormat::RGB16: t.format = rgb, t.type = us; break;
+	case PlaneFormat::RGBA16: t.format = rgba, t.type = us; break;
+	case PlaneFormat::RGBA16F: t.format = rgba, t.type = half; break;
+	case PlaneFormat::RGBA32F: t.format = rgba, t.type = flt; break;
+	case PlaneFormat::R16Uint: t.format = 0x8D94, t.type = us; break; // GL_RED_INTEGER
+	case PlaneFormat::R32Float: t.format = kRed, t.type = flt; break;
+	case PlaneFormat::RGBA16Uint: t.format = 0x8D99, t.type = us; break; // GL_RGBA_INTEGER
+	case PlaneFormat::RGB10A2:
+		t.format = rgba, t.type = 0x8368;
+		break; // 2_10_10_10_REV: R in 0..9
+	case PlaneFormat::RGB565: t.format = rgb, t.type = 0x8363; break; // 5_6_5: R in 11..15
+	}
+	auto internal = toPlaneApiFormat(PlaneApi::GlInternal, plane);
+	if (!internal.ok())
+		return std::move(internal).error();
+	t.internalFormat = internal->value;
+	bool norm16 = plane == PlaneFormat::R16 || plane == PlaneFormat::RG16 ||
+		      plane == PlaneFormat::RGB16 || plane == PlaneFormat::RGBA16;
+	if (norm16 && !features.norm16)
+		return Error::format(
+			ErrorCode::NotSupported, "format",
+			"opengl: the GLES context has no 16-bit normalised textures (%s needs "
+			"GL_EXT_texture_norm16).",
+			planeFormatName(plane));
+	if (plane == PlaneFormat::BGRA8) {
+		if (features.desktop)
+			t.internalFormat = 0x8058; // desktop GL has no GL_BGRA8: RGBA8 stores it,
+						   // uploaded as BGRA
+		else if (!features.bgra8)
+			return Error(
+				ErrorCode::NotSupported, "format",
+				"opengl: the GLES context has no BGRA8 textures (GL_EXT_texture_format_BGRA8888).");
+	}
+	return t;
+}
+
+GLenum takeError(const Functions &gl)
+{
+	GLenum first = gl.getError();
+	for (int i = 0; i < 16 && gl.getError() != kNoError; ++i) {
+	}
+	return first;
+}
+
+BindingGuard::BindingGuard(const Functions &gl) : gl_(gl)
+{
+	gl.getIntegerv(kCopyReadBuffer, &copyRead_);
+	gl.getIntegerv(kCopyWriteBuffer, &copyWrite_);
+	gl.getIntegerv(kPixelPackBufferBinding, &pack_);
+	gl.getIntegerv(kPixelUnpackBufferBinding, &unpack_);
+	gl.getIntegerv(kTextureBinding2D, &texture_);
+	gl.getIntegerv(kReadFramebufferBinding, &readFb_);
+	gl.getIntegerv(kPackRowLength, &packRow_);
+	gl.getIntegerv(kPackAlignment, &packAlign_);
+	gl.getIntegerv(kUnpackRowLength, &unpackRow_);
+	gl.getIntegerv(kUnpackAlignment, &unpackAlign_);
+}
+
+BindingGuard::~BindingGuard()
+{
+	gl_.bindBuffer(kCopyReadBuffer, static_cast<GLuint>(copyRead_));
+	gl_.bindBuffer(kCopyWriteBuffer, static_cast<GLuint>(copyWrite_));
+	gl_.bindBuffer(kPixelPackBuffer, static_cast<GLuint>(pack_));
+	gl_.bindBuffer(kPixelUnpackBuffer, static_cast<GLuint>(unpack_));
+	gl_.bindTexture(kTexture2D, static_cast<GLuint>(texture_));
+	gl_.bindFramebuffer(kReadFramebuffer, static_cast<GLuint>(readFb_));
+	gl_.pixelStorei(kPackRowLength, packRow_);
+	gl_.pixelStorei(kPackAlignment, packAlign_);
+	gl_.pixelStorei(kUnpackRowLength, unpackRow_);
+	gl_.pixelStorei(kUnpackAlignment, unpackAlign_);
+}
+
+void downloadTexture(const Device &device, const Object &texture, void *at, uint32_t rowTexels)
+{
+	const Functions &gl = device.gl;
+	const Transfer &t = texture.transfer;
+	gl.pixelStorei(kPackAlignment, 1);
+	gl.pixelStorei(kPackRowLength, static_cast<GLint>(rowTexels));
+	if (gl.getTexImage) {
+		gl.bindTexture(kTexture2D, texture.name);
+		gl.getTexImage(kTexture2D, 0, t.format, t.type, at);
+		return;
+	}
+	// GLES has no glGetTexImage: the texture is read through a framebuffer.
+	GLuint framebuffer = 0;
+	gl.genFramebuffers(1, &framebuffer);
+	gl.bindFramebuffer(kReadFramebuffer, framebuffer);
+	gl.framebufferTexture2D(kReadFramebuffer, kColorAttachment0, kTexture2D, texture.name, 0);
+	gl.readPixels(0, 0, static_cast<GLsizei>(texture.width),
+		      static_cast<GLsizei>(texture.height), t.format, t.type, at);
+	gl.bindFramebuffer(kReadFramebuffer, 0);
+	gl.deleteFramebuffers(1, &framebuffer);
+}
+
+void uploadTexture(const Device &device, const Object &texture, const void *at, uint32_t rowTexels)
+{
+	const Functions &gl = device.gl;
+	const Transfer &t = texture.transfer;
+	gl.pixelStorei(kUnpackAlignment, 1);
+	gl.pixelStorei(kUnpackRowLength, static_cast<GLint>(rowTexels));
+	gl.bindTexture(kTexture2D, texture.name);
+	gl.texSubImage2D(kTexture2D, 0, 0, 0, static_cast<GLsizei>(texture.width),
+			 static_cast<GLsizei>(texture.height), t.format, t.type, at);
+}
+
+
+} // namespace gpuhandle::gl

@@ -1,0 +1,199 @@
+// The Vulkan backend's exports and imports: opaque fds (between devices of one driver) and host
+// pointers (VK_EXT_external_memory_host); DMA-BUFs are in vulkan_backend_dmabuf.cpp.
+#include "vulkan_backend_internal.h"
+
+#include <gpuhandle/format_mappings.h>
+
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <string>
+
+namespace gpuhandle {
+
+using namespace vkbackend;
+
+Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
+{
+	auto allocations = allocationsOf(frame, "exportFrame()");
+	if (!allocations)
+		return std::move(allocations).error();
+	if (kind == ResourceKind::DmaBuf)
+		return exportDmaBuf(frame, *allocations);
+	if (kind != ResourceKind::VulkanMemoryFd)
+		return Error::format(ErrorCode::NotSupported, "kind",
+				     "vulkan: exportFrame() gives VulkanMemoryFd resources, not %s.",
+				     resourceKindName(kind));
+	std::array<Resource, 4> out{};
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const std::optional<VulkanMemoryFd> &exported = (*allocations)[i]->exported;
+		if (!exported)
+			return Error::format(ErrorCode::NotSupported, "frame",
+					     "vulkan: resource %u has no opaque fd: it was allocated "
+					     "with exportable false, imported, or made on a device "
+					     "without VK_KHR_external_memory_fd.",
+					     i);
+		UniqueFd fd = exported->desc().fd.dup();
+		if (!fd.isValid())
+			return Error::format(ErrorCode::Io, "fd",
+					     "vulkan: duplicating the opaque fd %d failed: %s.",
+					     exported->desc().fd.get(), std::strerror(errno));
+		VulkanMemoryFdDesc desc = exported->desc();
+		desc.fd = SharedFd(std::move(fd));
+		auto memoryFd = VulkanMemoryFd::create(std::move(desc));
+		if (!memoryFd)
+			return std::move(memoryFd).error();
+		out[i] = std::move(*memoryFd);
+	}
+	return frameLike(frame, std::span(out.data(), frame.numResources()));
+}
+
+Result<Frame> VulkanBackend::importFrame(const Frame &frame, ImportRoute route)
+{
+	switch (route) {
+	case ImportRoute::Direct:
+		if (holds(frame))
+			return frame;
+		return routeNotSupported(kName, route,
+					 "the frame's resources are not this device's Vulkan memory.");
+	case ImportRoute::OpaqueFd: return importOpaqueFd(frame);
+	case ImportRoute::HostPointer: return importHostPointer(frame);
+	case ImportRoute::DmaBuf: return importDmaBuf(frame);
+	default: break;
+	}
+	return routeNotSupported(kName, route,
+				 "the backend imports without copies only; the planner makes copies.");
+}
+
+Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
+{
+	const DeviceState &s = *state_;
+	if (!s.ext.memoryFd)
+		return routeNotSupported(kName, ImportRoute::OpaqueFd,
+					 "the device was opened without VK_KHR_external_memory_fd.");
+	std::array<Resource, 4> out{};
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const VulkanMemoryFd *memoryFd = frame.resource(i).get<VulkanMemoryFd>();
+		if (!memoryFd) {
+			std::string why = std::string("resource ") + std::to_string(i) + " is a " +
+					  resourceKindName(frame.resource(i).kind()) +
+					  ", not a VulkanMemoryFd.";
+			return routeNotSupported(kName, ImportRoute::OpaqueFd, why.c_str());
+		}
+		const VulkanMemoryFdDesc &d = memoryFd->desc();
+		for (const auto &[field, theirs, ours] :
+		     { std::tuple{ "deviceUuid", d.deviceUuid, s.deviceUuid },
+		       std::tuple{ "driverUuid", d.driverUuid, s.driverUuid } })
+			if (theirs && *theirs != ours)
+				return Error::format(ErrorCode::DeviceMismatch, field,
+						     "vulkan: the memory was exported with %s %s, but "
+						     "this device's is %s; an opaque fd imports only on "
+						     "the device and driver that made it.",
+						     field, formatUuid(*theirs).c_str(),
+						     formatUuid(ours).c_str());
+		auto bound = importVulkanMemoryFd(s.dispatch, s.physicalDispatch, *memoryFd, state_);
+		if (!bound)
+			return std::move(bound).error();
+		auto allocation = adoptBound(state_, std::move(*bound));
+		if (!allocation)
+			return std::move(allocation).error();
+		Allocation &a = **allocation;
+		a.source = frame.resource(i);
+		if (a.image) {
+			const VulkanExportDesc &x = d.exportDesc;
+			Result<PlaneFormat> format = fromPlaneApiFormat(PlaneApi::VkFormat, x.format);
+			if (!format)
+				return std::move(format).error();
+			a.planeFormat = *format;
+			a.width = x.width;
+			a.height = x.height;
+			a.optimal = x.tiling == VK_IMAGE_TILING_OPTIMAL;
+			// The exporter's images are in GENERAL once used on its queue; a linear one
+			// never used there still holds its PREINITIALIZED bytes.
+			a.layout = a.optimal ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_PREINITIALIZED;
+			for (uint32_t p = 0; p < frame.numPlanes(); p++)
+				if (frame.plane(p).resource == i && !a.optimal &&
+				    frame.plane(p).stride != a.rowPitch)
+					return Error::format(ErrorCode::FormatMismatch, "planes",
+							     "vulkan: plane %u has a stride of %u bytes but the "
+							     "imported image's rows are %u bytes apart.",
+							     p, frame.plane(p).stride, a.rowPitch);
+		}
+		auto resource = anchoredResource(std::move(*allocation));
+		if (!resource)
+			return std::move(resource).error();
+		out[i] = std::move(*resource);
+	}
+	return frameLike(frame, std::span(out.data(), frame.numResources()));
+}
+
+Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
+{
+	const DeviceState &s = *state_;
+	if (!s.ext.memoryHost || !s.hostPointerAlignment)
+		return routeNotSupported(kName, ImportRoute::HostPointer,
+					 "the device was opened without VK_EXT_external_memory_host.");
+	if (Status checked = checkPlaneStrides(frame, kName); !checked)
+		return std::move(checked).error();
+	const uint64_t align = s.hostPointerAlignment;
+	// Misaligned memory is NotSupported (not InvalidArgument): the planner then copies.
+	auto importBytes = [&](const CpuBytes &bytes, const Resource &source) -> Result<Resource> {
+		const CpuBytesDesc &d = bytes.desc();
+		if (reinterpret_cast<uintptr_t>(d.data) % align || d.size % align)
+			return Error::format(ErrorCode::NotSupported, "alignment",
+					     "vulkan: no host-pointer import of %" PRIu64
+					     " bytes at %p: address and size must be multiples of the "
+					     "device's minImportedHostPointerAlignment (%" PRIu64
+					     " bytes).",
+					     d.size, d.data, align);
+		auto bound = importHostMemoryIntoVulkan(s.dispatch, s.physicalDispatch, bytes,
+							kBufferUsage, state_);
+		if (!bound)
+			return std::move(bound).error();
+		auto allocation = adoptBound(state_, std::move(*bound));
+		if (!allocation)
+			return std::move(allocation).error();
+		(*allocation)->source = source;
+		return anchoredResource(std::move(*allocation));
+	};
+	std::array<Resource, 4> out{};
+	if (frame.numResources() == 1 && frame.resource(0).get<CpuPlanes>()) {
+		// Each plane of its own memory becomes a buffer of its own.
+		const CpuPlanesDesc &planes = frame.resource(0).get<CpuPlanes>()->desc();
+		FrameDesc desc = frame.desc();
+		desc.numResources = planes.numPlanes;
+		for (uint32_t i = 0; i < planes.numPlanes; i++) {
+			const CpuPlane &plane = planes.planes[i];
+			auto bytes = CpuBytes::create(
+				{ plane.data, uint64_t{ plane.stride } * plane.rows, {} });
+			if (!bytes)
+				return std::move(bytes).error();
+			auto resource = importBytes(*bytes, frame.resource(0));
+			if (!resource)
+				return std::move(resource).error();
+			desc.resources[i] = std::move(*resource);
+		}
+		for (uint32_t p = 0; p < desc.numPlanes; p++)
+			desc.planes[p] = PlaneView{ frame.plane(p).subresource, 0, frame.plane(p).offset,
+						    frame.plane(p).stride };
+		return Frame::create(std::move(desc));
+	}
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const CpuBytes *bytes = frame.resource(i).get<CpuBytes>();
+		if (!bytes) {
+			std::string why = std::string("it takes CpuBytes or one CpuPlanes resource; "
+						      "resource ") +
+					  std::to_string(i) + " is a " +
+					  resourceKindName(frame.resource(i).kind()) + ".";
+			return routeNotSupported(kName, ImportRoute::HostPointer, why.c_str());
+		}
+		auto resource = importBytes(*bytes, frame.resource(i));
+		if (!resource)
+			return std::move(resource).error();
+		out[i] = std::move(*resource);
+	}
+	return frameLike(frame, std::span(out.data(), frame.numResources()));
+}
+
+
+} // namespace gpuhandle
