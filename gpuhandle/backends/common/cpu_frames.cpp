@@ -61,6 +61,22 @@ Result<Frame> mapAsCpuFrame(const Frame &frame, MapAccess access, const BackendR
 				     info.error().message().c_str());
 	auto anchor = std::make_shared<MappingAnchor>(std::move(*mapped));
 	const CpuMapping &mapping = anchor->mapping;
+	// One mapped range (a memfd, a one-object DMA-BUF): keep it whole, as CpuBytes with the
+	// frame's own plane offsets, so that an importer sees one page-aligned allocation rather
+	// than planes that start mid-page (VK_EXT_external_memory_host and cuMemHostRegister take
+	// whole pages only).
+	if (frame.numResources() == 1 && frame.resource(0).subresourceCount() == 1 && frame.resource(0).byteSize() &&
+	    frame.plane(0).resource == 0 && !source) {
+		uint8_t *base = mapping.data(0) - frame.plane(0).offset;
+		Result<CpuBytes> bytes = CpuBytes::create({ base, frame.resource(0).byteSize(), anchor });
+		if (!bytes.ok())
+			return std::move(bytes).error();
+		FrameDesc desc = frame.desc();
+		desc.resources = {};
+		desc.resources[0] = std::move(*bytes);
+		desc.acquire = SyncPoint::noop(); // the mapping waited for it
+		return Frame::create(std::move(desc));
+	}
 	CpuPlanesDesc planes;
 	planes.numPlanes = mapping.numPlanes();
 	for (uint32_t i = 0; i < mapping.numPlanes(); ++i)

@@ -249,6 +249,9 @@ Result<std::shared_ptr<detail::BoundObject>> createObject(const DeviceState &sta
 
 } // namespace vkbackend
 
+// Bytes past the frame in an exportable buffer (see allocate()).
+constexpr uint64_t kExportHeadroom = 256;
+
 Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size, bool exportable)
 {
 	const DeviceState &s = *state_;
@@ -378,7 +381,11 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 				     pixelFormatName(request.format), frameStorageName(request.storage),
 				     info_.name.c_str());
 	if (request.storage == FrameStorage::Buffer) {
-		auto allocation = allocateBuffer(layout->size, request.exportable);
+		// Exportable buffers get a little headroom past the last plane: llvmpipe (and so any
+		// GL that imports through GL_EXT_memory_object_fd on Mesa's software stack) refuses
+		// buffer storage that fills the whole memory object.
+		const uint64_t size = layout->size + (request.exportable ? kExportHeadroom : 0);
+		auto allocation = allocateBuffer(size, request.exportable);
 		if (!allocation)
 			return std::move(allocation).error();
 		auto resource = anchoredResource(std::move(*allocation));
