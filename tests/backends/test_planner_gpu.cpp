@@ -2,6 +2,7 @@
 // opaque fd, as a buffer and as a texture, with matching device UUIDs; GL into Vulkan by a GPU
 // copy; host memory into Vulkan in place; a timeline semaphore carried or waited; copies refused.
 #include <gpuhandle/backends/planner.h>
+#include <gpuhandle/cpu_fence.h>
 
 #include <thread>
 #include <unistd.h>
@@ -187,6 +188,45 @@ START_TEST(a_timeline_semaphore_is_waited_or_carried)
 }
 END_TEST
 
+// exportFence turns only a not-yet-waited binary semaphore of the device into a fence fd, and
+// says why for everything else (lavapipe offers no SYNC_FD export at all).
+START_TEST(fence_export_says_why_it_cannot)
+{
+	Devices d = openDevices();
+	const VulkanContext *vk = d.vulkan->context()->vulkan().value();
+	VkDevice device = static_cast<VkDevice>(vk->device);
+	VkSemaphoreTypeCreateInfo typeInfo{ VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+					    VK_SEMAPHORE_TYPE_TIMELINE, 0 };
+	VkSemaphoreCreateInfo info{ VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &typeInfo, 0 };
+	VkSemaphore timeline = VK_NULL_HANDLE, binary = VK_NULL_HANDLE;
+	ck_assert_int_eq(vkCreateSemaphore(device, &info, nullptr, &timeline), VK_SUCCESS);
+	typeInfo.semaphoreType = VK_SEMAPHORE_TYPE_BINARY;
+	ck_assert_int_eq(vkCreateSemaphore(device, &info, nullptr, &binary), VK_SUCCESS);
+	{
+		VulkanSemaphoreSync timelineRaw = test::timelineAt(timeline, 1);
+		timelineRaw.device = device;
+		Result<SyncPoint> created = SyncPoint::create(timelineRaw, nullptr);
+		ck_assert_ok(created);
+		SyncPoint timelinePoint = *created;
+		ck_assert_error(d.vulkan->exportFence(timelinePoint), ErrorCode::NotSupported, "point");
+		VulkanSemaphoreSync raw{ test::handleOf(binary), VulkanSemaphoreKind::Binary, 0, device };
+		Result<SyncPoint> createdBinary = SyncPoint::create(raw, nullptr);
+		ck_assert_ok(createdBinary);
+		SyncPoint binaryPoint = *createdBinary;
+		Result<SyncPoint> exported = d.vulkan->exportFence(binaryPoint);
+		ck_assert(!exported.ok());
+		ck_assert(exported.error().code() == ErrorCode::NotSupported);
+		ck_assert(!exported.error().message().empty());
+		auto cpuFence = CpuFence::create().value();
+		ck_assert_error(d.vulkan->exportFence(cpuFence->point()), ErrorCode::NotSupported, "point");
+		ck_assert_error(d.gl->exportFence(cpuFence->point()), ErrorCode::NotSupported, "point");
+		ck_assert_error(d.gl->importFence(cpuFence->point()), ErrorCode::NotSupported, "point");
+	}
+	vkDestroySemaphore(device, binary, nullptr);
+	vkDestroySemaphore(device, timeline, nullptr);
+}
+END_TEST
+
 } // namespace
 
 int main()
@@ -211,6 +251,7 @@ int main()
 	tcase_add_test(tc, gl_frames_reach_vulkan_by_a_gpu_copy);
 	tcase_add_test(tc, host_memory_reaches_vulkan_in_place);
 	tcase_add_test(tc, a_timeline_semaphore_is_waited_or_carried);
+	tcase_add_test(tc, fence_export_says_why_it_cannot);
 	suite_add_tcase(suite, tc);
 	return test::runSuite(suite);
 }

@@ -196,4 +196,28 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 }
 
 
+// A binary semaphore of this device, not yet waited on (a raw carrier: an imported point's
+// waiter has consumed the signal already), as a SYNC_FD any API can wait on. Exporting a
+// SYNC_FD takes the pending signal out of the semaphore, so the fd replaces the point.
+Result<SyncPoint> VulkanBackend::exportFence(const SyncPoint &point)
+{
+	const VulkanSemaphoreSync *raw = point.raw<VulkanSemaphoreSync>();
+	if (!raw || raw->device != state_->device)
+		return Error::format(ErrorCode::NotSupported, "point",
+				     "vulkan: only semaphores of this device export as fence fds; this is a %s point.",
+				     syncKindName(point.kind()));
+	if (raw->kind != VulkanSemaphoreKind::Binary)
+		return Error(ErrorCode::NotSupported, "point",
+			     "vulkan: a timeline semaphore has no SYNC_FD export (Vulkan allows it for binary "
+			     "semaphores only); it is waited on the CPU instead.");
+	if (!point.isRawCarrier())
+		return Error(ErrorCode::NotSupported, "point",
+			     "vulkan: the binary semaphore was imported already, and its waiter consumed the "
+			     "signal; export it before importing it.");
+	auto fd = exportVulkanSemaphoreFd(*raw, state_->dispatch, state_->physicalDispatch, VulkanSemaphoreFdType::SyncFd);
+	if (!fd)
+		return std::move(fd).error();
+	return SyncPoint::fromFenceFd(std::move(*fd));
+}
+
 } // namespace gpuhandle

@@ -183,6 +183,7 @@ public:
 	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override;
 	Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) override;
 	bool holds(const Frame &frame) const override;
+	Result<SyncPoint> exportFence(const SyncPoint &point) override;
 
 private:
 	// The allocation of each resource of a frame of this backend, or WrongKind.
