@@ -52,10 +52,12 @@ bool plannerLogging()
 // Why a copy was needed; static strings, as ExecutionPath keeps the pointer.
 const char *copyReason(const Backend &target, const BackendRef &source)
 {
-	if (source && sameDevice(source->deviceId(), target.deviceId()) == DeviceMatch::Different)
+	if (target.deviceId().isCpu)
+		return "the frame's memory is not host memory the CPU can use in place";
+	if (!source || source->deviceId().isCpu)
+		return "the target cannot use host memory in place";
+	if (sameDevice(source->deviceId(), target.deviceId()) == DeviceMatch::Different)
 		return "the frame is on another device than the target";
-	if (!source)
-		return "the target cannot use the frame's memory in place";
 	return "no handle type both backends share";
 }
 
