@@ -144,6 +144,25 @@ START_TEST(copies_wait_for_the_acquire_point)
 }
 END_TEST
 
+// Every wait of one import shares one deadline: a fence that never signals fails the import
+// once, after about one timeout, however many routes would have waited on it.
+START_TEST(one_deadline_bounds_the_whole_import)
+{
+	BackendRef cpu = open(BackendKind::Cpu);
+	BackendRef fd = open(BackendKind::Fd);
+	Frame frame = fd->allocate(request(PixelFormat::NV12, 64, 32)).value();
+	auto fence = CpuFence::create().value();
+	frame.setAcquire(fence->point());
+	ImportOptions options;
+	options.source = fd;
+	options.timeout = 100ms;
+	const auto start = std::chrono::steady_clock::now();
+	// The host-pointer route waits (the mapping), then the copy routes would wait again.
+	ck_assert_error(importFrame(frame, *cpu, options), ErrorCode::Timeout, "timeout");
+	ck_assert(std::chrono::steady_clock::now() - start < 1s);
+}
+END_TEST
+
 // A zero-copy import keeps a point the target can wait on, and waits on the CPU for the others.
 START_TEST(zero_copy_imports_carry_or_wait_the_fence)
 {
@@ -264,6 +283,7 @@ int main()
 	tcase_add_test(tc, forbidden_copies_fail_naming_every_route);
 	tcase_add_test(tc, copies_wait_for_the_acquire_point);
 	tcase_add_test(tc, zero_copy_imports_carry_or_wait_the_fence);
+	tcase_add_test(tc, one_deadline_bounds_the_whole_import);
 	tcase_add_test(tc, copy_helpers_refuse_mismatched_mappings);
 	tcase_add_test(tc, bad_frames_are_refused_and_leak_nothing);
 	suite_add_tcase(suite, tc);

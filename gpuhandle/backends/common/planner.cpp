@@ -65,7 +65,7 @@ class Planner
 {
 public:
 	Planner(const Frame &frame, Backend &target, const ImportOptions &options)
-		: frame_(frame), target_(target), options_(options)
+		: frame_(frame), target_(target), options_(options), deadline_(Deadline::after(options.timeout))
 	{
 	}
 
@@ -83,32 +83,54 @@ private:
 	std::optional<Frame> tryHostPointer();
 	std::optional<Frame> tryGpuCopy();
 	Result<Frame> cpuCopy();
-	// Copies read the frame: its producer must be done first. Waited once, timed.
-	Status waitAcquire()
+	// Copies read the frame: its producer must be done first. Waited at most once per import,
+	// within the import's one deadline; a failed wait is remembered, not repeated.
+	Status waitAcquire() { return waitOnce(frame_.acquire()); }
+	Status waitOnce(const SyncPoint &point)
 	{
-		if (waited_ || frame_.acquire().isNoop())
+		if (waited_ || point.isNoop())
 			return {};
+		if (waitError_)
+			return *waitError_;
 		auto start = std::chrono::steady_clock::now();
-		Status status = frame_.acquire().wait(options_.timeout);
+		Status status = point.wait(deadline_.remaining());
 		fenceWait_ += std::chrono::steady_clock::now() - start;
 		waited_ = status.ok();
+		if (!status.ok())
+			waitError_ = status.error();
 		return status;
 	}
 	Error noRoute() const;
-	// The point as one the target's queue waits on: exported by the source as a fence fd and
-	// imported by the target (or taken as a fence fd where the target's queue waits on those).
-	std::optional<SyncPoint> fenceForTarget(const SyncPoint &point) const
+	// options.copyStorage where the target makes it for this format, else the first storage it
+	// does (VA-API has surfaces only, host memory buffers only).
+	FrameStorage copyStorage() const
 	{
-		if (!options_.source)
+		if (target_.supportsFormat(frame_.format(), options_.copyStorage))
+			return options_.copyStorage;
+		for (FrameStorage storage : target_.capabilities().storages)
+			if (target_.supportsFormat(frame_.format(), storage))
+				return storage;
+		return options_.copyStorage;
+	}
+	// The acquire point for the target when its queue cannot wait on the point's own kind: the
+	// source exports it as a fence fd (only where it says it can: exports may consume a binary
+	// semaphore's signal), which the target imports, or which is carried as is where the
+	// target waits on fence fds. `exported` gets the fd point even when the target refuses it,
+	// because the original point may no longer be waitable after the export.
+	std::optional<SyncPoint> fenceForTarget(const SyncPoint &point, std::optional<SyncPoint> &exported) const
+	{
+		const BackendRef &source = options_.source;
+		if (!source || !contains(source->capabilities().fenceExports, point.kind()))
 			return std::nullopt;
-		Result<SyncPoint> exported = options_.source->exportFence(point);
-		if (!exported.ok()) {
-			plannerLog("fence: %s", exported.error().message().c_str());
+		Result<SyncPoint> fd = source->exportFence(point);
+		if (!fd.ok()) {
+			plannerLog("fence: %s", fd.error().message().c_str());
 			return std::nullopt;
 		}
-		if (contains(target_.capabilities().fenceImports, SyncKind::FenceFd) && target_.kind() == BackendKind::Fd)
-			return std::move(*exported);
-		Result<SyncPoint> imported = target_.importFence(*exported);
+		exported = *fd;
+		if (contains(target_.capabilities().fenceImports, SyncKind::FenceFd))
+			return std::move(*fd);
+		Result<SyncPoint> imported = target_.importFence(*fd);
 		if (!imported.ok()) {
 			plannerLog("fence: %s", imported.error().message().c_str());
 			return std::nullopt;
@@ -133,7 +155,9 @@ private:
 	Backend &target_;
 	const ImportOptions &options_;
 	std::vector<RouteAttempt> tried_{};
+	Deadline deadline_;
 	bool waited_ = false;
+	std::optional<Error> waitError_{};
 	std::chrono::nanoseconds fenceWait_{ 0 };
 };
 
@@ -143,25 +167,25 @@ Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath
 	result.tried.push_back({ route, std::nullopt });
 	const SyncPoint &acquire = frame_.acquire();
 	if (!acquire.isNoop()) {
-		if (waitedOnCpu) {
+		std::optional<SyncPoint> exported;
+		if (waitedOnCpu || waited_) {
 			result.fence = FenceTransfer::CpuWait;
 			result.frame.setAcquire(SyncPoint::noop());
 		} else if (targetWaitsOnDevice(acquire.kind())) {
 			result.fence = FenceTransfer::Carried;
-		} else if (std::optional<SyncPoint> moved = fenceForTarget(acquire)) {
+		} else if (std::optional<SyncPoint> moved = fenceForTarget(acquire, exported)) {
 			result.fence = FenceTransfer::Carried;
 			result.frame.setAcquire(std::move(*moved));
 		} else {
 			// The target's queue cannot wait on this kind: wait here, so that what the caller
-			// gets is ready to use.
-			auto start = std::chrono::steady_clock::now();
-			Status waited = acquire.wait(options_.timeout);
-			result.fenceWait = std::chrono::steady_clock::now() - start;
+			// gets is ready to use (on the exported fd when the export took the signal).
+			Status waited = waitOnce(exported ? *exported : acquire);
 			if (!waited.ok())
 				return std::move(waited).error();
 			result.fence = FenceTransfer::CpuWait;
 			result.frame.setAcquire(SyncPoint::noop());
 		}
+		result.fenceWait = fenceWait_;
 	}
 	plannerLog("%s %ux%u into %s: %s (%s%s%s), fence %s", pixelFormatName(frame_.format()), frame_.width(),
 		   frame_.height(), target_.deviceInfo().name.c_str(), importRouteName(route),
@@ -225,7 +249,13 @@ std::optional<Frame> Planner::tryHostPointer()
 	    target_.holds(frame_)) {
 		candidate = frame_;
 	} else {
-		Result<Frame> mapped = mapAsCpuFrame(frame_, MapAccess::ReadWrite, nullptr, options_.timeout);
+		// Mapped for reading and writing as long as the import lives: a DMA-BUF's CPU-access
+		// bracket (DMA_BUF_IOCTL_SYNC) stays open until the imported frame goes.
+		if (Status waited = waitAcquire(); !waited.ok()) {
+			refuse(route, std::move(waited).error());
+			return std::nullopt;
+		}
+		Result<Frame> mapped = mapAsCpuFrame(frame_, MapAccess::ReadWrite, nullptr, deadline_.remaining());
 		if (!mapped.ok()) {
 			refuse(route, std::move(mapped).error());
 			return std::nullopt;
@@ -262,11 +292,11 @@ std::optional<Frame> Planner::tryGpuCopy()
 		return std::nullopt;
 	}
 	AllocateRequest request{ frame_.format(), frame_.width(), frame_.height(), frame_.colorimetry(),
-				 options_.copyStorage, 0, true };
+				 copyStorage(), 0, true };
 	// The same backend: a plain device copy.
 	if (source.get() == &target_) {
 		Result<Frame> dst = target_.allocate(request);
-		Status copied = dst.ok() ? target_.copyFrame(*dst, frame_, options_.timeout) : Status(dst.error());
+		Status copied = dst.ok() ? target_.copyFrame(*dst, frame_, deadline_.remaining()) : Status(dst.error());
 		if (!copied.ok()) {
 			refuse(route, std::move(copied).error());
 			return std::nullopt;
@@ -287,7 +317,7 @@ std::optional<Frame> Planner::tryGpuCopy()
 		}
 		Result<Frame> exported = target_.exportFrame(*dst, kind);
 		Result<Frame> view = exported.ok() ? source->importFrame(*exported, via) : Result<Frame>(exported.error());
-		Status copied = view.ok() ? source->copyFrame(*view, frame_, options_.timeout) : Status(view.error());
+		Status copied = view.ok() ? source->copyFrame(*view, frame_, deadline_.remaining()) : Status(view.error());
 		if (copied.ok())
 			return std::move(*dst);
 		why += copied.error().message() + " ";
@@ -301,7 +331,7 @@ std::optional<Frame> Planner::tryGpuCopy()
 			why += staging.error().message() + " ";
 			continue;
 		}
-		Status copied = source->copyFrame(*staging, frame_, options_.timeout);
+		Status copied = source->copyFrame(*staging, frame_, deadline_.remaining());
 		Result<Frame> exported = copied.ok() ? source->exportFrame(*staging, kind) : Result<Frame>(copied.error());
 		Result<Frame> imported = exported.ok() ? target_.importFrame(*exported, via) : Result<Frame>(exported.error());
 		if (imported.ok())
@@ -321,16 +351,16 @@ Result<Frame> Planner::cpuCopy()
 	Status waited = waitAcquire();
 	if (!waited.ok())
 		return std::move(waited).error();
-	if (!target_.supportsFormat(request.format, request.storage))
-		request.storage = FrameStorage::Buffer;
+	request.storage = copyStorage();
 	Result<Frame> dst = target_.allocate(request);
 	if (!dst.ok())
 		return std::move(dst).error();
-	Result<CpuMapping> src = options_.source ? options_.source->map(frame_, MapAccess::Read, options_.timeout)
-						 : mapFrame(frame_, MapAccess::Read, options_.timeout);
+	const bool sourceMaps = options_.source && options_.source->holds(frame_);
+	Result<CpuMapping> src = sourceMaps ? options_.source->map(frame_, MapAccess::Read, deadline_.remaining())
+					    : mapFrame(frame_, MapAccess::Read, deadline_.remaining());
 	if (!src.ok())
 		return std::move(src).error();
-	Result<CpuMapping> out = target_.map(*dst, MapAccess::Write, options_.timeout);
+	Result<CpuMapping> out = target_.map(*dst, MapAccess::Write, deadline_.remaining());
 	if (!out.ok())
 		return std::move(out).error();
 	Status copied = copyMappedPlanes(*out, *src, frame_.format(), frame_.width(), frame_.height());
@@ -357,8 +387,17 @@ Result<ImportResult> Planner::run()
 {
 	if (target_.holds(frame_))
 		return finish(frame_, ImportRoute::Direct, ExecutionPath::zeroCopy(), false);
-	refuse(ImportRoute::Direct, Error::format(ErrorCode::NotSupported, "frame", "the frame is not in %s's memory.",
-						  target_.deviceInfo().name.c_str()));
+	// Memory of the target's API on its context that it did not make (a host's CUDA pointers, a
+	// decoder's VA surfaces, the host's cl_mems) is wrapped by importFrame(Direct).
+	if (contains(target_.capabilities().routes, ImportRoute::Direct)) {
+		Result<Frame> wrapped = target_.importFrame(frame_, ImportRoute::Direct);
+		if (wrapped.ok())
+			return finish(std::move(*wrapped), ImportRoute::Direct, ExecutionPath::zeroCopy(), false);
+		refuse(ImportRoute::Direct, std::move(wrapped).error());
+	} else {
+		refuse(ImportRoute::Direct, Error::format(ErrorCode::NotSupported, "frame", "the frame is not in %s's memory.",
+							  target_.deviceInfo().name.c_str()));
+	}
 	if (std::optional<Frame> out = tryFdRoute(ImportRoute::OpaqueFd, ResourceKind::VulkanMemoryFd))
 		return finish(std::move(*out), ImportRoute::OpaqueFd, ExecutionPath::zeroCopy(), false);
 	if (std::optional<Frame> out = tryFdRoute(ImportRoute::DmaBuf, ResourceKind::DmaBuf))

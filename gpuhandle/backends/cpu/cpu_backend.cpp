@@ -109,7 +109,6 @@ Result<BackendRef> openCpuBackend(const BackendOpenOptions &options)
 	caps.imports = { ResourceKind::CpuBytes, ResourceKind::CpuPlanes, ResourceKind::ShmFd, ResourceKind::DmaBuf };
 	caps.routes = { ImportRoute::Direct, ImportRoute::HostPointer };
 	caps.storages = { FrameStorage::Buffer };
-	caps.fenceExports = { SyncKind::Cpu };
 	caps.cpuMap = true;
 	return BackendRef(std::make_shared<CpuBackend>(std::move(info), std::move(caps), Context::cpu()));
 }

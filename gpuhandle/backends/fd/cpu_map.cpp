@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <new>
 #include <linux/dma-buf.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -84,7 +85,15 @@ Status CpuMapping::unmap() noexcept
 	numRegions_ = 0;
 	if (end_) {
 		std::function<Status()> end = std::exchange(end_, nullptr);
-		Status ended = end();
+		Status ended;
+		// A backend's end may allocate (command buffers, staging); unmap() is noexcept.
+		try {
+			ended = end();
+		} catch (const std::bad_alloc &) {
+			ended = Error(ErrorCode::OutOfMemory, "", "Ending a CPU mapping ran out of memory.");
+		} catch (...) {
+			ended = Error(ErrorCode::Fatal, "", "Ending a CPU mapping threw an exception.");
+		}
 		if (!ended.ok() && status.ok())
 			status = std::move(ended);
 	}

@@ -179,7 +179,6 @@ Result<BackendRef> openFdBackend(const BackendOpenOptions &options)
 	caps.routes = { ImportRoute::Direct, ImportRoute::DmaBuf };
 	caps.storages = { FrameStorage::Buffer };
 	caps.fenceImports = { SyncKind::FenceFd };
-	caps.fenceExports = { SyncKind::FenceFd };
 	caps.cpuMap = true;
 	return BackendRef(std::make_shared<FdBackend>(std::move(info), std::move(caps), Context::cpu()));
 }

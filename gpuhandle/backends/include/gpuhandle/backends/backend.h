@@ -48,8 +48,9 @@ struct BackendCapabilities {
 	std::vector<ImportRoute> routes{};     // the routes importFrame() accepts
 	std::vector<FrameStorage> storages{};  // storages allocate() makes
 	std::vector<uint64_t> drmModifiers{};  // modifiers of the DMA-BUFs it imports and exports
-	std::vector<SyncKind> fenceExports{};  // fence kinds it can hand out for its own work
-	std::vector<SyncKind> fenceImports{};  // kinds its queue can wait on without the CPU
+	std::vector<SyncKind> fenceExports{};  // kinds of its API exportFence() turns into fence fds
+	std::vector<SyncKind> fenceImports{};  // kinds its queue can wait on without the CPU (a fence
+					       // fd listed here: after the consumer imports it)
 	bool cpuMap = false;  // map() works on its frames
 	bool gpuCopy = false; // copyFrame() copies on the device
 };
