@@ -1,7 +1,8 @@
 // The Vulkan backend on lavapipe: its own device, allocation of buffers and images for several
 // formats, CPU mapping, opaque-fd export into a second device, host-pointer import, device
-// copies, and refusals of bad input without fd leaks.
+// copies, refusals of bad input without fd leaks, and what keeps a host's device alive.
 #include <gpuhandle/backends/backend.h>
+#include <gpuhandle/backends/vulkan_sync.h>
 #include <gpuhandle/layout.h>
 
 #include <algorithm>
@@ -132,6 +133,13 @@ START_TEST(opens_its_own_device)
 	ck_assert(has(caps.routes, ImportRoute::HostPointer) ==
 		  has(caps.imports, ResourceKind::CpuBytes));
 	ck_assert(has(caps.fenceImports, SyncKind::VulkanSemaphore));
+	// Fence export is a binary semaphore's SYNC_FD: listed only where the driver makes one.
+	const VulkanContext &native = *vk->context()->vulkan().value();
+	auto syncFd = vulkanCanExportSemaphoreFd({ native.instance, native.physicalDevice,
+						   native.getInstanceProcAddr },
+						 VulkanSemaphoreKind::Binary, VulkanSemaphoreFdType::SyncFd);
+	ck_assert_ok(syncFd);
+	ck_assert(has(caps.fenceExports, SyncKind::VulkanSemaphore) == *syncFd);
 	ck_assert(caps.cpuMap && caps.gpuCopy);
 
 	ck_assert(vk->supportsFormat(PixelFormat::V210, FrameStorage::Buffer));
@@ -420,6 +428,66 @@ START_TEST(frames_outlive_their_backend)
 }
 END_TEST
 
+// Set when the anchor of a hostContext() goes.
+bool hostReleased = false;
+
+struct HostAnchor final : KeepAlive {
+	ContextRef device{}; // the Context of the backend whose device the host lends
+	~HostAnchor() override { hostReleased = true; }
+};
+
+// A host's Context over a Vulkan device (a backend's own), whose anchor records its release.
+ContextRef hostContext()
+{
+	hostReleased = false;
+	BackendRef owner = openVulkan();
+	auto anchor = std::make_shared<HostAnchor>();
+	anchor->device = owner->context();
+	auto context = Context::create(*owner->context()->vulkan().value(), anchor);
+	ck_assert_ok(context);
+	return *context;
+}
+
+BackendRef openInside(const ContextRef &context)
+{
+	BackendOpenOptions inside;
+	inside.context = context;
+	auto backend = openBackend(BackendKind::Vulkan, inside);
+	ck_assert_ok(backend);
+	return *backend;
+}
+
+// A backend on a host's device keeps that device (the host's Context) until its last frame goes,
+// after the BackendRef and the Context; work that timed out after the backend went (a mapping's
+// write-back) does not keep it for ever either.
+START_TEST(host_device_lives_as_long_as_the_frames)
+{
+	std::optional<Frame> frame;
+	{
+		BackendRef vk = openInside(hostContext());
+		frame = allocate(*vk, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
+		writePattern(*vk, *frame, 31);
+	}
+	ck_assert(!hostReleased);
+	frame.reset();
+	ck_assert(hostReleased);
+
+	std::optional<CpuMapping> mapping;
+	{
+		BackendRef vk = openInside(hostContext());
+		Frame image = allocate(*vk, PixelFormat::RGBA, 640, 480, FrameStorage::OptimalImage);
+		auto mapped = vk->map(image, MapAccess::Write, WaitDuration::zero());
+		ck_assert_ok(mapped);
+		mapping.emplace(std::move(*mapped));
+	}
+	// No time to wait: the copy back stays pending, holding the image and the device, until
+	// the mapping (the last user of the device) goes and drains the queue.
+	ck_assert_error(mapping->unmap(), ErrorCode::Timeout, "timeout");
+	mapping.reset();
+	ck_assert(hostReleased);
+}
+END_TEST
+
 std::string probe()
 {
 	auto opened = openBackend(BackendKind::Vulkan);
@@ -452,6 +520,7 @@ int main()
 	tcase_add_test(tc, copies_between_storages);
 	tcase_add_test(tc, bad_input_is_refused_without_leaks);
 	tcase_add_test(tc, frames_outlive_their_backend);
+	tcase_add_test(tc, host_device_lives_as_long_as_the_frames);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

@@ -1,6 +1,7 @@
 // The Vulkan backend's DMA-BUFs: without VK_EXT_external_memory_dma_buf (lavapipe) export and
 // import are refused with errors naming the extension; with it (a real GPU) a frame exported as
-// a DMA-BUF imports into a second device and reads the same, and mismatches are refused.
+// a DMA-BUF imports into a second device and reads the same, and mismatches are refused. Also
+// images shared through an export keep what the other side writes.
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/format_mappings.h>
 
@@ -188,6 +189,31 @@ START_TEST(dmabuf_mismatches_are_refused)
 }
 END_TEST
 
+// An optimal image exported (as opaque fds) before any use keeps what the importer writes into
+// it (no later transition from UNDEFINED discards it), both ways, again and again.
+START_TEST(exported_images_keep_what_the_importer_writes)
+{
+	BackendRef a = openVulkan();
+	BackendRef b = openVulkan();
+	for (PixelFormat format : { PixelFormat::RGBA, PixelFormat::NV12 }) {
+		Frame frame = allocate(*a, format, 33, 17, FrameStorage::OptimalImage);
+		auto exported = a->exportFrame(frame, ResourceKind::VulkanMemoryFd);
+		ck_assert_ok(exported);
+		auto imported = b->importFrame(*exported, ImportRoute::OpaqueFd);
+		ck_assert_ok(imported);
+		for (uint32_t seed : { 50u, 51u }) {
+			ck_assert_str_eq(test::writePattern(*b, *imported, seed).c_str(), "");
+			ck_assert_str_eq(test::checkPattern(*a, frame, seed).c_str(), "");
+			ck_assert_str_eq(test::writePattern(*a, frame, seed + 10).c_str(), "");
+			ck_assert_str_eq(test::checkPattern(*b, *imported, seed + 10).c_str(), "");
+		}
+		// A second export of the frame, now in use, is as good.
+		ck_assert_ok(a->exportFrame(frame, ResourceKind::VulkanMemoryFd));
+		ck_assert_str_eq(test::checkPattern(*a, frame, 61).c_str(), "");
+	}
+}
+END_TEST
+
 std::string probe()
 {
 	auto opened = openBackend(BackendKind::Vulkan);
@@ -213,6 +239,7 @@ int main()
 	tcase_add_test(tc, refused_without_the_extension);
 	tcase_add_test(tc, dmabuf_round_trip);
 	tcase_add_test(tc, dmabuf_mismatches_are_refused);
+	tcase_add_test(tc, exported_images_keep_what_the_importer_writes);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

@@ -5,6 +5,8 @@
 // the one of a dlopen()ed libvulkan.so.1, resolves everything.
 #include "vulkan_backend_internal.h"
 
+#include <gpuhandle/backends/vulkan_sync.h>
+
 #include <algorithm>
 #include <cstring>
 #include <dlfcn.h>
@@ -182,10 +184,12 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 }
 
 // The host's device: its handles, and the extensions it says it enabled (or, when it does not
-// say, those whose entry points the device resolves).
-MaybeError adoptHostDevice(DeviceState &state, const VulkanContext &host,
+// say, those whose entry points the device resolves). The state keeps `context` (and so the
+// host's device, through its anchor) until the last of its objects is gone.
+MaybeError adoptHostDevice(DeviceState &state, const ContextRef &context, const VulkanContext &host,
 			   std::vector<std::string> &enabled)
 {
+	state.hostContext = context;
 	if (host.getInstanceProcAddr)
 		state.getInstanceProcAddr =
 			reinterpret_cast<PFN_vkGetInstanceProcAddr>(host.getInstanceProcAddr);
@@ -379,8 +383,12 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 		caps.routes.push_back(ImportRoute::HostPointer);
 	}
 	caps.fenceImports = { SyncKind::VulkanSemaphore };
-	caps.fenceExports = { SyncKind::VulkanSemaphore };
 	if (state.ext.semaphoreFd) {
+		// exportFence() gives a binary semaphore's SYNC_FD: only where the driver makes one.
+		Result<bool> exports = vulkanCanExportSemaphoreFd(
+			state.physicalDispatch, VulkanSemaphoreKind::Binary, VulkanSemaphoreFdType::SyncFd);
+		if (exports.ok() && *exports)
+			caps.fenceExports = { SyncKind::VulkanSemaphore };
 		VkPhysicalDeviceExternalSemaphoreInfo query{
 			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_SEMAPHORE_INFO, nullptr,
 			VK_EXTERNAL_SEMAPHORE_HANDLE_TYPE_SYNC_FD_BIT
@@ -408,20 +416,31 @@ namespace vkbackend {
 
 DeviceState::~DeviceState()
 {
-	if (device && pool) {
-		std::lock_guard lock(queueMutex);
-		reclaimLocked(true);
-		fn.DestroyCommandPool(device, pool, nullptr);
+	// Pending submissions here kept nothing of this state (else it would live on); their
+	// commands may still run, so what they use stays if they do not finish in time (drain()
+	// says so on stderr): the pool, the device and the host's Context, leaked on purpose.
+	if (device && pool && !drain(kDefaultWaitTimeout)) {
+		static_cast<void>(new ContextRef(std::move(hostContext)));
+		library = nullptr;
+		return;
 	}
+	if (device && pool)
+		fn.DestroyCommandPool(device, pool, nullptr);
 	if (ownsDevice && device) {
-		// Entry points are missing when opening failed before they were loaded.
+		// Entry points are missing when opening failed before they were loaded (the loader
+		// may even have had no vkGetDeviceProcAddr); the instance-level query dispatches
+		// device functions too.
+		PFN_vkVoidFunction fallback = nullptr;
+		if (!fn.DestroyDevice && getDeviceProcAddr)
+			fallback = getDeviceProcAddr(device, "vkDestroyDevice");
+		if (!fn.DestroyDevice && !fallback && getInstanceProcAddr)
+			fallback = getInstanceProcAddr(instance, "vkDestroyDevice");
 		if (fn.DeviceWaitIdle)
 			fn.DeviceWaitIdle(device);
 		if (fn.DestroyDevice)
 			fn.DestroyDevice(device, nullptr);
-		else if (auto destroy = reinterpret_cast<PFN_vkDestroyDevice>(
-				 getDeviceProcAddr(device, "vkDestroyDevice")))
-			destroy(device, nullptr);
+		else if (fallback)
+			reinterpret_cast<PFN_vkDestroyDevice>(fallback)(device, nullptr);
 	}
 	if (ownsInstance && instance && destroyInstance)
 		destroyInstance(instance, nullptr);
@@ -449,7 +468,7 @@ Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
 					     "vulkan: the context is a %s context, not a Vulkan one.",
 					     backendKindName(options.context->backend()));
 		told = !(*host)->enabledDeviceExtensions.empty();
-		if (auto e = adoptHostDevice(*state, **host, enabled))
+		if (auto e = adoptHostDevice(*state, options.context, **host, enabled))
 			return std::move(*e);
 	} else if (auto e = createOwnDevice(*state, options.deviceIndex, enabled)) {
 		return std::move(*e);
@@ -460,6 +479,7 @@ Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
 	VulkanContext native;
 	DeviceInfo info = describe(*state, native);
 	BackendCapabilities caps = capabilitiesOf(*state);
+	auto user = std::make_shared<DeviceUser>(state);
 	ContextRef context = options.context;
 	if (!context) {
 		native.instance = state->instance;
@@ -469,13 +489,13 @@ Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
 		native.queueFamilyIndex = state->queueFamily;
 		native.getInstanceProcAddr = reinterpret_cast<void *>(state->getInstanceProcAddr);
 		native.enabledDeviceExtensions = enabled;
-		auto made = Context::create(std::move(native), state);
+		auto made = Context::create(std::move(native), user);
 		if (!made)
 			return std::move(made).error();
 		context = std::move(*made);
 	}
 	return BackendRef(std::make_shared<VulkanBackend>(std::move(info), std::move(caps),
-							  std::move(context), std::move(state)));
+							  std::move(context), std::move(user)));
 }
 
 } // namespace gpuhandle

@@ -118,21 +118,23 @@ Result<uint8_t *> Allocation::mapped(const char *fn)
 	return mapped_;
 }
 
-Allocation *allocationOf(const Resource &resource)
+std::shared_ptr<Allocation> allocationOf(const Resource &resource)
 {
 	const KeepAliveRef *anchor = nullptr;
 	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
 		anchor = &buffer->desc().anchor;
 	else if (const VulkanImage *image = resource.get<VulkanImage>())
 		anchor = &image->desc().anchor;
-	return anchor ? dynamic_cast<Allocation *>(anchor->get()) : nullptr;
+	const auto *ours = anchor ? dynamic_cast<const ResourceAnchor *>(anchor->get()) : nullptr;
+	return ours ? ours->allocation : nullptr;
 }
 
-Result<Resource> anchoredResource(std::shared_ptr<Allocation> allocation)
+Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
+				  std::shared_ptr<Allocation> allocation)
 {
 	if (const VulkanBuffer *buffer = allocation->bound.get<VulkanBuffer>()) {
 		VulkanBufferDesc desc = buffer->desc();
-		desc.anchor = std::move(allocation);
+		desc.anchor = std::make_shared<ResourceAnchor>(user, std::move(allocation));
 		auto made = VulkanBuffer::create(std::move(desc));
 		if (!made)
 			return std::move(made).error();
@@ -142,7 +144,7 @@ Result<Resource> anchoredResource(std::shared_ptr<Allocation> allocation)
 	if (!image)
 		return Error(ErrorCode::Fatal, "bound", "vulkan: an allocation holds neither a buffer nor an image.");
 	VulkanImageDesc desc = image->desc();
-	desc.anchor = std::move(allocation);
+	desc.anchor = std::make_shared<ResourceAnchor>(user, std::move(allocation));
 	auto made = VulkanImage::create(std::move(desc));
 	if (!made)
 		return std::move(made).error();
@@ -388,7 +390,7 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 		auto allocation = allocateBuffer(size, request.exportable);
 		if (!allocation)
 			return std::move(allocation).error();
-		auto resource = anchoredResource(std::move(*allocation));
+		auto resource = anchoredResource(user_, std::move(*allocation));
 		if (!resource)
 			return std::move(resource).error();
 		return frameOverBuffer(request, *layout, std::move(*resource));
@@ -410,7 +412,7 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 		if (!allocation)
 			return std::move(allocation).error();
 		uint32_t pitch = (*allocation)->rowPitch;
-		auto resource = anchoredResource(std::move(*allocation));
+		auto resource = anchoredResource(user_, std::move(*allocation));
 		if (!resource)
 			return std::move(resource).error();
 		desc.resources[i] = std::move(*resource);
@@ -424,7 +426,7 @@ Result<std::array<Allocation *, 4>> VulkanBackend::allocationsOf(const Frame &fr
 {
 	std::array<Allocation *, 4> out{};
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		out[i] = allocationOf(frame.resource(i));
+		out[i] = allocationOf(frame.resource(i)).get();
 		if (!out[i] || out[i]->state != state_)
 			return notThisBackendsFrame(kName, operation);
 	}

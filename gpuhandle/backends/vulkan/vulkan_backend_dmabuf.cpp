@@ -171,7 +171,7 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 			auto allocation = importDmaBufImage(frame, p, d);
 			if (!allocation)
 				return std::move(allocation).error();
-			auto resource = anchoredResource(std::move(*allocation));
+			auto resource = anchoredResource(user_, std::move(*allocation));
 			if (!resource)
 				return std::move(resource).error();
 			desc.resources[p] = std::move(*resource);
@@ -193,7 +193,7 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 			auto allocation = importDmaBufObject(d.objects[o], frame.resource(r));
 			if (!allocation)
 				return std::move(allocation).error();
-			auto resource = anchoredResource(std::move(*allocation));
+			auto resource = anchoredResource(user_, std::move(*allocation));
 			if (!resource)
 				return std::move(resource).error();
 			desc.resources[count++] = std::move(*resource);
@@ -387,8 +387,11 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 	a.planeFormat = planeInfo.format;
 	a.width = width;
 	a.height = height;
-	a.layout = VK_IMAGE_LAYOUT_UNDEFINED;
-	a.foreign = true;
+	// The producer left it in GENERAL (the convention for shared images); every use acquires it
+	// from outside, which keeps its contents.
+	a.layout = VK_IMAGE_LAYOUT_GENERAL;
+	a.externalFamily = s.ext.queueFamilyForeign ? VK_QUEUE_FAMILY_FOREIGN_EXT
+						    : VK_QUEUE_FAMILY_EXTERNAL;
 	return allocation;
 }
 
@@ -408,6 +411,23 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 				     "vulkan: %s has no DRM fourcc, so it cannot be described as a "
 				     "DMA-BUF.",
 				     pixelFormatName(frame.format()));
+	for (uint32_t i = 0; i < frame.numResources(); i++)
+		if (!(allocations[i]->handleTypes & kDmaBufHandle))
+			return Error::format(ErrorCode::NotSupported, "frame",
+					     "vulkan: resource %u is not exportable as a DMA-BUF: %s.", i,
+					     allocations[i]->image && allocations[i]->optimal
+						     ? "an optimal-tiled image has no DRM format modifier "
+						       "(allocate a Buffer or a LinearImage)"
+						     : "it was allocated with exportable false, imported, "
+						       "or the driver cannot export it as a DMA-BUF and "
+						       "an opaque fd at once");
+	// A DMA-BUF's consumer need not be a Vulkan device: the foreign family where the device
+	// has it.
+	if (Status shared = shareImages(frame, allocations,
+					s.ext.queueFamilyForeign ? VK_QUEUE_FAMILY_FOREIGN_EXT
+								 : VK_QUEUE_FAMILY_EXTERNAL);
+	    !shared)
+		return std::move(shared).error();
 	DmaBufDesc desc;
 	desc.fourcc = *fourcc;
 	desc.modifier = kDrmModifierLinear;
@@ -416,15 +436,6 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 	desc.numObjects = frame.numResources();
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
 		const Allocation &a = *allocations[i];
-		if (!(a.handleTypes & kDmaBufHandle))
-			return Error::format(ErrorCode::NotSupported, "frame",
-					     "vulkan: resource %u is not exportable as a DMA-BUF: %s.", i,
-					     a.image && a.optimal
-						     ? "an optimal-tiled image has no DRM format modifier "
-						       "(allocate a Buffer or a LinearImage)"
-						     : "it was allocated with exportable false, imported, "
-						       "or the driver cannot export it as a DMA-BUF and "
-						       "an opaque fd at once");
 		VkMemoryGetFdInfoKHR fdInfo{ VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, nullptr,
 					     a.memory, kDmaBufHandle };
 		int raw = -1;

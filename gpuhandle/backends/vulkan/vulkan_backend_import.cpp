@@ -24,15 +24,18 @@ Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
 		return Error::format(ErrorCode::NotSupported, "kind",
 				     "vulkan: exportFrame() gives VulkanMemoryFd resources, not %s.",
 				     resourceKindName(kind));
-	std::array<Resource, 4> out{};
-	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		const std::optional<VulkanMemoryFd> &exported = (*allocations)[i]->exported;
-		if (!exported)
+	for (uint32_t i = 0; i < frame.numResources(); i++)
+		if (!(*allocations)[i]->exported)
 			return Error::format(ErrorCode::NotSupported, "frame",
 					     "vulkan: resource %u has no opaque fd: it was allocated "
 					     "with exportable false, imported, or made on a device "
 					     "without VK_KHR_external_memory_fd.",
 					     i);
+	if (Status shared = shareImages(frame, *allocations, VK_QUEUE_FAMILY_EXTERNAL); !shared)
+		return std::move(shared).error();
+	std::array<Resource, 4> out{};
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const std::optional<VulkanMemoryFd> &exported = (*allocations)[i]->exported;
 		UniqueFd fd = exported->desc().fd.dup();
 		if (!fd.isValid())
 			return Error::format(ErrorCode::Io, "fd",
@@ -108,9 +111,11 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 			a.width = x.width;
 			a.height = x.height;
 			a.optimal = x.tiling == VK_IMAGE_TILING_OPTIMAL;
-			// The exporter's images are in GENERAL once used on its queue; a linear one
-			// never used there still holds its PREINITIALIZED bytes.
-			a.layout = a.optimal ? VK_IMAGE_LAYOUT_GENERAL : VK_IMAGE_LAYOUT_PREINITIALIZED;
+			// Shared with the exporter, which leaves its images in GENERAL (this backend
+			// moves them there when it exports them): every use acquires the image from
+			// outside, which keeps what the exporter wrote, and releases it back after.
+			a.layout = VK_IMAGE_LAYOUT_GENERAL;
+			a.externalFamily = VK_QUEUE_FAMILY_EXTERNAL;
 			for (uint32_t p = 0; p < frame.numPlanes(); p++)
 				if (frame.plane(p).resource == i && !a.optimal &&
 				    frame.plane(p).stride != a.rowPitch)
@@ -119,7 +124,7 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 							     "imported image's rows are %u bytes apart.",
 							     p, frame.plane(p).stride, a.rowPitch);
 		}
-		auto resource = anchoredResource(std::move(*allocation));
+		auto resource = anchoredResource(user_, std::move(*allocation));
 		if (!resource)
 			return std::move(resource).error();
 		out[i] = std::move(*resource);
@@ -154,7 +159,7 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 		if (!allocation)
 			return std::move(allocation).error();
 		(*allocation)->source = source;
-		return anchoredResource(std::move(*allocation));
+		return anchoredResource(user_, std::move(*allocation));
 	};
 	std::array<Resource, 4> out{};
 	if (frame.numResources() == 1 && frame.resource(0).get<CpuPlanes>()) {

@@ -4,7 +4,9 @@
 #include "common/backend_internal.h"
 #include "vulkan_memory_internal.h" // VK_NO_PROTOTYPES, <vulkan/vulkan.h>, detail::Api
 
+#include <gpuhandle/context.h>
 #include <gpuhandle/fd_resources.h>
+#include <gpuhandle/sync_waiter.h>
 
 #include <array>
 #include <cstdint>
@@ -58,16 +60,23 @@ struct Extensions {
 };
 
 // A submission whose fence wait timed out: kept until its fence signals (or the device goes).
+// `keep` holds Allocations (never a DeviceUser: see there), which hold the DeviceState.
 struct Pending {
 	VkCommandBuffer commands = VK_NULL_HANDLE;
 	VkFence fence = VK_NULL_HANDLE;
 	std::vector<KeepAliveRef> keep{}; // what the commands read or write
 };
 
-// The device the backend works on, shared by the backend, its Context and the anchor of every
-// resource it made, so frames outlive the BackendRef. Destroys what it created exactly once,
-// when the last of those goes. Thread safety: the queue, the command pool and image layouts are
-// used only under queueMutex.
+// The device the backend works on, held by every Allocation (and so by every frame the backend
+// made, which may outlive the BackendRef) and by the DeviceUser of the backend, its Context and
+// its frames. Destroys what it created exactly once, when the last of those goes.
+// Thread safety: the queue, the command pool and image layouts are used only under queueMutex.
+// The queue: on the backend's own device nobody else submits on it. On a host's device it is the
+// queue the host gave in VulkanContext, and Vulkan requires external synchronisation of
+// vkQueueSubmit on one queue; queueMutex covers only the backend's own submissions (map() of
+// optimal images, copyFrame(), exportFrame() of images). The host must not submit on that queue
+// while one of those calls runs on another thread (VulkanContext has no lock hook, and which
+// other queues the host's device was created with cannot be known).
 class DeviceState final : public KeepAlive
 {
 public:
@@ -77,14 +86,23 @@ public:
 	~DeviceState() override;
 
 	// Records commands with `record`, submits them on the queue and waits up to `timeout` for
-	// them. On Timeout the commands and `keep` stay alive until they finish.
+	// them. `submitted` (when set) runs under queueMutex once vkQueueSubmit succeeded: the place
+	// to update what the commands change (image layouts), which a failed submit must not. On
+	// Timeout the commands and `keep` stay alive until they finish (reclaimed by later submits
+	// and by drain()). `keep` must not hold a DeviceUser of this state.
 	Status submit(const char *fn, const std::function<void(VkCommandBuffer)> &record,
-		      WaitDuration timeout, std::vector<KeepAliveRef> keep = {});
-	// Waits for every pending submission and frees it (the backend's destructor: a pending
-	// submission keeps allocations, and so this state, alive).
-	void drain();
+		      const std::function<void()> &submitted, WaitDuration timeout,
+		      std::vector<KeepAliveRef> keep = {});
+	// Waits up to `budget` for every pending submission and frees it; true when none is left.
+	// What is left is reported on stderr and stays (leaked on purpose rather than waited on
+	// without end): its commands may still use the memory its `keep` holds.
+	bool drain(WaitDuration budget);
 	bool hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const;
 
+	// First, so destroyed last: the host's Context when the backend opened inside one, which
+	// keeps the host's device (through its anchor) alive until every native object above has
+	// been destroyed, that is until the last frame of the backend goes.
+	ContextRef hostContext{};
 	void *library = nullptr; // dlopen()ed libvulkan.so.1, when the host gave no loader
 	PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
 	PFN_vkGetDeviceProcAddr getDeviceProcAddr = nullptr;
@@ -114,9 +132,27 @@ public:
 	VkCommandPool pool = VK_NULL_HANDLE; // under queueMutex
 
 private:
-	void reclaimLocked(bool wait);
+	// Frees the pending submissions whose fences signalled, waiting for them until `deadline`
+	// when it is set. Returns what their commands kept, for the caller to release once it has
+	// unlocked queueMutex (an anchor's release may reach back into this state).
+	std::vector<KeepAliveRef> reclaimLocked(const Deadline *deadline);
 
 	std::vector<Pending> pending_; // under queueMutex
+};
+
+// The state as used from outside: held by the backend, its Context (own device), its frames'
+// resource anchors and open mappings, never by a pending submission. Pending submissions hold
+// Allocations, which hold the state, which holds them: the last user breaks that cycle by
+// draining the queue (bounded by kDefaultWaitTimeout) when it goes.
+class DeviceUser final : public KeepAlive
+{
+public:
+	explicit DeviceUser(std::shared_ptr<DeviceState> s) : state(std::move(s)) {}
+	DeviceUser(const DeviceUser &) = delete;
+	DeviceUser &operator=(const DeviceUser &) = delete;
+	~DeviceUser() override { state->drain(kDefaultWaitTimeout); }
+
+	const std::shared_ptr<DeviceState> state;
 };
 
 // The anchor of every VulkanBuffer and VulkanImage the backend hands out: the bound object and
@@ -150,31 +186,54 @@ public:
 	uint32_t height = 0;
 	uint64_t imageOffset = 0; // of a linear image's subresource in its memory
 	uint32_t rowPitch = 0;
-	VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED; // under state->queueMutex
-	// An image imported from a DMA-BUF: its first use acquires it from the foreign (or
-	// external) queue family, which keeps the producer's contents. Under state->queueMutex.
-	bool foreign = false;
+	// The layout the image is in once every submitted command has run; changed only after a
+	// successful vkQueueSubmit. Under state->queueMutex.
+	VkImageLayout layout = VK_IMAGE_LAYOUT_UNDEFINED;
+	// An image shared with another API or device (exported, or imported from an opaque fd or a
+	// DMA-BUF): VK_QUEUE_FAMILY_EXTERNAL or _FOREIGN_EXT, else VK_QUEUE_FAMILY_IGNORED. It
+	// stays in GENERAL (the convention for shared images), and every use acquires it from that
+	// family first, which keeps what the other side wrote, and releases it back after.
+	// Under state->queueMutex.
+	uint32_t externalFamily = VK_QUEUE_FAMILY_IGNORED;
 
 private:
 	std::mutex mapMutex_;
 	uint8_t *mapped_ = nullptr;
 };
 
-// The allocation anchoring a VulkanBuffer or VulkanImage, or null for any other resource.
-Allocation *allocationOf(const Resource &resource);
-// The buffer or image of `allocation->bound`, anchored by `allocation`.
-Result<Resource> anchoredResource(std::shared_ptr<Allocation> allocation);
+// The anchor of the VulkanBuffers and VulkanImages handed out: their allocation, and a user of
+// the state (released after the allocation).
+class ResourceAnchor final : public KeepAlive
+{
+public:
+	ResourceAnchor(std::shared_ptr<DeviceUser> u, std::shared_ptr<Allocation> a)
+		: user(std::move(u)), allocation(std::move(a))
+	{
+	}
 
+	const std::shared_ptr<DeviceUser> user;
+	const std::shared_ptr<Allocation> allocation;
+};
+
+// The allocation anchoring a VulkanBuffer or VulkanImage of the backend, or null for any other
+// resource.
+std::shared_ptr<Allocation> allocationOf(const Resource &resource);
+// The buffer or image of `allocation->bound`, anchored by a ResourceAnchor of `user`.
+Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
+				  std::shared_ptr<Allocation> allocation);
+
+// Thread safety and the host's queue: see DeviceState. On a host's device, the host must not
+// submit on the VkQueue it gave while map() of an optimal image, copyFrame() or exportFrame() of
+// an image runs on another thread.
 class VulkanBackend final : public Backend
 {
 public:
 	VulkanBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context,
-		      std::shared_ptr<DeviceState> state)
+		      std::shared_ptr<DeviceUser> user)
 		: Backend(std::move(info), std::move(caps), std::move(context)),
-		  state_(std::move(state))
+		  user_(std::move(user)), state_(user_->state)
 	{
 	}
-	~VulkanBackend() override { state_->drain(); }
 
 	bool supportsFormat(PixelFormat format, FrameStorage storage) const override;
 	Result<Frame> allocate(const AllocateRequest &request) override;
@@ -201,7 +260,13 @@ private:
 	Result<std::shared_ptr<Allocation>> importDmaBufImage(const Frame &frame, uint32_t plane,
 							      const DmaBufDesc &dmabuf);
 	Result<Frame> exportDmaBuf(const Frame &frame, const std::array<Allocation *, 4> &allocations);
+	// Hands the frame's images to `family` (VK_QUEUE_FAMILY_EXTERNAL or _FOREIGN_EXT) before
+	// their first export: moved to GENERAL (so that no later transition from UNDEFINED lets the
+	// driver discard what the other side writes) and released to that family.
+	Status shareImages(const Frame &frame, const std::array<Allocation *, 4> &allocations,
+			   uint32_t family);
 
+	std::shared_ptr<DeviceUser> user_;
 	std::shared_ptr<DeviceState> state_;
 };
 

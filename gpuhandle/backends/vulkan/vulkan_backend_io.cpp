@@ -2,7 +2,10 @@
 // (optimal images through a staging buffer) and device copies between buffers and images.
 #include "vulkan_backend_internal.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cinttypes>
+#include <cstdio>
 #include <string>
 
 namespace gpuhandle {
@@ -11,36 +14,69 @@ using namespace vkbackend;
 
 namespace vkbackend {
 
-void DeviceState::reclaimLocked(bool wait)
+static uint64_t remainingNs(const Deadline &deadline)
 {
-	std::vector<Pending> keep;
-	for (Pending &p : pending_) {
-		if (wait)
-			fn.WaitForFences(device, 1, &p.fence, VK_TRUE, UINT64_MAX);
-		else if (fn.GetFenceStatus(device, p.fence) == VK_NOT_READY) {
-			keep.push_back(std::move(p));
-			continue;
-		}
-		fn.FreeCommandBuffers(device, pool, 1, &p.commands);
-		fn.DestroyFence(device, p.fence, nullptr);
-	}
-	pending_ = std::move(keep);
+	return deadline.isNever() ? UINT64_MAX : static_cast<uint64_t>(deadline.remaining().count());
 }
 
-void DeviceState::drain()
+std::vector<KeepAliveRef> DeviceState::reclaimLocked(const Deadline *deadline)
 {
-	std::lock_guard lock(queueMutex);
-	reclaimLocked(true);
+	std::vector<KeepAliveRef> released;
+	std::vector<Pending> left;
+	for (Pending &p : pending_) {
+		VkResult r = fn.GetFenceStatus(device, p.fence);
+		// A driver may wake before the deadline with VK_TIMEOUT: wait out the whole budget.
+		while (r == VK_NOT_READY && deadline && !deadline->expired())
+			if ((r = fn.WaitForFences(device, 1, &p.fence, VK_TRUE, remainingNs(*deadline))) ==
+			    VK_TIMEOUT)
+				r = VK_NOT_READY;
+		if (r == VK_NOT_READY) {
+			left.push_back(std::move(p));
+			continue;
+		}
+		// Signalled, or the device is lost (its commands then never run).
+		fn.FreeCommandBuffers(device, pool, 1, &p.commands);
+		fn.DestroyFence(device, p.fence, nullptr);
+		for (KeepAliveRef &k : p.keep)
+			released.push_back(std::move(k));
+	}
+	pending_ = std::move(left);
+	return released;
+}
+
+bool DeviceState::drain(WaitDuration budget)
+{
+	const Deadline deadline = Deadline::after(budget);
+	std::vector<KeepAliveRef> released; // destroyed after the lock is let go
+	size_t left = 0;
+	{
+		std::lock_guard lock(queueMutex);
+		if (!pool)
+			return true;
+		released = reclaimLocked(&deadline);
+		left = pending_.size();
+	}
+	if (left)
+		std::fprintf(stderr,
+			     "gpuhandle: vulkan: %zu submission(s) did not finish within %lld ms; "
+			     "their command buffers, the memory they use and the device are leaked on "
+			     "purpose rather than waited on without end.\n",
+			     left,
+			     static_cast<long long>(
+				     std::chrono::duration_cast<std::chrono::milliseconds>(budget).count()));
+	return left == 0;
 }
 
 Status DeviceState::submit(const char *name, const std::function<void(VkCommandBuffer)> &record,
-			   WaitDuration timeout, std::vector<KeepAliveRef> keep)
+			   const std::function<void()> &submitted, WaitDuration timeout,
+			   std::vector<KeepAliveRef> keep)
 {
 	VkCommandBuffer commands = VK_NULL_HANDLE;
 	VkFence fence = VK_NULL_HANDLE;
+	std::vector<KeepAliveRef> released; // what finished submissions kept, let go unlocked
 	{
 		std::lock_guard lock(queueMutex);
-		reclaimLocked(false);
+		released = reclaimLocked(nullptr);
 		VkCommandBufferAllocateInfo info{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
 						  nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
 		if (VkResult r = fn.AllocateCommandBuffers(device, &info, &commands); r != VK_SUCCESS)
@@ -73,15 +109,14 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 			fn.FreeCommandBuffers(device, pool, 1, &commands);
 			return detail::vulkanError(name, "recording or submitting the copy", r);
 		}
+		if (submitted)
+			submitted();
 	}
 	// A driver may wake before the deadline with VK_TIMEOUT: wait out the whole budget.
 	Deadline deadline = Deadline::after(timeout);
 	VkResult r = VK_TIMEOUT;
-	while (r == VK_TIMEOUT && !deadline.expired()) {
-		uint64_t ns = deadline.isNever() ? UINT64_MAX
-						 : static_cast<uint64_t>(deadline.remaining().count());
-		r = fn.WaitForFences(device, 1, &fence, VK_TRUE, ns);
-	}
+	while (r == VK_TIMEOUT && !deadline.expired())
+		r = fn.WaitForFences(device, 1, &fence, VK_TRUE, remainingNs(deadline));
 	std::lock_guard lock(queueMutex);
 	if (r == VK_SUCCESS) {
 		fn.FreeCommandBuffers(device, pool, 1, &commands);
@@ -99,51 +134,91 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 
 namespace {
 
-KeepAliveRef anchorOf(const Resource &resource)
-{
-	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
-		return buffer->desc().anchor;
-	if (const VulkanImage *image = resource.get<VulkanImage>())
-		return image->desc().anchor;
-	return {};
-}
-
-void anchorsOf(const Frame &frame, std::vector<KeepAliveRef> &out)
+// What commands on a frame's resources keep alive while they may run: the allocations, not the
+// resource anchors (a pending submission must never hold a DeviceUser: see there).
+void keepOf(const Frame &frame, std::vector<KeepAliveRef> &out)
 {
 	for (uint32_t i = 0; i < frame.numResources(); i++)
-		out.push_back(anchorOf(frame.resource(i)));
+		out.push_back(allocationOf(frame.resource(i)));
 }
 
-// Images are used in GENERAL (transfers and host access both allow it); the first use moves
-// them there from their initial layout, which keeps a linear image's PREINITIALIZED bytes.
-void toGeneral(const DeviceState &s, VkCommandBuffer commands, Allocation &a)
+VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uint32_t srcFamily,
+				    uint32_t dstFamily, VkAccessFlags srcAccess, VkAccessFlags dstAccess)
 {
-	if (a.layout == VK_IMAGE_LAYOUT_GENERAL && !a.foreign)
-		return;
 	VkImageMemoryBarrier barrier{};
 	barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-	barrier.srcAccessMask = VK_ACCESS_HOST_WRITE_BIT;
-	barrier.dstAccessMask = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
-	barrier.oldLayout = a.layout;
+	barrier.srcAccessMask = srcAccess;
+	barrier.dstAccessMask = dstAccess;
+	barrier.oldLayout = from;
 	barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-	barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-	barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-	if (a.foreign) {
-		// A DMA-BUF's producer left the image in GENERAL (the convention for shared
-		// images); acquiring it from outside keeps its contents.
-		barrier.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
-		barrier.srcQueueFamilyIndex = s.ext.queueFamilyForeign ? VK_QUEUE_FAMILY_FOREIGN_EXT
-								       : VK_QUEUE_FAMILY_EXTERNAL;
-		barrier.dstQueueFamilyIndex = s.queueFamily;
-		a.foreign = false;
-	}
+	barrier.srcQueueFamilyIndex = srcFamily;
+	barrier.dstQueueFamilyIndex = dstFamily;
 	barrier.image = a.image;
 	barrier.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
-	s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
-				VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0, nullptr, 1,
-				&barrier);
-	a.layout = VK_IMAGE_LAYOUT_GENERAL;
+	return barrier;
 }
+
+constexpr VkAccessFlags kTransferAccess = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+
+// The images one command buffer uses, all in GENERAL (transfers and host access both allow it).
+// The first use in the buffer moves an image there from its recorded layout (which keeps a linear
+// image's PREINITIALIZED bytes), or acquires a shared image from its external family; the end
+// releases shared images back. Recorded layouts change only once the commands were submitted.
+// Used under queueMutex only.
+class ImageUses
+{
+public:
+	explicit ImageUses(const DeviceState &s) : s_(s) {}
+
+	void use(VkCommandBuffer commands, Allocation &a)
+	{
+		if (std::find(images_.begin(), images_.end(), &a) != images_.end())
+			return;
+		images_.push_back(&a);
+		if (a.externalFamily != VK_QUEUE_FAMILY_IGNORED) {
+			// The other side leaves a shared image in GENERAL; acquiring it keeps its bytes.
+			VkImageMemoryBarrier acquire =
+				generalBarrier(a, VK_IMAGE_LAYOUT_GENERAL, a.externalFamily,
+					       s_.queueFamily, 0, kTransferAccess);
+			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+						 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+						 nullptr, 1, &acquire);
+		} else if (a.layout != VK_IMAGE_LAYOUT_GENERAL) {
+			VkImageMemoryBarrier barrier =
+				generalBarrier(a, a.layout, VK_QUEUE_FAMILY_IGNORED,
+					       VK_QUEUE_FAMILY_IGNORED, VK_ACCESS_HOST_WRITE_BIT,
+					       kTransferAccess);
+			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
+						 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+						 nullptr, 1, &barrier);
+		}
+	}
+
+	void finish(VkCommandBuffer commands) const
+	{
+		std::vector<VkImageMemoryBarrier> releases;
+		for (const Allocation *a : images_)
+			if (a->externalFamily != VK_QUEUE_FAMILY_IGNORED)
+				releases.push_back(generalBarrier(*a, VK_IMAGE_LAYOUT_GENERAL,
+								  s_.queueFamily, a->externalFamily,
+								  kTransferAccess, 0));
+		if (!releases.empty())
+			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+						 VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr,
+						 0, nullptr, static_cast<uint32_t>(releases.size()),
+						 releases.data());
+	}
+
+	void submitted() const
+	{
+		for (Allocation *a : images_)
+			a->layout = VK_IMAGE_LAYOUT_GENERAL;
+	}
+
+private:
+	const DeviceState &s_;
+	std::vector<Allocation *> images_;
+};
 
 // One plane's copy between two buffers, images, or a buffer and an image.
 struct PlaneCopy {
@@ -171,7 +246,8 @@ Status checkTexelAligned(const PlaneCopy &c, uint32_t plane)
 	return {};
 }
 
-void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c)
+void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c,
+		ImageUses &uses)
 {
 	const VkImageSubresourceLayers layers{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 };
 	const VkExtent3D extent{ c.texels, c.rows, 1 };
@@ -191,9 +267,9 @@ void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy 
 		return;
 	}
 	if (c.src->image)
-		toGeneral(s, commands, *c.src);
+		uses.use(commands, *c.src);
 	if (c.dst->image)
-		toGeneral(s, commands, *c.dst);
+		uses.use(commands, *c.dst);
 	if (c.src->image && c.dst->image) {
 		VkImageCopy region{ layers, { 0, 0, 0 }, layers, { 0, 0, 0 }, extent };
 		s.fn.CmdCopyImage(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL, c.dst->image,
@@ -216,13 +292,15 @@ Status submitCopies(DeviceState &s, const char *name, const std::vector<PlaneCop
 {
 	if (copies.empty())
 		return {};
+	ImageUses uses(s);
 	return s.submit(
 		name,
 		[&](VkCommandBuffer commands) {
 			for (const PlaneCopy &c : copies)
-				recordCopy(s, commands, c);
+				recordCopy(s, commands, c, uses);
+			uses.finish(commands);
 		},
-		timeout, std::move(keep));
+		[&] { uses.submitted(); }, timeout, std::move(keep));
 }
 
 } // namespace
@@ -290,10 +368,12 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 	auto staging = createObject(*state_, state_, x, kHostMemory, nullptr);
 	if (!staging)
 		return std::move(staging).error();
+	auto stagingBuffer = VulkanBuffer::create(
+		{ reinterpret_cast<uint64_t>((*staging)->buffer), state_->device, stagingSize, {}, *staging });
+	if (!stagingBuffer)
+		return std::move(stagingBuffer).error();
 	auto stagingAllocation = adoptBound(
-		state_, VulkanBoundMemory{ VulkanBuffer::create({ reinterpret_cast<uint64_t>((*staging)->buffer),
-								  state_->device, stagingSize, {}, *staging })
-						   .value(),
+		state_, VulkanBoundMemory{ std::move(*stagingBuffer),
 					   reinterpret_cast<uint64_t>((*staging)->memory),
 					   x.allocationSize, x.memoryTypeIndex });
 	if (!stagingAllocation)
@@ -303,7 +383,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 	if (!base)
 		return std::move(base).error();
 	std::vector<KeepAliveRef> keep{ buffer };
-	anchorsOf(frame, keep);
+	keepOf(frame, keep);
 	for (PlaneCopy &c : staged)
 		c.dst = buffer.get();
 	if (access != MapAccess::Write)
@@ -321,11 +401,12 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 	for (const PlaneCopy &c : staged)
 		back.push_back({ buffer.get(), c.src, c.dstView, c.srcView, c.texels, c.rows,
 				 c.texelBytes });
-	auto end = [state = state_, flush, back = std::move(back), keep = std::move(keep),
+	// The mapping is a user of the state: it may submit after the backend is gone.
+	auto end = [user = user_, flush, back = std::move(back), keep = std::move(keep),
 		    timeout]() -> Status {
 		if (Status s = flush(); !s)
 			return s;
-		return submitCopies(*state, "vulkan: map() end", back, timeout, keep);
+		return submitCopies(*user->state, "vulkan: map() end", back, timeout, keep);
 	};
 	return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides, std::move(end));
 }
@@ -367,9 +448,53 @@ Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 		copies.push_back(c);
 	}
 	std::vector<KeepAliveRef> keep;
-	anchorsOf(src, keep);
-	anchorsOf(dst, keep);
+	keepOf(src, keep);
+	keepOf(dst, keep);
 	return submitCopies(*state_, "vulkan: copyFrame()", copies, timeout, std::move(keep));
+}
+
+Status VulkanBackend::shareImages(const Frame &frame,
+				  const std::array<Allocation *, 4> &allocations, uint32_t family)
+{
+	bool any = false;
+	{
+		std::lock_guard lock(state_->queueMutex);
+		for (uint32_t i = 0; i < frame.numResources(); i++)
+			any |= allocations[i]->image &&
+			       allocations[i]->externalFamily == VK_QUEUE_FAMILY_IGNORED;
+	}
+	if (!any)
+		return {};
+	std::vector<Allocation *> released;
+	std::vector<KeepAliveRef> keep;
+	keepOf(frame, keep);
+	const DeviceState &s = *state_;
+	return state_->submit(
+		"vulkan: exportFrame()",
+		[&](VkCommandBuffer commands) {
+			std::vector<VkImageMemoryBarrier> barriers;
+			for (uint32_t i = 0; i < frame.numResources(); i++) {
+				Allocation *a = allocations[i];
+				if (!a->image || a->externalFamily != VK_QUEUE_FAMILY_IGNORED)
+					continue;
+				released.push_back(a);
+				barriers.push_back(generalBarrier(*a, a->layout, s.queueFamily, family,
+								  VK_ACCESS_TRANSFER_WRITE_BIT, 0));
+			}
+			if (!barriers.empty())
+				s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+							VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
+							nullptr, 0, nullptr,
+							static_cast<uint32_t>(barriers.size()),
+							barriers.data());
+		},
+		[&] {
+			for (Allocation *a : released) {
+				a->layout = VK_IMAGE_LAYOUT_GENERAL;
+				a->externalFamily = family;
+			}
+		},
+		kDefaultWaitTimeout, std::move(keep));
 }
 
 } // namespace gpuhandle
