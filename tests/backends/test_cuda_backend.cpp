@@ -1,15 +1,20 @@
 // CUDA backend object: open, allocate, map, copy and imports on a real NVIDIA device; skips (77)
 // with the reason where no CUDA driver or device is usable.
 #include <gpuhandle/backends/backend.h>
+#include <gpuhandle/backends/cuda_sync.h>
 #include <gpuhandle/layout.h>
 
 #include "fd_count.h"
 #include "skip_probe.h"
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <string>
+#include <thread>
 #include <unistd.h>
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
@@ -91,23 +96,25 @@ struct HostMemory {
 	KeepAliveRef anchor{};
 };
 
-HostMemory hostMemory(uint64_t size)
+HostMemory hostMemory(uint64_t size, void (*destroy)(void *))
 {
 	const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 	size_t rounded = (size + page - 1) / page * page;
 	HostMemory memory;
 	memory.data = std::aligned_alloc(page, rounded);
 	ck_assert_ptr_nonnull(memory.data);
-	memory.anchor = makeKeepAlive(std::free, memory.data);
+	memory.anchor = makeKeepAlive(destroy, memory.data);
 	return memory;
 }
 
-// A frame over CPU bytes at `offset` into page-aligned memory, planes at the tight layout.
-Frame cpuFrame(PixelFormat format, uint32_t width, uint32_t height, uint64_t offset = 0)
+// A frame over CPU bytes at `offset` into page-aligned memory, planes at the tight layout;
+// `destroy` frees the memory.
+Frame cpuFrame(PixelFormat format, uint32_t width, uint32_t height, uint64_t offset = 0,
+	       void (*destroy)(void *) = std::free)
 {
 	Result<FrameLayout> layout = computeLayout(format, width, height);
 	ck_assert_ok(layout);
-	HostMemory memory = hostMemory(layout->size + offset);
+	HostMemory memory = hostMemory(layout->size + offset, destroy);
 	Result<CpuBytes> bytes = CpuBytes::create(
 		{ static_cast<uint8_t *>(memory.data) + offset, layout->size, memory.anchor });
 	ck_assert_ok(bytes);
@@ -124,6 +131,59 @@ Frame cpuFrame(PixelFormat format, uint32_t width, uint32_t height, uint64_t off
 	Result<Frame> frame = Frame::create(std::move(desc));
 	ck_assert_ok(frame);
 	return *frame;
+}
+
+// The driver calls the test makes itself, by their ABI names (CUresult returned as an int).
+struct TestDriver {
+	int (*ctxPush)(void *) = nullptr;
+	int (*ctxPop)(void **) = nullptr;
+	int (*streamCreate)(void **, unsigned int) = nullptr;
+	int (*streamSynchronize)(void *) = nullptr;
+	int (*streamDestroy)(void *) = nullptr;
+	int (*launchHostFunc)(void *, void (*)(void *), void *) = nullptr;
+	int (*eventCreate)(void **, unsigned int) = nullptr;
+	int (*eventRecord)(void *, void *) = nullptr;
+	int (*eventDestroy)(void *) = nullptr;
+};
+
+template<typename F>
+void loadCall(void *library, const char *name, F &out)
+{
+	out = reinterpret_cast<F>(dlsym(library, name));
+	ck_assert_msg(out != nullptr, "libcuda has no %s", name);
+}
+
+TestDriver testDriver()
+{
+	void *library = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL); // loaded by the backend
+	ck_assert_ptr_nonnull(library);
+	TestDriver d;
+	loadCall(library, "cuCtxPushCurrent_v2", d.ctxPush);
+	loadCall(library, "cuCtxPopCurrent_v2", d.ctxPop);
+	loadCall(library, "cuStreamCreate", d.streamCreate);
+	loadCall(library, "cuStreamSynchronize", d.streamSynchronize);
+	loadCall(library, "cuStreamDestroy_v2", d.streamDestroy);
+	loadCall(library, "cuLaunchHostFunc", d.launchHostFunc);
+	loadCall(library, "cuEventCreate", d.eventCreate);
+	loadCall(library, "cuEventRecord", d.eventRecord);
+	loadCall(library, "cuEventDestroy_v2", d.eventDestroy);
+	return d;
+}
+
+std::atomic<bool> gReleaseStream{ false };
+std::atomic<int> gHostFrees{ 0 };
+
+// A CUDA host function that holds its stream until the test lets it go.
+void holdStream(void *)
+{
+	while (!gReleaseStream.load())
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
+
+void freeAndCount(void *data)
+{
+	std::free(data);
+	++gHostFrees;
 }
 
 const PixelFormat kFormats[] = { PixelFormat::NV12, PixelFormat::YUV420P, PixelFormat::P010LE,
@@ -269,6 +329,69 @@ START_TEST(host_pointer_import_is_zero_copy)
 }
 END_TEST
 
+// Work queued behind an acquire point that does not signal in time: copyFrame and map(Read)
+// return Timeout within their budget (the staging copy is page-locked, so the device-to-host
+// copy does not block), and the memory the queued work uses lives until the work has run.
+START_TEST(timed_out_work_keeps_its_memory_until_done)
+{
+	BackendRef cuda = openCuda();
+	bool offered = false;
+	for (ImportRoute route : cuda->capabilities().routes)
+		offered = offered || route == ImportRoute::HostPointer;
+	if (!offered) {
+		std::printf("host-pointer import not offered by this device\n");
+		return;
+	}
+	TestDriver d = testDriver();
+	void *context = (*cuda->context()->cuda())->context;
+	void *stream = nullptr;
+	void *event = nullptr;
+	void *popped = nullptr;
+	gReleaseStream = false;
+	gHostFrees = 0;
+	ck_assert_int_eq(d.ctxPush(context), 0);
+	ck_assert_int_eq(d.streamCreate(&stream, 1 /* CU_STREAM_NON_BLOCKING */), 0);
+	ck_assert_int_eq(d.launchHostFunc(stream, holdStream, nullptr), 0);
+	ck_assert_int_eq(d.eventCreate(&event, 2 /* CU_EVENT_DISABLE_TIMING */), 0);
+	ck_assert_int_eq(d.eventRecord(event, stream), 0);
+	ck_assert_int_eq(d.ctxPop(&popped), 0);
+	{
+		Result<Frame> src = cuda->allocate(requestOf(PixelFormat::NV12, 64, 32));
+		ck_assert_ok(src);
+		writePattern(*cuda, *src, 21);
+		Result<SyncPoint> held = importCudaEvent({ event, context, 0 });
+		ck_assert_ok(held);
+		src->setAcquire(*held);
+		Frame host = cpuFrame(PixelFormat::NV12, 64, 32, 0, freeAndCount);
+		Result<Frame> dst = cuda->importFrame(host, ImportRoute::HostPointer);
+		ck_assert_ok(dst);
+		auto start = std::chrono::steady_clock::now();
+		ck_assert_error(cuda->copyFrame(*dst, *src, std::chrono::milliseconds(50)),
+				ErrorCode::Timeout, "timeout");
+		// The stream still waits: a read mapping's copy queues behind and times out too.
+		Result<Frame> other = cuda->allocate(requestOf(PixelFormat::RGBA, 33, 17));
+		ck_assert_ok(other);
+		ck_assert_error(cuda->map(*other, MapAccess::Read, std::chrono::milliseconds(50)),
+				ErrorCode::Timeout, "timeout");
+		ck_assert(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+	}
+	// Every frame is gone, but the queued copy still holds the CPU memory it writes.
+	ck_assert_int_eq(gHostFrees.load(), 0);
+	gReleaseStream = true;
+	// A later call reclaims the work once it has run.
+	for (int i = 0; i < 1000 && gHostFrees.load() == 0; ++i) {
+		std::this_thread::sleep_for(std::chrono::milliseconds(5));
+		ck_assert_ok(cuda->allocate(requestOf(PixelFormat::RGBA, 1, 1)));
+	}
+	ck_assert_int_eq(gHostFrees.load(), 1);
+	ck_assert_int_eq(d.ctxPush(context), 0);
+	ck_assert_int_eq(d.streamSynchronize(stream), 0);
+	d.eventDestroy(event);
+	d.streamDestroy(stream);
+	ck_assert_int_eq(d.ctxPop(&popped), 0);
+}
+END_TEST
+
 // Vulkan memory exported as an opaque fd: imported on the same GPU, refused on another device.
 START_TEST(vulkan_opaque_fd_import)
 {
@@ -364,6 +487,7 @@ Suite *hardwareSuite()
 	tcase_add_test(tc, large_frame_and_frames_outlive_backend);
 	tcase_add_test(tc, copy_frame_on_device);
 	tcase_add_test(tc, host_pointer_import_is_zero_copy);
+	tcase_add_test(tc, timed_out_work_keeps_its_memory_until_done);
 	tcase_add_test(tc, vulkan_opaque_fd_import);
 	tcase_add_test(tc, bad_input_is_refused);
 	suite_add_tcase(suite, tc);

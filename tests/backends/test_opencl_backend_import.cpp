@@ -21,54 +21,6 @@
 using namespace gpuhandle;
 using namespace gpuhandle::test;
 
-namespace {
-
-// Host memory whose anchor counts its releases.
-struct HostBlock {
-	std::vector<void *> blocks{};
-	std::atomic<int> released{ 0 };
-	~HostBlock()
-	{
-		for (void *block : blocks)
-			std::free(block);
-	}
-	void *add(uint64_t size)
-	{
-		blocks.push_back(std::aligned_alloc(64, (size + 63) / 64 * 64));
-		return blocks.back();
-	}
-	KeepAliveRef anchor()
-	{
-		return makeKeepAlive(
-			[](void *data) { static_cast<HostBlock *>(data)->released.fetch_add(1); },
-			this);
-	}
-};
-
-// A CpuBytes frame over host memory with a tight layout.
-Frame cpuBytesFrame(HostBlock &host, PixelFormat format, uint32_t width, uint32_t height)
-{
-	auto layout = computeLayout(format, width, height);
-	ck_assert_ok(layout);
-	auto bytes = CpuBytes::create({ host.add(layout->size), layout->size, host.anchor() });
-	ck_assert_ok(bytes);
-	FrameDesc desc;
-	desc.format = format;
-	desc.width = width;
-	desc.height = height;
-	desc.numResources = 1;
-	desc.resources[0] = *bytes;
-	desc.numPlanes = layout->numPlanes;
-	for (uint32_t i = 0; i < layout->numPlanes; ++i)
-		desc.planes[i] =
-			PlaneView{ 0, 0, layout->planes[i].offset, layout->planes[i].stride };
-	auto frame = Frame::create(std::move(desc));
-	ck_assert_ok(frame);
-	return *frame;
-}
-
-} // namespace
-
 START_TEST(cpu_bytes_are_imported_in_place)
 {
 	BackendRef backend = openOwn();
@@ -237,11 +189,12 @@ START_TEST(other_frames_and_bad_input_are_refused)
 			backend->allocate(
 				{ PixelFormat::Unknown, 4, 4, {}, FrameStorage::Buffer, 0, true }),
 			ErrorCode::NotSupported, "format");
+		// Images are opaque: no linear-image storage.
 		ck_assert_error(backend->allocate({ PixelFormat::RGBA,
 						    4,
 						    4,
 						    {},
-						    FrameStorage::OptimalImage,
+						    FrameStorage::LinearImage,
 						    0,
 						    true }),
 				ErrorCode::NotSupported, "storage");

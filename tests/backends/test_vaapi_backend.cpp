@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include <va/va.h>
+
 // Last: Check defines a fail() macro that breaks standard headers included after it.
 #include "check_helpers.h"
 
@@ -89,6 +91,15 @@ void readPattern(Backend &backend, const Frame &frame, uint32_t seed)
 const PixelFormat kFormats[] = { PixelFormat::NV12, PixelFormat::P010LE, PixelFormat::RGBA,
 				 PixelFormat::YUV420P };
 
+template<typename T>
+bool has(const std::vector<T> &list, T value)
+{
+	for (const T &item : list)
+		if (item == value)
+			return true;
+	return false;
+}
+
 } // namespace
 
 // Runs anywhere: without a render node or driver the open fails with NotSupported, leaking nothing.
@@ -126,6 +137,17 @@ START_TEST(device_is_described)
 	ck_assert(!va->supportsFormat(PixelFormat::NV12, FrameStorage::Buffer));
 	std::printf("vaapi device: %s, gpu copy %s\n", info.toString().c_str(),
 		    va->capabilities().gpuCopy ? "yes" : "no");
+	// Only what can be made and told: linear surfaces need libva 1.12's modifier attribute,
+	// and libva has no modifier query, so no modifier is listed (each export carries its own).
+	const BackendCapabilities &caps = va->capabilities();
+	ck_assert(has(caps.storages, FrameStorage::OptimalImage));
+#if VA_CHECK_VERSION(1, 12, 0)
+	ck_assert(has(caps.storages, FrameStorage::LinearImage));
+#else
+	ck_assert(!has(caps.storages, FrameStorage::LinearImage));
+	ck_assert(va->supportedFormats(FrameStorage::LinearImage).empty());
+#endif
+	ck_assert(caps.drmModifiers.empty());
 	// A second backend inside the first one's context shares its display.
 	BackendOpenOptions options;
 	options.context = va->context();
@@ -190,6 +212,9 @@ START_TEST(dmabuf_export_import_identical)
 		Result<Frame> exported = va->exportFrame(*frame, ResourceKind::DmaBuf);
 		ck_assert_ok(exported);
 		ck_assert(exported->resource(0).kind() == ResourceKind::DmaBuf);
+		std::printf("%s surface exports with modifier 0x%016llx\n", pixelFormatName(format),
+			    static_cast<unsigned long long>(
+				    exported->resource(0).get<DmaBuf>()->desc().modifier));
 		Result<Frame> imported = va->importFrame(*exported, ImportRoute::DmaBuf);
 		ck_assert_ok(imported);
 		ck_assert(va->holds(*imported));
@@ -201,6 +226,23 @@ START_TEST(dmabuf_export_import_identical)
 		frame = Error(ErrorCode::Fatal, "", "dropped");
 		exported = Error(ErrorCode::Fatal, "", "dropped");
 		readPattern(*va, *imported, 5);
+	}
+	// A linear surface's export says so in its own modifier, and imports back.
+	if (va->supportsFormat(PixelFormat::NV12, FrameStorage::LinearImage)) {
+		Result<Frame> linear = va->allocate(
+			requestOf(PixelFormat::NV12, 64, 32, FrameStorage::LinearImage));
+		if (linear.ok()) {
+			writePattern(*va, *linear, 6);
+			Result<Frame> exported = va->exportFrame(*linear, ResourceKind::DmaBuf);
+			ck_assert_ok(exported);
+			ck_assert_uint_eq(exported->resource(0).get<DmaBuf>()->desc().modifier,
+					  kDrmModifierLinear);
+			Result<Frame> imported = va->importFrame(*exported, ImportRoute::DmaBuf);
+			ck_assert_ok(imported);
+			readPattern(*va, *imported, 6);
+		} else {
+			std::printf("no linear NV12: %s\n", linear.error().message().c_str());
+		}
 	}
 	ck_assert_int_eq(test::openFdCount(), fds);
 }

@@ -144,7 +144,7 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 		caps.routes.push_back(ImportRoute::HostPointer);
 	}
 	caps.storages = { FrameStorage::Buffer };
-	caps.fenceExports = { SyncKind::CudaEvent };
+	// No fenceExports: exportFence() has no CUDA override (a CUevent is not a fence fd).
 	caps.fenceImports = { SyncKind::CudaEvent };
 	if (d.waitExternalSemaphoresAsync)
 		caps.fenceImports.push_back(SyncKind::CudaExternalSemaphore);
@@ -184,6 +184,7 @@ Result<Frame> CudaBackend::allocate(const AllocateRequest &request)
 			"backend does not make.",
 			kName, frameStorageName(FrameStorage::Buffer),
 			frameStorageName(request.storage));
+	state_->reclaim(); // memory of copies that timed out and have finished since
 	const Driver &d = driver();
 	auto allocation = std::make_shared<Allocation>();
 	allocation->device = state_;

@@ -8,14 +8,26 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <vector>
 
 namespace gpuhandle::cuda {
 
+// Stream work whose wait timed out: what it reads or writes (allocations, staging copies) stays
+// alive until `event`, recorded after it, completes.
+struct PendingWork {
+	CUevent event = nullptr;
+	std::vector<KeepAliveRef> keep{};
+};
+
+// How long the backend's and the device state's ends wait for pending work before giving up
+// on it (see drain()).
+inline constexpr WaitDuration kPendingDrainBound = kDefaultWaitTimeout;
+
 // The opened device: shared by the backend and by every allocation, so that frames may outlive
 // the BackendRef (the anchor of the backend's own Context too). Releases what it made (the
-// stream, the primary context) exactly once.
+// stream, the primary context) exactly once, after the pending work.
 struct DeviceState final : KeepAlive {
 	CUdevice device = 0;
 	CUcontext context = nullptr;
@@ -30,6 +42,21 @@ struct DeviceState final : KeepAlive {
 	DeviceState(const DeviceState &) = delete;
 	DeviceState &operator=(const DeviceState &) = delete;
 	~DeviceState() override;
+
+	// Keeps `keep` alive until `event` (recorded after the work that uses it) completes;
+	// takes over the event.
+	void park(CUevent event, std::vector<KeepAliveRef> keep);
+	// Frees the pending work whose event completed (or failed); never blocks on the device.
+	void reclaim();
+	// Reclaims until nothing is pending or `bound` has passed; false when work is left. Left
+	// work stays pending: its anchors hold this state (a cycle), which is leaked rather than
+	// freed under work the device may still run (stream work that never completes, such as a
+	// wait on a semaphore nobody signals, would make cuMemFree block forever).
+	bool drain(WaitDuration bound);
+
+private:
+	std::mutex pendingMutex_;
+	std::vector<PendingWork> pending_; // under pendingMutex_
 };
 
 // The anchor of every CudaBuffer the backend hands out: owns the device memory (or the
@@ -69,6 +96,9 @@ public:
 		  state_(std::move(state))
 	{
 	}
+	// Waits (bounded) for the work left pending by timed-out waits, so that its anchors, which
+	// hold the device state, go.
+	~CudaBackend() override;
 
 	bool supportsFormat(PixelFormat format, FrameStorage storage) const override;
 	Result<Frame> allocate(const AllocateRequest &request) override;

@@ -1,11 +1,9 @@
 // The CUDA backend: memory lifetimes, CPU mappings (staging copies), device copies, stream waits.
-#include <gpuhandle/backends/cuda_sync.h>
-
-#include "cuda/cuda_backend_internal.h"
+#include "cuda/cuda_backend_stream.h"
 
 #include <algorithm>
+#include <cstring>
 #include <memory>
-#include <new>
 #include <thread>
 
 namespace gpuhandle::cuda {
@@ -23,14 +21,6 @@ bool writes(MapAccess access)
 {
 	return (static_cast<uint8_t>(access) & static_cast<uint8_t>(MapAccess::Write)) != 0;
 }
-
-// One plane as the copies see it: device address, stride, and the bytes of its rows.
-struct PlaneSpan {
-	CUdeviceptr device = 0;
-	uint32_t stride = 0;
-	uint64_t rowBytes = 0;
-	uint32_t rows = 0;
-};
 
 // The planes of a frame of this backend (the allocations come from planeAllocations()).
 Result<std::array<PlaneSpan, 4>> planeSpans(const Frame &frame,
@@ -72,76 +62,20 @@ Result<std::array<PlaneSpan, 4>> planeSpans(const Frame &frame,
 	return spans;
 }
 
-// A device <-> host copy of one plane's rows at its stride, queued on `stream`.
-CUresult copyPlane(const Driver &d, const PlaneSpan &span, uint8_t *host, bool toHost,
-		   CUstream stream)
-{
-	CUDA_MEMCPY2D copy{};
-	if (toHost) {
-		copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
-		copy.srcDevice = span.device;
-		copy.srcPitch = span.stride;
-		copy.dstMemoryType = CU_MEMORYTYPE_HOST;
-		copy.dstHost = host;
-		copy.dstPitch = span.stride;
-	} else {
-		copy.srcMemoryType = CU_MEMORYTYPE_HOST;
-		copy.srcHost = host;
-		copy.srcPitch = span.stride;
-		copy.dstMemoryType = CU_MEMORYTYPE_DEVICE;
-		copy.dstDevice = span.device;
-		copy.dstPitch = span.stride;
-	}
-	copy.WidthInBytes = span.rowBytes;
-	copy.Height = span.rows;
-	return d.memcpy2DAsync(&copy, stream);
-}
-
-// The host copies of a staged mapping, written back by its end function.
-struct Staging {
-	std::array<std::unique_ptr<uint8_t[]>, 4> planes{};
-};
-
-// Waits (bounded by `timeout`) for everything queued on the device's stream so far. A free
-// function: a mapping's end runs it after the backend may be gone.
-Status finishStream(const DeviceState &state, WaitDuration timeout)
-{
-	const Driver &d = driver();
-	ContextScope scope(d, state.context);
-	if (scope.result() != CUDA_SUCCESS)
-		return error(d, "context", "cuCtxPushCurrent", scope.result());
-	CUevent event = nullptr;
-	if (CUresult r = d.eventCreate(&event, CU_EVENT_DISABLE_TIMING); r != CUDA_SUCCESS)
-		return error(d, "stream", "cuEventCreate", r);
-	// Destroying an event whose work is still queued is allowed: the driver frees it later.
-	struct EventGuard {
-		const Driver &d;
-		CUevent event;
-		~EventGuard() { d.eventDestroy(event); }
-	} guard{ d, event };
-	if (CUresult r = d.eventRecord(event, state.stream); r != CUDA_SUCCESS)
-		return error(d, "stream", "cuEventRecord", r);
-	// cuStreamSynchronize has no timeout: poll the event, backing off from 20 us.
-	Deadline deadline = Deadline::after(timeout);
-	WaitDuration slice = std::chrono::microseconds(20);
-	for (;;) {
-		CUresult r = d.eventQuery(event);
-		if (r == CUDA_SUCCESS)
-			return {};
-		if (r != CUDA_ERROR_NOT_READY)
-			return error(d, "stream", "cuEventQuery", r);
-		if (deadline.expired())
-			return waitTimeoutError(BackendKind::Cuda, timeout);
-		std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
-		slice = std::min<WaitDuration>(slice * 2, kCudaWaitSlice);
-	}
-}
-
 } // namespace
 
 DeviceState::~DeviceState()
 {
 	const Driver &d = driver();
+	// Every parked anchor holds this state, so nothing is pending by now; whatever is (none of
+	// this backend's making) is waited for, bounded, before its stream and context go.
+	drain(kPendingDrainBound);
+	if (!pending_.empty()) {
+		ContextScope scope(d, context);
+		for (PendingWork &work : pending_)
+			d.eventDestroy(work.event);
+		pending_.clear();
+	}
 	if (ownStream && stream) {
 		ContextScope scope(d, context);
 		d.streamDestroy(stream);
@@ -172,6 +106,11 @@ Allocation::~Allocation()
 		break;
 	case Origin::Borrowed: break;
 	}
+}
+
+CudaBackend::~CudaBackend()
+{
+	state_->drain(kPendingDrainBound);
 }
 
 Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation)
@@ -260,6 +199,7 @@ Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDu
 		return Error::format(ErrorCode::InvalidArgument, "access",
 				     "%s: map access %u is not Read, Write or ReadWrite.", kName,
 				     static_cast<unsigned>(access));
+	state_->reclaim();
 	Deadline deadline = Deadline::after(timeout);
 	if (Status waited = frame.acquire().wait(timeout); !waited.ok())
 		return waited.error();
@@ -289,34 +229,40 @@ Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDu
 	}
 
 	const Driver &d = driver();
-	auto staging = std::make_shared<Staging>();
-	for (uint32_t p = 0; p < numPlanes; ++p) {
-		const PlaneSpan &span = (*spans)[p];
-		uint64_t bytes = uint64_t(span.stride) * (span.rows - 1) + span.rowBytes;
-		staging->planes[p].reset(new (std::nothrow) uint8_t[bytes]());
-		if (!staging->planes[p])
-			return Error::format(
-				ErrorCode::OutOfMemory, "frame",
-				"%s: no host memory for a %llu-byte staging copy of plane %u.",
-				kName, static_cast<unsigned long long>(bytes), p);
-		pointers[p] = staging->planes[p].get();
-		strides[p] = span.stride;
-	}
-	if (reads(access)) {
-		{
-			ContextScope scope(d, state_->context);
-			if (scope.result() != CUDA_SUCCESS)
-				return error(d, "context", "cuCtxPushCurrent", scope.result());
-			for (uint32_t p = 0; p < numPlanes; ++p)
-				if (CUresult r = copyPlane(d, (*spans)[p], pointers[p], true,
-							   state_->stream);
-				    r != CUDA_SUCCESS)
-					return error(d, "frame", "cuMemcpy2DAsync (device to host)",
-						     r);
+	auto staging = std::make_shared<Staging>(state_);
+	{
+		ContextScope scope(d, state_->context);
+		if (scope.result() != CUDA_SUCCESS)
+			return error(d, "context", "cuCtxPushCurrent", scope.result());
+		for (uint32_t p = 0; p < numPlanes; ++p) {
+			const PlaneSpan &span = (*spans)[p];
+			uint64_t bytes = uint64_t(span.stride) * (span.rows - 1) + span.rowBytes;
+			void *host = nullptr;
+			if (CUresult r = d.memAllocHost(&host, bytes); r != CUDA_SUCCESS) {
+				Error failed = error(d, "frame", "cuMemAllocHost", r);
+				return Error::format(
+					failed.code(), "frame",
+					"%s: no page-locked host memory for a %llu-byte staging "
+					"copy of plane %u: %s",
+					kName, static_cast<unsigned long long>(bytes), p,
+					failed.message().c_str());
+			}
+			staging->planes[p] = static_cast<uint8_t *>(host);
+			// A write-only mapping uploads rows the caller may not fill: zeros, not
+			// stale host memory.
+			if (!reads(access))
+				std::memset(host, 0, bytes);
+			pointers[p] = staging->planes[p];
+			strides[p] = span.stride;
 		}
-		if (Status done = finishStream(*state_, deadline.remaining()); !done.ok())
-			return done.error();
 	}
+	std::vector<KeepAliveRef> anchors;
+	anchorsOf(frame, anchors);
+	if (reads(access))
+		if (Status done = stageCopies(state_, *spans, numPlanes, staging, true,
+					      deadline.remaining(), anchors);
+		    !done.ok())
+			return done.error();
 	if (!writes(access))
 		return CpuMapping::adopt(frame, access, numPlanes, pointers, strides,
 					 [staging] { return Status{}; });
@@ -324,20 +270,10 @@ Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDu
 	// next user sees them; the backend's state stays alive through the mapping.
 	std::shared_ptr<DeviceState> state = state_;
 	std::array<PlaneSpan, 4> planes = *spans;
-	auto end = [staging, planes, numPlanes, state]() -> Status {
-		const Driver &dr = driver();
-		{
-			ContextScope scope(dr, state->context);
-			if (scope.result() != CUDA_SUCCESS)
-				return error(dr, "context", "cuCtxPushCurrent", scope.result());
-			for (uint32_t p = 0; p < numPlanes; ++p)
-				if (CUresult r = copyPlane(dr, planes[p], staging->planes[p].get(),
-							   false, state->stream);
-				    r != CUDA_SUCCESS)
-					return error(dr, "frame",
-						     "cuMemcpy2DAsync (host to device)", r);
-		}
-		return finishStream(*state, kDefaultWaitTimeout);
+	auto end = [staging, planes, numPlanes, state, anchors]() -> Status {
+		state->reclaim();
+		return stageCopies(state, planes, numPlanes, staging, false, kDefaultWaitTimeout,
+				   anchors);
 	};
 	return CpuMapping::adopt(frame, access, numPlanes, pointers, strides, std::move(end));
 }
@@ -364,17 +300,24 @@ Status CudaBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration t
 	Result<std::array<PlaneSpan, 4>> srcSpans = planeSpans(src, *srcAllocations);
 	if (!srcSpans.ok())
 		return srcSpans.error();
+	state_->reclaim();
 	Deadline deadline = Deadline::after(timeout);
 	if (Status waited = streamWait(src.acquire(), timeout); !waited.ok())
 		return waited;
 	if (Status waited = streamWait(dst.acquire(), deadline.remaining()); !waited.ok())
 		return waited;
 	const Driver &d = driver();
+	CUevent event = nullptr;
+	Status queued;
 	{
 		ContextScope scope(d, state_->context);
 		if (scope.result() != CUDA_SUCCESS)
 			return error(d, "context", "cuCtxPushCurrent", scope.result());
-		for (uint32_t p = 0; p < src.numPlanes(); ++p) {
+		Result<CUevent> made = newEvent(d);
+		if (!made.ok())
+			return made.error();
+		event = *made;
+		for (uint32_t p = 0; p < src.numPlanes() && queued.ok(); ++p) {
 			CUDA_MEMCPY2D copy{};
 			copy.srcMemoryType = CU_MEMORYTYPE_DEVICE;
 			copy.srcDevice = (*srcSpans)[p].device;
@@ -385,10 +328,15 @@ Status CudaBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration t
 			copy.WidthInBytes = (*srcSpans)[p].rowBytes;
 			copy.Height = (*srcSpans)[p].rows;
 			if (CUresult r = d.memcpy2DAsync(&copy, state_->stream); r != CUDA_SUCCESS)
-				return error(d, "frame", "cuMemcpy2DAsync (device to device)", r);
+				queued = error(d, "frame", "cuMemcpy2DAsync (device to device)", r);
 		}
 	}
-	return finishStream(*state_, deadline.remaining());
+	// Both frames' memory lives until the copy (or the stream waits before it) completes.
+	std::vector<KeepAliveRef> keep;
+	anchorsOf(src, keep);
+	anchorsOf(dst, keep);
+	Status done = awaitStream(*state_, event, deadline.remaining(), std::move(keep));
+	return queued.ok() ? done : queued;
 }
 
 } // namespace gpuhandle::cuda

@@ -56,6 +56,10 @@ struct Driver {
 	CUresult(CUDAAPI *primaryCtxRelease)(CUdevice) = nullptr;
 	CUresult(CUDAAPI *memAlloc)(CUdeviceptr *, size_t) = nullptr;
 	CUresult(CUDAAPI *memFree)(CUdeviceptr) = nullptr;
+	// Page-locked host memory: the staging copies of CPU mappings, so that a device-to-host
+	// cuMemcpy2DAsync stays asynchronous (into pageable memory it blocks until done).
+	CUresult(CUDAAPI *memAllocHost)(void **, size_t) = nullptr;
+	CUresult(CUDAAPI *memFreeHost)(void *) = nullptr;
 	CUresult(CUDAAPI *memcpy2DAsync)(const CUDA_MEMCPY2D *, CUstream) = nullptr;
 	CUresult(CUDAAPI *memcpyDtoH)(void *, CUdeviceptr, size_t) = nullptr;
 	CUresult(CUDAAPI *memcpyHtoD)(CUdeviceptr, const void *, size_t) = nullptr;
@@ -145,6 +149,8 @@ inline Driver loadDriver()
 		   d.primaryCtxRelease);
 	want("cuMemAlloc_v2", d.memAlloc);
 	want("cuMemFree_v2", d.memFree);
+	wantEither("cuMemAllocHost_v2", "cuMemAllocHost", d.memAllocHost);
+	want("cuMemFreeHost", d.memFreeHost);
 	want("cuMemcpy2DAsync_v2", d.memcpy2DAsync);
 	want("cuMemcpyDtoH_v2", d.memcpyDtoH);
 	want("cuMemcpyHtoD_v2", d.memcpyHtoD);

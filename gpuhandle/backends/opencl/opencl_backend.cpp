@@ -230,9 +230,11 @@ BackendCapabilities readCapabilities(const OpenClDevice &device,
                   ResourceKind::CpuPlanes};
   caps.routes = {ImportRoute::Direct, ImportRoute::HostPointer};
   caps.storages = {FrameStorage::Buffer};
+  // OpenCL images are opaque (their layout is the driver's; the CPU sees them
+  // only through a mapping, at a pitch chosen per map): optimal images.
   if (device.imageSupport && !device.imageFormats.empty())
-    caps.storages.push_back(FrameStorage::LinearImage);
-  caps.fenceExports = {SyncKind::OpenClEvent};
+    caps.storages.push_back(FrameStorage::OptimalImage);
+  // No fenceExports: a cl_event does not become a fence fd here.
   if (hasExtension(extensions, "cl_khr_external_semaphore_sync_fd"))
     caps.fenceImports = {SyncKind::FenceFd};
   caps.cpuMap = true;
@@ -244,15 +246,6 @@ BackendCapabilities readCapabilities(const OpenClDevice &device,
 
 std::string openClDeviceName(cl_device_id device) {
   return deviceString(device, CL_DEVICE_NAME);
-}
-
-OpenClDevice::~OpenClDevice() {
-  if (queue) {
-    clFinish(queue);
-    clReleaseCommandQueue(queue);
-  }
-  if (context)
-    clReleaseContext(context);
 }
 
 bool OpenClDevice::takesImageFormat(uint32_t order,
@@ -325,7 +318,7 @@ bool OpenClBackend::supportsFormat(PixelFormat format,
     return false;
   if (storage == FrameStorage::Buffer)
     return true;
-  if (storage != FrameStorage::LinearImage || !device_->imageSupport)
+  if (storage != FrameStorage::OptimalImage || !device_->imageSupport)
     return false;
   Result<PlaneMappings> planes = planeApiFormats(PlaneApi::OpenClImage, format);
   if (!planes.ok())
@@ -356,14 +349,15 @@ Result<Frame> OpenClBackend::allocate(const AllocateRequest &request) {
       layoutForRequest(request, kPreferredAlign, kName);
   if (!layout.ok())
     return std::move(layout).error();
-  if (request.storage == FrameStorage::LinearImage)
+  device_->reclaim(); // memory of timed-out commands that have run since
+  if (request.storage == FrameStorage::OptimalImage)
     return allocateImages(request);
   if (request.storage != FrameStorage::Buffer)
     return Error::format(
         ErrorCode::NotSupported, "storage",
-        "opencl: OpenCL images have no tiling gpuhandle can describe, so %s "
-        "storage "
-        "is not made; allocate buffer or linear-image storage.",
+        "opencl: OpenCL images are opaque (no memory layout or row pitch the "
+        "CPU or another API could use; a mapping picks its own pitch), so %s "
+        "storage is not made; allocate buffer or optimal-image storage.",
         frameStorageName(request.storage));
   if (layout->size > device_->maxAllocBytes)
     return Error::format(ErrorCode::OutOfMemory, "request",
@@ -396,7 +390,7 @@ Result<Frame> OpenClBackend::allocateImages(const AllocateRequest &request) {
       !supportsFormat(request.format, request.storage))
     return Error::format(
         ErrorCode::NotSupported, "format",
-        "opencl: %s has no linear-image storage on %s: %s.",
+        "opencl: %s has no optimal-image storage on %s: %s.",
         pixelFormatName(request.format), device_->name.c_str(),
         !device_->imageSupport ? "the device has no image support"
         : !planes.ok()
@@ -440,19 +434,12 @@ Result<Frame> OpenClBackend::allocateImages(const AllocateRequest &request) {
     backing->image = true;
     backing->width = width;
     backing->height = height;
-    size_t pitch = 0;
-    error =
-        clGetImageInfo(mem, CL_IMAGE_ROW_PITCH, sizeof(pitch), &pitch, nullptr);
     Result<Resource> resource = openClResource(std::move(backing), 0);
     if (!resource.ok())
       return std::move(resource).error();
-    if (error != CL_SUCCESS)
-      return Error::format(ErrorCode::Backend, "request",
-                           "opencl: clGetImageInfo(CL_IMAGE_ROW_PITCH) of "
-                           "plane %u failed with %d.",
-                           i, error);
     desc.resources[i] = std::move(*resource);
-    desc.planes[i] = PlaneView{i, 0, 0, static_cast<uint32_t>(pitch)};
+    // No stride: an optimal image's rows have no pitch outside a mapping.
+    desc.planes[i] = PlaneView{i, 0, 0, 0};
   }
   return Frame::create(std::move(desc));
 }

@@ -14,16 +14,27 @@
 #include <CL/cl.h>
 
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 namespace gpuhandle {
 
+// Queued commands whose wait timed out: what they use (cl_mems, the host
+// memory behind them) stays alive until `event`, enqueued after them, ends.
+struct OpenClPending {
+  cl_event event = nullptr;
+  std::vector<KeepAliveRef> keep{};
+};
+
+// How long the ends of the backend and of the device wait for pending commands.
+inline constexpr WaitDuration kOpenClDrainBound = kDefaultWaitTimeout;
+
 // The device a backend works on: the context, in-order queue and device it
 // holds a reference to (retained from the host's context or made here). Shared
 // by the backend, its Context's anchor and every resource it makes, so frames
-// may outlive the BackendRef. OpenCL calls are thread safe, so it needs no
-// lock.
+// may outlive the BackendRef. OpenCL calls are thread safe; the pending list
+// has its own lock.
 struct OpenClDevice final : KeepAlive {
   cl_context context = nullptr;
   cl_command_queue queue = nullptr;
@@ -39,10 +50,28 @@ struct OpenClDevice final : KeepAlive {
   OpenClDevice() = default;
   OpenClDevice(const OpenClDevice &) = delete;
   OpenClDevice &operator=(const OpenClDevice &) = delete;
-  // Waits for the queue, then releases it and the context (each once).
+  // Waits (bounded) for the queue, then releases it and the context (each
+  // once).
   ~OpenClDevice() override;
 
   bool takesImageFormat(uint32_t order, uint32_t type) const noexcept;
+
+  // Waits until `deadline` for every command enqueued so far (a marker after
+  // them, the queue flushed). On Timeout they are left to complete with `keep`
+  // (what they use) alive until then; the sentence names them (`what`) and the
+  // caller's `budget`. A failed command is Backend with its status.
+  Status finishQueued(const Deadline &deadline, WaitDuration budget,
+                      std::vector<KeepAliveRef> keep, const char *what);
+  // Releases the pending commands that ended; never blocks on the device.
+  void reclaim();
+  // Reclaims until nothing is pending or `bound` passed; false when commands
+  // are left. Their anchors hold this device (a cycle), which is then leaked
+  // rather than freed under commands that may still run.
+  bool drain(WaitDuration bound);
+
+private:
+  std::mutex pendingMutex_;
+  std::vector<OpenClPending> pending_; // under pendingMutex_
 };
 
 // The anchor of every OpenClMem the backend makes; finding it on a resource
@@ -79,6 +108,9 @@ public:
                 std::shared_ptr<OpenClDevice> device)
       : Backend(std::move(info), std::move(caps), std::move(context)),
         device_(std::move(device)) {}
+  // Waits (bounded) for the commands left pending by timed-out waits, so that
+  // their anchors, which hold the device, go.
+  ~OpenClBackend() override;
 
   bool supportsFormat(PixelFormat format, FrameStorage storage) const override;
   Result<Frame> allocate(const AllocateRequest &request) override;

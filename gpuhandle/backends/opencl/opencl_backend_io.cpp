@@ -4,8 +4,10 @@
 #include <gpuhandle/backends/opencl_memory.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace gpuhandle {
@@ -36,34 +38,64 @@ cl_device_id contextDevice(cl_context context) {
   return devices[0];
 }
 
+// The anchors of a frame's resources: what commands on it keep alive.
+std::vector<KeepAliveRef> anchorsOf(const Frame &frame) {
+  std::vector<KeepAliveRef> anchors;
+  for (uint32_t i = 0; i < frame.numResources(); ++i)
+    if (const OpenClMem *mem = frame.resource(i).get<OpenClMem>())
+      anchors.push_back(mem->desc().anchor);
+  return anchors;
+}
+
+// CL_EVENT_COMMAND_EXECUTION_STATUS of `event`, polled (backing off from 20 us
+// to 1 ms) until the command ends or `deadline` passes: CL_COMPLETE, a negative
+// status (the command or the query failed), or a positive one (time ran out).
+cl_int pollEvent(cl_event event, const Deadline &deadline) {
+  WaitDuration slice = std::chrono::microseconds(20);
+  for (;;) {
+    cl_int status = CL_QUEUED;
+    cl_int error = clGetEventInfo(event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                                  sizeof(status), &status, nullptr);
+    if (error != CL_SUCCESS)
+      return error;
+    if (status <= CL_COMPLETE || deadline.expired())
+      return status;
+    std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
+    slice = std::min<WaitDuration>(slice * 2, std::chrono::milliseconds(1));
+  }
+}
+
 struct MappedMem {
   cl_mem mem = nullptr;
   uint8_t *data = nullptr;
   size_t pitch = 0; // an image's row pitch as mapped
 };
 
-// Unmaps every mapped cl_mem, then waits for the queue: after this the device
-// sees what the CPU wrote. Reports the first failure.
-Status unmapAll(cl_command_queue queue, const std::array<MappedMem, 4> &mapped,
-                uint32_t count) {
+// Unmaps every mapped cl_mem, then waits (bounded) for the queue: after this
+// the device sees what the CPU wrote. Reports the first failure.
+Status unmapAll(OpenClDevice &device, const std::array<MappedMem, 4> &mapped,
+                uint32_t count, WaitDuration timeout,
+                std::vector<KeepAliveRef> keep) {
   cl_int first = CL_SUCCESS;
   for (uint32_t i = 0; i < count; ++i) {
-    cl_int error = clEnqueueUnmapMemObject(queue, mapped[i].mem, mapped[i].data,
-                                           0, nullptr, nullptr);
+    cl_int error = clEnqueueUnmapMemObject(device.queue, mapped[i].mem,
+                                           mapped[i].data, 0, nullptr, nullptr);
     if (first == CL_SUCCESS)
       first = error;
   }
-  cl_int finished = clFinish(queue);
-  if (first == CL_SUCCESS)
-    first = finished;
+  Status finished =
+      device.finishQueued(Deadline::after(timeout), timeout, std::move(keep),
+                          "ending the CPU mapping");
   if (first != CL_SUCCESS)
     return Error::format(
         ErrorCode::Backend, "frame",
         "opencl: ending the CPU mapping of %u cl_mems failed with %d.", count,
         first);
-  return {};
+  return finished;
 }
 
+// Enqueues the map without waiting (the caller waits with its budget); the
+// pointer and an image's pitch are known at once.
 Result<MappedMem> mapOne(cl_command_queue queue, const OpenClBacking &backing,
                          cl_map_flags flags) {
   MappedMem mapped;
@@ -73,7 +105,7 @@ Result<MappedMem> mapOne(cl_command_queue queue, const OpenClBacking &backing,
     size_t origin[3] = {0, 0, 0};
     size_t region[3] = {backing.width, backing.height, 1};
     mapped.data = static_cast<uint8_t *>(
-        clEnqueueMapImage(queue, backing.mem, CL_TRUE, flags, origin, region,
+        clEnqueueMapImage(queue, backing.mem, CL_FALSE, flags, origin, region,
                           &mapped.pitch, nullptr, 0, nullptr, nullptr, &error));
   } else {
     size_t size = 0;
@@ -81,7 +113,7 @@ Result<MappedMem> mapOne(cl_command_queue queue, const OpenClBacking &backing,
                                nullptr);
     if (error == CL_SUCCESS)
       mapped.data = static_cast<uint8_t *>(
-          clEnqueueMapBuffer(queue, backing.mem, CL_TRUE, flags, 0, size, 0,
+          clEnqueueMapBuffer(queue, backing.mem, CL_FALSE, flags, 0, size, 0,
                              nullptr, nullptr, &error));
   }
   if (!mapped.data)
@@ -94,6 +126,99 @@ Result<MappedMem> mapOne(cl_command_queue queue, const OpenClBacking &backing,
 
 } // namespace
 
+Status OpenClDevice::finishQueued(const Deadline &deadline, WaitDuration budget,
+                                  std::vector<KeepAliveRef> keep,
+                                  const char *what) {
+  cl_event marker = nullptr;
+  cl_int error = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
+  if (error != CL_SUCCESS) {
+    // A queue that takes no marker is failing: clFinish, which then returns
+    // its error, is the one wait left that keeps `keep` alive long enough.
+    cl_int finished = clFinish(queue);
+    return Error::format(ErrorCode::Backend, "frame",
+                         "opencl: %s: clEnqueueMarkerWithWaitList failed with "
+                         "%d (clFinish returned %d).",
+                         what, error, finished);
+  }
+  // A marker waits for every command enqueued before it; polling it does not
+  // submit it, a flush does.
+  clFlush(queue);
+  cl_int status = pollEvent(marker, deadline);
+  if (status > CL_COMPLETE) {
+    std::lock_guard lock(pendingMutex_);
+    pending_.push_back({marker, std::move(keep)});
+    return Error::format(
+        ErrorCode::Timeout, "timeout",
+        "opencl: %s did not finish within %lld ms; it is left to complete, "
+        "with the memory it uses kept alive until it does.",
+        what,
+        static_cast<long long>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(budget)
+                .count()));
+  }
+  clReleaseEvent(marker);
+  if (status < 0)
+    return Error::format(ErrorCode::Backend, "frame",
+                         "opencl: %s failed: the queue's commands ended with "
+                         "status %d.",
+                         what, status);
+  return {};
+}
+
+void OpenClDevice::reclaim() {
+  std::vector<OpenClPending> done;
+  {
+    std::lock_guard lock(pendingMutex_);
+    std::vector<OpenClPending> left;
+    for (OpenClPending &pending : pending_) {
+      cl_int status = CL_QUEUED;
+      cl_int error =
+          clGetEventInfo(pending.event, CL_EVENT_COMMAND_EXECUTION_STATUS,
+                         sizeof(status), &status, nullptr);
+      bool ended = error != CL_SUCCESS || status <= CL_COMPLETE;
+      (ended ? done : left).push_back(std::move(pending));
+    }
+    pending_ = std::move(left);
+  }
+  // Outside the lock: the anchors go after their commands' events.
+  for (OpenClPending &pending : done)
+    clReleaseEvent(pending.event);
+}
+
+bool OpenClDevice::drain(WaitDuration bound) {
+  Deadline deadline = Deadline::after(bound);
+  WaitDuration slice = std::chrono::microseconds(100);
+  for (;;) {
+    reclaim();
+    {
+      std::lock_guard lock(pendingMutex_);
+      if (pending_.empty())
+        return true;
+    }
+    if (deadline.expired())
+      return false;
+    std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
+    slice = std::min<WaitDuration>(slice * 2, std::chrono::milliseconds(1));
+  }
+}
+
+OpenClDevice::~OpenClDevice() {
+  // No clFinish: every command this backend enqueued has ended or is pending
+  // with anchors that hold this device, so none of ours is left by now, and
+  // releasing a queue with others' commands in flight is allowed (the release
+  // flushes it, and it goes once they end). A final bounded drain is a guard.
+  drain(kOpenClDrainBound);
+  for (OpenClPending &pending : pending_)
+    clReleaseEvent(pending.event);
+  pending_.clear();
+  if (queue)
+    clReleaseCommandQueue(queue);
+  if (context)
+    clReleaseContext(context);
+}
+
+OpenClBackend::~OpenClBackend() { device_->drain(kOpenClDrainBound); }
+
 Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access,
                                       WaitDuration timeout) {
   if (!holds(frame))
@@ -104,6 +229,8 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access,
         ErrorCode::InvalidArgument, "access",
         "opencl: MapAccess %u is not Read (1), Write (2) or ReadWrite (3).",
         static_cast<unsigned>(access));
+  device_->reclaim();
+  Deadline deadline = Deadline::after(timeout);
   Status waited = frame.acquire().wait(timeout);
   if (!waited.ok())
     return std::move(waited).error();
@@ -115,15 +242,26 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access,
     flags |= CL_MAP_READ;
   if (static_cast<int>(access) & static_cast<int>(MapAccess::Write))
     flags |= CL_MAP_WRITE;
+  std::vector<KeepAliveRef> anchors = anchorsOf(frame);
   std::array<MappedMem, 4> mapped{};
-  for (uint32_t r = 0; r < frame.numResources(); ++r) {
+  uint32_t count = frame.numResources();
+  for (uint32_t r = 0; r < count; ++r) {
     Result<MappedMem> one =
         mapOne(device_->queue, *backingOf(frame.resource(r)), flags);
     if (!one.ok()) {
-      (void)unmapAll(device_->queue, mapped, r);
+      (void)unmapAll(*device_, mapped, r, deadline.remaining(), anchors);
       return std::move(one).error();
     }
     mapped[r] = *one;
+  }
+  // Waited for with what is left of the budget. On failure or Timeout the
+  // unmaps queue behind the maps (without a wait), so nothing stays mapped,
+  // and the memory lives until they have run.
+  Status ready = device_->finishQueued(deadline, timeout, anchors,
+                                       "mapping the frame for the CPU");
+  if (!ready.ok()) {
+    (void)unmapAll(*device_, mapped, count, WaitDuration::zero(), anchors);
+    return std::move(ready).error();
   }
   std::array<uint8_t *, 4> planes{};
   std::array<uint32_t, 4> strides{};
@@ -134,10 +272,11 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access,
                      ? static_cast<uint32_t>(mapped[view.resource].pitch)
                      : view.stride;
   }
-  uint32_t count = frame.numResources();
   return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides,
-                           [device = device_, mapped, count]() {
-                             return unmapAll(device->queue, mapped, count);
+                           [device = device_, mapped, count, anchors]() {
+                             device->reclaim();
+                             return unmapAll(*device, mapped, count,
+                                             kDefaultWaitTimeout, anchors);
                            });
 }
 
@@ -201,9 +340,17 @@ Status OpenClBackend::copyFrame(const Frame &dst, const Frame &src,
   Result<const PixelFormatInfo *> info = pixelFormatInfo(src.format());
   if (!info.ok())
     return std::move(info).error();
+  device_->reclaim();
+  Deadline deadline = Deadline::after(timeout);
   Status waited = src.acquire().wait(timeout);
+  if (waited.ok())
+    waited = dst.acquire().wait(deadline.remaining());
   if (!waited.ok())
     return std::move(waited).error();
+  // Both frames' memory lives until the copy has run.
+  std::vector<KeepAliveRef> keep = anchorsOf(src);
+  for (KeepAliveRef &anchor : anchorsOf(dst))
+    keep.push_back(std::move(anchor));
   for (uint32_t p = 0; p < src.numPlanes(); ++p) {
     const PlaneInfo &plane = (*info)->planes[p];
     const PlaneView &sv = src.plane(p);
@@ -213,7 +360,9 @@ Status OpenClBackend::copyFrame(const Frame &dst, const Frame &src,
         *backingOf(dst.resource(dv.resource)), dv, plane.rowTexels(src.width()),
         plane.rows(src.height()), plane.rowBytes(src.width()));
     if (error != CL_SUCCESS) {
-      clFinish(device_->queue);
+      // The planes enqueued before still run: waited for all the same.
+      (void)device_->finishQueued(deadline, timeout, keep,
+                                  "the copy's earlier planes");
       return Error::format(ErrorCode::Backend, "src",
                            "opencl: copying plane %u of a %ux%u %s frame on "
                            "the device failed with %d.",
@@ -221,12 +370,8 @@ Status OpenClBackend::copyFrame(const Frame &dst, const Frame &src,
                            pixelFormatName(src.format()), error);
     }
   }
-  cl_int finished = clFinish(device_->queue);
-  if (finished != CL_SUCCESS)
-    return Error::format(
-        ErrorCode::Backend, "src",
-        "opencl: waiting for the copy (clFinish) failed with %d.", finished);
-  return {};
+  return device_->finishQueued(deadline, timeout, std::move(keep),
+                               "the copy on the device");
 }
 
 Result<Frame> OpenClBackend::importDirect(const Frame &frame) {

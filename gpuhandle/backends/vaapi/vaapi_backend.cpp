@@ -184,10 +184,15 @@ BackendCapabilities capabilitiesOf(const DisplayState &state)
 	caps.exports = { ResourceKind::DmaBuf };
 	caps.imports = { ResourceKind::VaSurface, ResourceKind::DmaBuf };
 	caps.routes = { ImportRoute::Direct, ImportRoute::DmaBuf };
-	caps.storages = { FrameStorage::LinearImage, FrameStorage::OptimalImage };
-	// VA-API has no modifier query (drivers leave vaQuerySurfaceAttributes' list empty):
-	// linear is the one every driver imports and exports.
-	caps.drmModifiers = { kDrmModifierLinear };
+	caps.storages = { FrameStorage::OptimalImage };
+#if VA_CHECK_VERSION(1, 12, 0)
+	// Linear surfaces are asked for with VASurfaceAttribDRMFormatModifiers (libva 1.12).
+	caps.storages.push_back(FrameStorage::LinearImage);
+#endif
+	// No modifiers listed: libva has no modifier query (VASurfaceAttribDRMFormatModifiers is
+	// write-only), and the driver picks an exported surface's tiling. Each export carries its
+	// own modifier in its DmaBuf.
+	caps.drmModifiers = {};
 	caps.cpuMap = true;
 	caps.gpuCopy = state.canCopy;
 	return caps;
@@ -305,10 +310,11 @@ Result<Frame> VaApiBackend::exportFrame(const Frame &frame, ResourceKind kind)
 		return Error::format(ErrorCode::NotSupported, "kind",
 				     "%s: surfaces export as DMA-BUFs only, not as %s.", kName,
 				     resourceKindName(kind));
-	// The export does not synchronise: the surface's pending work must finish first.
-	if (VAStatus status = vaSyncSurface(state_->display, surface->id);
-	    status != VA_STATUS_SUCCESS)
-		return vaError("frame", "vaSyncSurface", status);
+	// The export does not synchronise: the surface's pending work must finish first (bounded:
+	// exportFrame has no budget of its own).
+	if (Status synced = syncSurface(state_->display, surface->id, kDefaultWaitTimeout);
+	    !synced.ok())
+		return synced.error();
 	VADRMPRIMESurfaceDescriptor prime{};
 	VAStatus status = vaExportSurfaceHandle(
 		state_->display, surface->id, VA_SURFACE_ATTRIB_MEM_TYPE_DRM_PRIME_2,

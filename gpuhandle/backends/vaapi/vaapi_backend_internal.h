@@ -52,6 +52,11 @@ struct Surface final : KeepAlive {
 	~Surface() override;
 };
 
+// Waits for the surface's pending work, bounded by `timeout`: vaSyncSurface2 (VA-API 1.9) where
+// the driver has it, else vaQuerySurfaceStatus polled. Only a driver with neither leaves the
+// unbounded vaSyncSurface. Timeout on expiry.
+Status syncSurface(VADisplay display, VASurfaceID surface, WaitDuration timeout);
+
 // "<call> failed: <vaErrorStr> (status)." as a Backend error naming `field`.
 Error vaError(const char *field, const char *call, VAStatus status);
 

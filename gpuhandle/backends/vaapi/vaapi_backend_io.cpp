@@ -3,6 +3,9 @@
 
 #include "vaapi/vaapi_backend_internal.h"
 
+#include <algorithm>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace gpuhandle::vaapi {
@@ -17,27 +20,6 @@ bool reads(MapAccess access)
 bool writes(MapAccess access)
 {
 	return (static_cast<uint8_t>(access) & static_cast<uint8_t>(MapAccess::Write)) != 0;
-}
-
-// Waits for the surface's pending work, bounded by `timeout` where the library can
-// (vaSyncSurface2, VA-API 1.9); drivers without it get the unbounded vaSyncSurface.
-Status syncSurface(VADisplay display, VASurfaceID surface, WaitDuration timeout)
-{
-#if VA_CHECK_VERSION(1, 9, 0)
-	uint64_t ns = timeout == kWaitForever || timeout.count() < 0
-			      ? VA_TIMEOUT_INFINITE
-			      : static_cast<uint64_t>(timeout.count());
-	VAStatus bounded = vaSyncSurface2(display, surface, ns);
-	if (bounded == VA_STATUS_SUCCESS)
-		return {};
-	if (bounded == VA_STATUS_ERROR_TIMEDOUT)
-		return waitTimeoutError(BackendKind::VaApi, timeout);
-	if (bounded != VA_STATUS_ERROR_UNIMPLEMENTED)
-		return vaError("frame", "vaSyncSurface2", bounded);
-#endif
-	if (VAStatus status = vaSyncSurface(display, surface); status != VA_STATUS_SUCCESS)
-		return vaError("frame", "vaSyncSurface", status);
-	return {};
 }
 
 // The driver's image format of `fourcc`, for vaCreateImage.
@@ -114,6 +96,43 @@ Surface::~Surface()
 {
 	if (owned && display && id != VA_INVALID_SURFACE)
 		vaDestroySurfaces(display->display, &id, 1);
+}
+
+Status syncSurface(VADisplay display, VASurfaceID surface, WaitDuration timeout)
+{
+	Deadline deadline = Deadline::after(timeout);
+#if VA_CHECK_VERSION(1, 9, 0)
+	uint64_t ns = deadline.isNever() ? VA_TIMEOUT_INFINITE
+					 : static_cast<uint64_t>(deadline.remaining().count());
+	VAStatus bounded = vaSyncSurface2(display, surface, ns);
+	if (bounded == VA_STATUS_SUCCESS)
+		return {};
+	if (bounded == VA_STATUS_ERROR_TIMEDOUT)
+		return waitTimeoutError(BackendKind::VaApi, timeout);
+	if (bounded != VA_STATUS_ERROR_UNIMPLEMENTED)
+		return vaError("frame", "vaSyncSurface2", bounded);
+#endif
+	// vaSyncSurface has no timeout: poll the surface's status until it is no longer being
+	// rendered, backing off from 50 us to 1 ms, then sync (at once: nothing is pending).
+	WaitDuration slice = std::chrono::microseconds(50);
+	for (;;) {
+		VASurfaceStatus status = VASurfaceReady;
+		VAStatus queried = vaQuerySurfaceStatus(display, surface, &status);
+		// A driver without the query leaves the unbounded sync.
+		if (queried == VA_STATUS_ERROR_UNIMPLEMENTED)
+			break;
+		if (queried != VA_STATUS_SUCCESS)
+			return vaError("frame", "vaQuerySurfaceStatus", queried);
+		if (!(status & VASurfaceRendering))
+			break;
+		if (deadline.expired())
+			return waitTimeoutError(BackendKind::VaApi, timeout);
+		std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
+		slice = std::min<WaitDuration>(slice * 2, std::chrono::milliseconds(1));
+	}
+	if (VAStatus status = vaSyncSurface(display, surface); status != VA_STATUS_SUCCESS)
+		return vaError("frame", "vaSyncSurface", status);
+	return {};
 }
 
 Error vaError(const char *field, const char *call, VAStatus status)
@@ -252,8 +271,10 @@ Status VaApiBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration 
 	VACopyObject source{};
 	source.obj_type = VACopyObjectSurface;
 	source.object.surface_id = from->id;
+	// Queued without waiting (VA_EXEC_SYNC would block with no timeout); the bounded sync on
+	// the destination then waits for it. The surfaces live on in their frames' anchors.
 	VACopyOption option{};
-	option.bits.va_copy_sync = VA_EXEC_SYNC;
+	option.bits.va_copy_sync = VA_EXEC_ASYNC;
 	option.bits.va_copy_mode = VA_EXEC_MODE_DEFAULT;
 	if (VAStatus status = vaCopy(state_->display, &target, &source, option);
 	    status != VA_STATUS_SUCCESS)
