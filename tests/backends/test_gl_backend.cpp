@@ -2,7 +2,13 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/cpu_fence.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -34,14 +40,22 @@ START_TEST(opens_and_reports_the_device)
 		ck_assert_uint_eq(caps.allocates.size(), 2);
 		ck_assert(caps.cpuMap && caps.gpuCopy);
 		ck_assert(caps.routes.front() == ImportRoute::Direct);
-		ck_assert_uint_eq(caps.storages.size(), 3);
-		ck_assert(caps.fenceExports == std::vector<SyncKind>{ SyncKind::GlSync });
+		// Buffers and opaque textures: GL has no CPU-visible linear image layout.
+		ck_assert_uint_eq(caps.storages.size(), 2);
+		ck_assert(caps.storages[0] == FrameStorage::Buffer);
+		ck_assert(caps.storages[1] == FrameStorage::OptimalImage);
+		ck_assert(caps.fenceExports.empty()); // exportFence() makes no fence fds from GL
 		ck_assert(gl->context() && gl->context()->backend() == BackendKind::OpenGL);
 		ck_assert_ptr_nonnull((*gl->context()->opengl())->context);
 		ck_assert((*gl->context()->opengl())->deviceUuid == info.id.uuid);
 		ck_assert(gl->supportsFormat(PixelFormat::NV12, FrameStorage::OptimalImage));
 		ck_assert(gl->supportsFormat(PixelFormat::V210, FrameStorage::Buffer));
-		ck_assert(!gl->supportedFormats(FrameStorage::LinearImage).empty());
+		ck_assert(!gl->supportedFormats(FrameStorage::OptimalImage).empty());
+		ck_assert(gl->supportedFormats(FrameStorage::LinearImage).empty());
+		ck_assert(!gl->supportsFormat(PixelFormat::RGBA, FrameStorage::LinearImage));
+		AllocateRequest linear{ PixelFormat::RGBA,         33, 17,  {},
+					FrameStorage::LinearImage, 0,  true };
+		ck_assert_error(gl->allocate(linear), ErrorCode::NotSupported, "storage");
 	}
 	// The GL thread joined and the display was terminated: nothing stays open.
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
@@ -52,8 +66,7 @@ START_TEST(buffers_and_textures_round_trip)
 {
 	BackendRef gl = openGl();
 	int fdsBefore = test::openFdCount();
-	for (FrameStorage storage :
-	     { FrameStorage::Buffer, FrameStorage::OptimalImage, FrameStorage::LinearImage })
+	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage })
 		for (PixelFormat format : kFormats)
 			for (auto [w, h] : { std::pair{ 33u, 17u }, std::pair{ 1u, 1u } }) {
 				Frame frame = allocate(*gl, format, w, h, storage);
@@ -90,7 +103,7 @@ START_TEST(copies_between_buffers_and_textures)
 	for (PixelFormat format : kFormats) {
 		Frame a = allocate(*gl, format, 33, 17, FrameStorage::Buffer);
 		Frame b = allocate(*gl, format, 33, 17, FrameStorage::OptimalImage);
-		Frame c = allocate(*gl, format, 33, 17, FrameStorage::LinearImage);
+		Frame c = allocate(*gl, format, 33, 17, FrameStorage::OptimalImage);
 		AllocateRequest wide{ format, 33, 17, {}, FrameStorage::Buffer, 256, true };
 		auto d = gl->allocate(wide); // other strides: copied row by row
 		ck_assert_ok(d);
@@ -189,6 +202,185 @@ START_TEST(works_inside_a_host_context)
 }
 END_TEST
 
+// A map whose begin fails part way (its buffer is mapped already: GL_INVALID_OPERATION) undoes
+// what it began without writing anything back: the frame keeps its bytes.
+START_TEST(a_failed_map_leaves_the_frame_as_it_was)
+{
+	BackendRef gl = openGl();
+	int fdsBefore = test::openFdCount();
+	{
+		Frame texture =
+			allocate(*gl, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
+		Frame buffer = allocate(*gl, PixelFormat::NV12, 33, 17, FrameStorage::Buffer);
+		writeFrame(*gl, texture, 5);
+		writeFrame(*gl, buffer, 6);
+		// Plane 0 in the texture frame's luma texture, plane 1 in the buffer: the texture
+		// is staged first, then the buffer's map fails.
+		FrameDesc desc;
+		desc.format = PixelFormat::NV12;
+		desc.width = 33;
+		desc.height = 17;
+		desc.numResources = 2;
+		desc.resources[0] = texture.resource(0);
+		desc.resources[1] = buffer.resource(0);
+		desc.numPlanes = 2;
+		desc.planes[0] = PlaneView{ 0, 0, 0, 0 };
+		desc.planes[1] = PlaneView{ 1, 0, buffer.plane(1).offset, buffer.plane(1).stride };
+		auto mixed = Frame::create(desc);
+		ck_assert_ok(mixed);
+		ck_assert(gl->holds(*mixed));
+		{
+			auto held = gl->map(buffer, MapAccess::Read, kDefaultWaitTimeout);
+			ck_assert_ok(held);
+			for (MapAccess access : { MapAccess::Write, MapAccess::ReadWrite })
+				ck_assert_error(gl->map(*mixed, access, kDefaultWaitTimeout),
+						ErrorCode::Backend, "frame");
+			expectPattern(*held, buffer, 6); // the other mapping is untouched
+		}
+		// No zeros were uploaded into the texture, and the buffer was not unmapped twice.
+		expectFrame(*gl, texture, 5);
+		expectFrame(*gl, buffer, 6);
+		writeFrame(*gl, *mixed, 7);
+		expectFrame(*gl, *mixed, 7);
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
+// A posting host executor that stops running its queue: calls give up with Timeout within
+// their timeout, and the work they gave up on does nothing when it runs late.
+START_TEST(a_stalled_executor_times_out)
+{
+	test::EglGlThread host;
+	std::string why = host.start();
+	ck_assert_msg(why.empty(), "%s", why.c_str());
+	int fdsBefore = test::openFdCount();
+	{
+		struct Gate {
+			std::mutex mutex;
+			bool hold = false;
+			std::vector<std::function<void()>> held;
+		};
+		auto gate = std::make_shared<Gate>();
+		auto context = Context::create(
+			GlContext{ host.display, host.context, {}, GlFlavour::Egl, {}, {} });
+		ck_assert_ok(context);
+		BackendOpenOptions options;
+		options.context = *context;
+		options.glExecutor = [&host, gate](std::function<void()> work) {
+			std::unique_lock<std::mutex> lock(gate->mutex);
+			if (gate->hold) {
+				gate->held.push_back(std::move(work));
+				return;
+			}
+			lock.unlock();
+			host.post(std::move(work));
+		};
+		auto opened = openBackend(BackendKind::OpenGL, options);
+		ck_assert_ok(opened);
+		BackendRef gl = *opened;
+		Frame a = allocate(*gl, PixelFormat::RGBA, 33, 17, FrameStorage::Buffer);
+		Frame b = allocate(*gl, PixelFormat::RGBA, 33, 17, FrameStorage::OptimalImage);
+		writeFrame(*gl, a, 11);
+		{
+			std::lock_guard<std::mutex> lock(gate->mutex);
+			gate->hold = true;
+		}
+		auto started = std::chrono::steady_clock::now();
+		ck_assert_error(gl->map(a, MapAccess::Read, std::chrono::milliseconds(100)),
+				ErrorCode::Timeout, "executor");
+		ck_assert_error(gl->copyFrame(b, a, std::chrono::milliseconds(100)),
+				ErrorCode::Timeout, "executor");
+		auto took = std::chrono::steady_clock::now() - started;
+		ck_assert_msg(took < std::chrono::seconds(1), "the timeouts took %lld ms",
+			      static_cast<long long>(
+				      std::chrono::duration_cast<std::chrono::milliseconds>(took)
+					      .count()));
+		std::vector<std::function<void()>> late;
+		{
+			std::lock_guard<std::mutex> lock(gate->mutex);
+			gate->hold = false;
+			late.swap(gate->held);
+		}
+		ck_assert_uint_eq(late.size(), 2);
+		// Run late on the GL thread: had the abandoned map begun, its buffer would stay
+		// mapped and the next map fail.
+		host.run([&late] {
+			for (auto &work : late)
+				work();
+		});
+		late.clear();
+		expectFrame(*gl, a, 11);
+		ck_assert_ok(gl->copyFrame(b, a, kDefaultWaitTimeout));
+		expectFrame(*gl, b, 11);
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
+// A blocking host executor that always posts (no inline shortcut on its own thread): frames
+// released on the host's GL thread delete their names there at once instead of waiting for it.
+START_TEST(frames_release_on_the_host_thread_with_a_blocking_executor)
+{
+	test::EglGlThread host;
+	std::string why = host.start();
+	ck_assert_msg(why.empty(), "%s", why.c_str());
+	auto stuck = std::make_shared<std::atomic<bool>>(false);
+	auto context = Context::create(
+		GlContext{ host.display, host.context, {}, GlFlavour::Egl, {}, {} });
+	ck_assert_ok(context);
+	BackendOpenOptions options;
+	options.context = *context;
+	options.glExecutor = [&host, stuck](std::function<void()> work) {
+		auto ran = std::make_shared<std::promise<void>>();
+		auto done = ran->get_future();
+		host.post([work = std::move(work), ran] {
+			work();
+			ran->set_value();
+		});
+		// Called on the GL thread, this would wait for itself: give up, and say so.
+		if (done.wait_for(std::chrono::seconds(1)) != std::future_status::ready)
+			stuck->store(true);
+	};
+	auto opened = openBackend(BackendKind::OpenGL, options);
+	ck_assert_ok(opened);
+	BackendRef gl = std::move(*opened);
+	std::vector<Frame> frames;
+	std::vector<GLuint> buffers, textures;
+	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage }) {
+		Frame frame = allocate(*gl, PixelFormat::NV12, 33, 17, storage);
+		writeFrame(*gl, frame, 2);
+		expectFrame(*gl, frame, 2);
+		for (uint32_t r = 0; r < frame.numResources(); ++r)
+			if (const GlBuffer *buffer = frame.resource(r).get<GlBuffer>())
+				buffers.push_back(buffer->desc().name);
+			else
+				textures.push_back(frame.resource(r).get<GlTexture>()->desc().name);
+		frames.push_back(std::move(frame));
+	}
+	auto mapped = gl->map(frames[1], MapAccess::ReadWrite, kDefaultWaitTimeout);
+	ck_assert_ok(mapped);
+	auto mapping = std::make_unique<CpuMapping>(std::move(*mapped));
+	expectPattern(*mapping, frames[1], 2);
+	writePattern(*mapping, frames[1], 3);
+	bool deleted = false;
+	host.run([&] {
+		// The mapping ends here (its upload runs inline), then the last references go.
+		Status unmapped = mapping->unmap();
+		deleted = unmapped.ok();
+		mapping.reset();
+		frames.clear();
+		gl.reset();
+		for (GLuint name : buffers)
+			deleted = deleted && !glIsBuffer(name);
+		for (GLuint name : textures)
+			deleted = deleted && !glIsTexture(name);
+	});
+	ck_assert_msg(!stuck->load(), "the executor was called on its own GL thread");
+	ck_assert_msg(deleted, "the unmap failed, or the GL names were not deleted at once");
+}
+END_TEST
+
 int main()
 {
 	int probed = test::probeInChild([] {
@@ -207,6 +399,9 @@ int main()
 	tcase_add_test(tc, frames_outlive_the_backend);
 	tcase_add_test(tc, map_and_copy_wait_for_the_acquire_point);
 	tcase_add_test(tc, works_inside_a_host_context);
+	tcase_add_test(tc, a_failed_map_leaves_the_frame_as_it_was);
+	tcase_add_test(tc, a_stalled_executor_times_out);
+	tcase_add_test(tc, frames_release_on_the_host_thread_with_a_blocking_executor);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

@@ -139,33 +139,21 @@ Status startOwnThread(Device &device)
 	device.display = worker->display;
 	device.context = worker->context;
 	device.worker = worker;
-	// Blocking, and inline on the GL thread itself (anchors may be dropped there).
+	// Posting, so that Device::run bounds its waits by a deadline; inline on the GL thread
+	// itself (anchors may be dropped there). Work posted after the loop ended is dropped: the
+	// context is gone, and with it everything the work could delete.
 	device.executor = [worker](std::function<void()> work) {
 		if (std::this_thread::get_id() == worker->id) {
 			work();
 			return;
 		}
-		struct Done {
-			std::mutex mutex;
-			std::condition_variable ran;
-			bool done = false;
-		};
-		auto done = std::make_shared<Done>();
 		{
 			std::lock_guard<std::mutex> lock(worker->mutex);
 			if (worker->exited)
-				return; // the context is gone: there is nothing left to delete in
-					// it
-			worker->queue.push_back([&work, done] {
-				work();
-				std::lock_guard<std::mutex> ranLock(done->mutex);
-				done->done = true;
-				done->ran.notify_all();
-			});
+				return;
+			worker->queue.push_back(std::move(work));
 		}
 		worker->wake.notify_all();
-		std::unique_lock<std::mutex> lock(done->mutex);
-		done->ran.wait(lock, [&done] { return done->done; });
 	};
 	return {};
 }
@@ -339,9 +327,9 @@ BackendCapabilities capabilitiesOf(const Features &f)
 		caps.routes.push_back(ImportRoute::DmaBuf);
 		caps.drmModifiers = { kDrmModifierLinear };
 	}
-	caps.storages = { FrameStorage::Buffer, FrameStorage::LinearImage,
-			  FrameStorage::OptimalImage };
-	caps.fenceExports = { SyncKind::GlSync };
+	// No LinearImage: GL textures are opaque, with no CPU-visible linear layout (stride 0).
+	caps.storages = { FrameStorage::Buffer, FrameStorage::OptimalImage };
+	// No fenceExports: a GLsync does not become a fence fd without EGL_ANDROID_native_fence_sync.
 	if (f.semaphoreFd)
 		caps.fenceImports = { SyncKind::GlSemaphore };
 	caps.cpuMap = true;

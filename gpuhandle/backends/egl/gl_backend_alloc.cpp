@@ -33,7 +33,8 @@ bool GlBackend::supportsFormat(PixelFormat format, FrameStorage storage) const
 		return false;
 	if (storage == FrameStorage::Buffer)
 		return true;
-	if (storage != FrameStorage::LinearImage && storage != FrameStorage::OptimalImage)
+	// LinearImage is not offered: see allocate().
+	if (storage != FrameStorage::OptimalImage)
 		return false;
 	for (uint32_t i = 0; i < (*info)->numPlanes; ++i)
 		if (!transferFor(device_->features, (*info)->planes[i].format).ok())
@@ -46,6 +47,14 @@ Result<Frame> GlBackend::allocate(const AllocateRequest &request)
 	auto layout = layoutForRequest(request, kPreferredAlign, kName);
 	if (!layout.ok())
 		return std::move(layout).error();
+	if (request.storage == FrameStorage::LinearImage)
+		return Error::format(
+			ErrorCode::NotSupported, "storage",
+			"opengl: GL has no %s storage for a %ux%u %s frame: its textures are opaque, "
+			"with no CPU-visible linear layout or row pitch; ask for a buffer or an "
+			"optimal image.",
+			frameStorageName(request.storage), request.width, request.height,
+			pixelFormatName(request.format));
 	if (request.storage != FrameStorage::Buffer)
 		return allocateTextures(request);
 	// GL memory is never exportable here (exportFrame says why), so request.exportable changes

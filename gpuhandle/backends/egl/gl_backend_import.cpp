@@ -119,8 +119,8 @@ Result<Frame> GlBackend::importOpaqueFd(const Frame &frame)
 				plane.offset + uint64_t(plane.stride) * (rows - 1) + rowBytes);
 		}
 		size = std::max<uint64_t>(size, 1);
-		auto buffer = importVulkanMemoryIntoGl(*memory, device_->executor, device_->context,
-						       size);
+		auto buffer = importVulkanMemoryIntoGl(*memory, inlineWhereCurrent(device_),
+						       device_->context, size);
 		if (!buffer.ok()) {
 			if (buffer.error().code() == ErrorCode::Backend &&
 			    size == desc.exportDesc.allocationSize)

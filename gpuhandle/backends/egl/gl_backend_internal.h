@@ -174,8 +174,14 @@ public:
 	~Device() override;
 
 	// Runs `work` where the context is current and waits for it: inline when this thread has it
-	// current, else through the executor. InvalidState when the executor ran it elsewhere.
-	Status run(const std::function<void()> &work) const;
+	// current, else through the executor. Timeout (nothing ran, nor will) when the executor did
+	// not start the work within `timeout`; InvalidState when the executor ran it elsewhere.
+	Status run(const std::function<void()> &work,
+		   WaitDuration timeout = kDefaultWaitTimeout) const;
+	// Runs `work` (a release: deletes and what they keep alive) where the context is current,
+	// with no result: inline when this thread has it current, waited for on the backend's own
+	// thread (bounded; queued there when that ran out), else through the host's executor.
+	void release(std::function<void()> work) const;
 
 	void *display = nullptr; // EGLDisplay
 	void *context = nullptr; // EGLContext
@@ -187,6 +193,10 @@ public:
 	std::thread thread{};
 };
 using DeviceRef = std::shared_ptr<Device>;
+
+// An executor for other GL code's releases: Device::release (inline where the context is
+// current, where a blocking host executor would wait for itself).
+GlExecutor inlineWhereCurrent(DeviceRef device);
 
 // The anchor of every resource the backend makes: the GL names (deleted once, on the GL thread)
 // and what they came from. Frames of this backend are those whose resources carry one of these.

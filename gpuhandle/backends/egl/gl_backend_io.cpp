@@ -82,7 +82,30 @@ GLenum endAccess(MapState &state)
 	return takeError(gl);
 }
 
-// On the GL thread: maps (or stages) every resource. The caller ends the access on failure too.
+// On the GL thread: undoes a begun access that will not be ended (begin failed, or the end could
+// not run): unmaps and deletes staging buffers, with no copy-back or upload, so the frame keeps
+// the bytes it had.
+void abortAccess(MapState &state)
+{
+	const Functions &gl = state.device->gl;
+	BindingGuard guard(gl);
+	takeError(gl);
+	for (uint32_t r = 0; r < state.count; ++r) {
+		MappedResource &m = state.resources[r];
+		m.bytes = {};
+		if (m.base) {
+			gl.bindBuffer(kCopyWriteBuffer, m.staging ? m.staging : m.object->name);
+			gl.unmapBuffer(kCopyWriteBuffer);
+		}
+		if (m.staging)
+			gl.deleteBuffers(1, &m.staging);
+		m.base = nullptr;
+		m.staging = 0;
+	}
+	takeError(gl); // the begin's error is the one reported
+}
+
+// On the GL thread: maps (or stages) every resource. The caller aborts the access on failure.
 GLenum beginAccess(MapState &state)
 {
 	const Functions &gl = state.device->gl;
@@ -153,12 +176,13 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 	if (!acquired.ok())
 		return std::move(acquired).error();
 	GLenum error = kNoError;
-	Status ran = device_->run([&] {
-		error = beginAccess(*state);
-		if (error != kNoError)
-			(void)endAccess(*state); // unmaps what was mapped; the first error is the
-						 // one reported
-	});
+	Status ran = device_->run(
+		[&] {
+			error = beginAccess(*state);
+			if (error != kNoError)
+				abortAccess(*state); // nothing the CPU saw goes back into the frame
+		},
+		timeout);
 	if (!ran.ok())
 		return std::move(ran).error();
 	if (error != kNoError)
@@ -182,8 +206,18 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 	return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides, [state]() -> Status {
 		GLenum endError = kNoError;
 		Status endRan = state->device->run([&] { endError = endAccess(*state); });
-		if (!endRan.ok())
-			return endRan;
+		if (!endRan.ok()) {
+			if (endRan.error().code() != ErrorCode::Timeout)
+				return endRan;
+			// The end never ran and never will: the mapping and staging go back
+			// whenever the executor gets to it, without the CPU's bytes.
+			state->device->executor([state] { abortAccess(*state); });
+			return Error::format(
+				ErrorCode::Timeout, "executor",
+				"opengl: ending a CPU access to a GL frame timed out, so anything "
+				"written through it is not in the frame: %s",
+				endRan.error().message().c_str());
+		}
 		if (endError != kNoError)
 			return Error::format(
 				ErrorCode::Backend, "frame",
@@ -211,7 +245,7 @@ Status GlBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration tim
 			return acquired;
 	std::optional<Error> refused;
 	GLenum error = kNoError;
-	Status ran = device_->run([&] {
+	auto copy = [&] {
 		const Functions &gl = device_->gl;
 		BindingGuard guard(gl);
 		takeError(gl);
@@ -281,7 +315,9 @@ Status GlBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration tim
 		}
 		gl.finish();
 		error = takeError(gl);
-	});
+	};
+	// The caller's timeout bounds the wait for the GL thread too.
+	Status ran = device_->run(copy, timeout);
 	if (!ran.ok())
 		return ran;
 	if (refused)

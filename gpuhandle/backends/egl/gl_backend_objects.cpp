@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstring>
 #include <vector>
@@ -32,31 +33,77 @@ Device::~Device()
 		thread.join();
 }
 
-Status Device::run(const std::function<void()> &work) const
+namespace {
+
+// One run() call, shared with the posted work: the work may run after run() gave up (a posting
+// executor), so it holds its own copy of the caller's function and this state, and runs the
+// function only while the caller still waits for it (the function uses the caller's locals).
+struct Call {
+	enum class Stage : uint8_t { Queued, Running, Done, Abandoned };
+	std::mutex mutex;
+	std::condition_variable changed;
+	Stage stage = Stage::Queued;
+	void *current = nullptr; // the context current where the executor ran the work
+	std::function<void()> work{};
+};
+
+} // namespace
+
+Status Device::run(const std::function<void()> &work, WaitDuration timeout) const
 {
 	if (eglGetCurrentContext() == context) {
 		work();
 		return {};
 	}
-	struct Call {
-		std::mutex mutex;
-		std::condition_variable ran;
-		bool done = false;
-		void *current = nullptr; // the context current where the executor ran the work
-	};
+	// Counted from before the executor call: a blocking executor spends the budget too.
+	const Deadline deadline = Deadline::after(timeout);
 	auto call = std::make_shared<Call>();
+	call->work = work;
 	void *wanted = context;
-	executor([call, &work, wanted] {
+	executor([call, wanted] {
 		void *current = eglGetCurrentContext();
+		{
+			std::lock_guard<std::mutex> lock(call->mutex);
+			if (call->stage == Call::Stage::Abandoned)
+				return; // the caller returned Timeout: its locals are gone
+			call->stage = Call::Stage::Running;
+			call->current = current;
+		}
 		if (current == wanted)
-			work();
+			call->work();
 		std::lock_guard<std::mutex> lock(call->mutex);
-		call->current = current;
-		call->done = true;
-		call->ran.notify_all();
+		call->stage = Call::Stage::Done;
+		call->changed.notify_all();
 	});
 	std::unique_lock<std::mutex> lock(call->mutex);
-	call->ran.wait(lock, [&call] { return call->done; });
+	auto done = [&call] { return call->stage == Call::Stage::Done; };
+	// The copy of `work` goes here, on the caller's thread, whoever drops `call` last: what it
+	// holds (a Device) must not be released on the GL thread it would have to stop.
+	struct DropWork {
+		Call &call;
+		~DropWork() { call.work = nullptr; }
+	} dropWork{ *call };
+	if (deadline.isNever()) {
+		call->changed.wait(lock, done);
+	} else if (!call->changed.wait_until(lock, deadline.when(), done)) {
+		if (call->stage == Call::Stage::Queued) {
+			call->stage = Call::Stage::Abandoned;
+			call->work = nullptr;
+			return Error::format(
+				ErrorCode::Timeout, "executor",
+				"opengl: the GL executor did not run the backend's work on the thread of "
+				"context %p within %lld ms, so the call gave up without changing "
+				"anything (a posting executor has to keep running its queue).",
+				wanted,
+				static_cast<long long>(
+					std::chrono::duration_cast<std::chrono::milliseconds>(
+						timeout)
+						.count()));
+		}
+		// Started already: it works on the caller's state, so it is seen to its end (GL
+		// work on the GL thread, which does not wait on the caller).
+		call->changed.wait(lock, done);
+	}
 	if (call->current != wanted)
 		return Error::format(
 			ErrorCode::InvalidState, "executor",
@@ -66,13 +113,38 @@ Status Device::run(const std::function<void()> &work) const
 	return {};
 }
 
+void Device::release(std::function<void()> work) const
+{
+	if (eglGetCurrentContext() == context) {
+		work();
+		return;
+	}
+	if (!worker) {
+		executor(std::move(work));
+		return;
+	}
+	// The backend's own thread: waited for, so that what the work releases (a source frame's
+	// fds) is gone when the caller goes on, and the closure (holding the Device) is dropped
+	// here rather than on the thread the Device's end has to join. Timed out, nothing ran: it
+	// is queued again, to run whenever the thread gets to it.
+	if (!run(work).ok())
+		executor(std::move(work));
+}
+
+GlExecutor inlineWhereCurrent(DeviceRef device)
+{
+	return [device = std::move(device)](std::function<void()> work) {
+		device->release(std::move(work));
+	};
+}
+
 Object::~Object()
 {
 	if (!inner.empty() || !device)
 		return; // an import's own anchor deletes its names
 	// The source is released after the names are gone (it rides along with the delete).
-	device->executor([device = device, type = type, name = name, memory = memory,
-			  image = eglImage, source = std::move(source)] {
+	auto destroy = [device = device, type = type, name = name, memory = memory,
+			image = eglImage, source = std::move(source)] {
 		const Functions &gl = device->gl;
 		if (type == Type::Buffer)
 			gl.deleteBuffers(1, &name);
@@ -81,13 +153,16 @@ Object::~Object()
 		if (memory)
 			gl.deleteMemoryObjects(1, &memory);
 		if (image) {
-			PFNEGLDESTROYIMAGEKHRPROC destroy = nullptr;
-			destroy = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(
+			PFNEGLDESTROYIMAGEKHRPROC destroyImage = nullptr;
+			destroyImage = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(
 				eglGetProcAddress("eglDestroyImageKHR"));
-			if (destroy)
-				destroy(device->display, image);
+			if (destroyImage)
+				destroyImage(device->display, image);
 		}
-	});
+	};
+	// Inline when released on the GL thread itself (inside GL work, or by the host there): a
+	// blocking host executor that posts to its own thread would wait for itself.
+	device->release(std::move(destroy));
 }
 
 const Object *objectOf(const Resource &resource, const Device &device)
@@ -237,6 +312,5 @@ void uploadTexture(const Device &device, const Object &texture, const void *at, 
 	gl.texSubImage2D(kTexture2D, 0, 0, 0, static_cast<GLsizei>(texture.width),
 			 static_cast<GLsizei>(texture.height), t.format, t.type, at);
 }
-
 
 } // namespace gpuhandle::gl
