@@ -115,6 +115,17 @@ bool allResources(const Frame &frame, bool (*test)(const Resource &) noexcept) n
 	return frame.numResources() > 0;
 }
 
+bool HostMemoryBackend::supportsFormat(PixelFormat format, FrameStorage storage) const
+{
+	return storage == FrameStorage::Buffer && pixelFormatInfo(format).ok();
+}
+
+Status HostMemoryBackend::copyFrame(const Frame &, const Frame &, WaitDuration)
+{
+	return Error::format(ErrorCode::NotSupported, "", "%s: host memory has no device copy; the planner copies it "
+			     "through the CPU.", backendKindName(kind()));
+}
+
 Result<FrameLayout> hostBufferLayout(const AllocateRequest &request, const char *backendName, uint64_t &pagedSize)
 {
 	Result<FrameLayout> layout = layoutForRequest(request, 64, backendName);

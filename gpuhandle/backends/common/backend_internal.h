@@ -42,6 +42,18 @@ bool allResources(const Frame &frame, bool (*test)(const Resource &) noexcept) n
 Result<FrameLayout> hostBufferLayout(const AllocateRequest &request, const char *backendName,
 				     uint64_t &pagedSize);
 
+// What the host-memory backends (cpu, fd) share: buffers of every known format, and no device
+// copy (the planner copies their bytes on the CPU).
+class HostMemoryBackend : public Backend
+{
+public:
+	bool supportsFormat(PixelFormat format, FrameStorage storage) const override;
+	Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) override;
+
+protected:
+	using Backend::Backend;
+};
+
 // The factories openBackend() dispatches to. A backend that is not built answers NotSupported
 // from its stub.
 Result<BackendRef> openCpuBackend(const BackendOpenOptions &options);

@@ -20,17 +20,12 @@ struct CpuAllocation final : KeepAlive {
 	~CpuAllocation() override { std::free(data); }
 };
 
-class CpuBackend final : public Backend
+class CpuBackend final : public HostMemoryBackend
 {
 public:
 	CpuBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context)
-		: Backend(std::move(info), std::move(caps), std::move(context))
+		: HostMemoryBackend(std::move(info), std::move(caps), std::move(context))
 	{
-	}
-
-	bool supportsFormat(PixelFormat format, FrameStorage storage) const override
-	{
-		return storage == FrameStorage::Buffer && pixelFormatInfo(format).ok();
 	}
 
 	Result<Frame> allocate(const AllocateRequest &request) override
@@ -80,12 +75,6 @@ public:
 		if (!allResources(frame, isHostMemory))
 			return notThisBackendsFrame(kName, "map");
 		return mapFrame(frame, access, timeout);
-	}
-
-	Status copyFrame(const Frame &, const Frame &, WaitDuration) override
-	{
-		return Error(ErrorCode::NotSupported, "", "cpu: host memory has no device copy; the planner copies it "
-			     "through the CPU.");
 	}
 
 	bool holds(const Frame &frame) const override { return allResources(frame, isCpuMemory); }

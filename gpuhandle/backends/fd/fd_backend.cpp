@@ -34,17 +34,12 @@ bool udmabufAvailable()
 	return true;
 }
 
-class FdBackend final : public Backend
+class FdBackend final : public HostMemoryBackend
 {
 public:
 	FdBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context)
-		: Backend(std::move(info), std::move(caps), std::move(context))
+		: HostMemoryBackend(std::move(info), std::move(caps), std::move(context))
 	{
-	}
-
-	bool supportsFormat(PixelFormat format, FrameStorage storage) const override
-	{
-		return storage == FrameStorage::Buffer && pixelFormatInfo(format).ok();
 	}
 
 	Result<Frame> allocate(const AllocateRequest &request) override
@@ -99,12 +94,6 @@ public:
 		if (!allFdMemory(frame))
 			return notThisBackendsFrame(kName, "map");
 		return mapFrame(frame, access, timeout);
-	}
-
-	Status copyFrame(const Frame &, const Frame &, WaitDuration) override
-	{
-		return Error(ErrorCode::NotSupported, "", "fd: memfds have no device copy; the planner copies them "
-			     "through the CPU.");
 	}
 
 	bool holds(const Frame &frame) const override { return allFdMemory(frame); }
