@@ -1,4 +1,5 @@
-// Test fixture: the OpenCL backend tests' helpers (open, byte pattern, round trip, allocate).
+// Test fixture: the OpenCL backend tests' helpers (open, pattern round trip, allocate, host
+// memory).
 #pragma once
 
 #include <gpuhandle/backends/backend.h>
@@ -10,7 +11,10 @@
 #include <vector>
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
+// clang-format off
+#include "frame_pattern.h"
 #include "check_helpers.h"
+// clang-format on
 
 namespace gpuhandle::test {
 
@@ -21,60 +25,16 @@ inline BackendRef openOwn()
 	return *opened;
 }
 
-inline uint8_t patternAt(uint32_t plane, uint32_t y, uint64_t x, uint32_t seed)
-{
-	return static_cast<uint8_t>(plane * 131 + y * 31 + x * 7 + seed + (y >> 3));
-}
-
 inline const PixelFormatInfo &infoOf(PixelFormat format)
 {
 	return *pixelFormatInfo(format).value();
 }
 
-// Writes the pattern into every row's pixel bytes (not the padding) of a mapping.
-inline void writePattern(const CpuMapping &mapping, PixelFormat format, uint32_t width,
-			 uint32_t height, uint32_t seed)
-{
-	const PixelFormatInfo &info = infoOf(format);
-	ck_assert_uint_eq(mapping.numPlanes(), info.numPlanes);
-	for (uint32_t p = 0; p < info.numPlanes; ++p)
-		for (uint32_t y = 0; y < info.planes[p].rows(height); ++y) {
-			uint8_t *row = mapping.data(p) + uint64_t(y) * mapping.stride(p);
-			for (uint64_t x = 0; x < info.planes[p].rowBytes(width); ++x)
-				row[x] = patternAt(p, y, x, seed);
-		}
-}
-
-inline void checkPattern(const CpuMapping &mapping, PixelFormat format, uint32_t width,
-			 uint32_t height, uint32_t seed)
-{
-	const PixelFormatInfo &info = infoOf(format);
-	ck_assert_uint_eq(mapping.numPlanes(), info.numPlanes);
-	for (uint32_t p = 0; p < info.numPlanes; ++p)
-		for (uint32_t y = 0; y < info.planes[p].rows(height); ++y) {
-			const uint8_t *row = mapping.data(p) + uint64_t(y) * mapping.stride(p);
-			for (uint64_t x = 0; x < info.planes[p].rowBytes(width); ++x)
-				if (row[x] != patternAt(p, y, x, seed))
-					ck_abort_msg(
-						"%s %ux%u plane %u row %u byte %llu: 0x%x, expected 0x%x",
-						pixelFormatName(format), width, height, p, y,
-						static_cast<unsigned long long>(x), row[x],
-						patternAt(p, y, x, seed));
-		}
-}
-
-// Writes the pattern through map(Write) and reads it back through map(Read).
+// Writes frame_pattern.h's pattern through map(Write) and reads it back through map(Read).
 inline void roundTrip(Backend &backend, const Frame &frame, uint32_t seed)
 {
-	{
-		auto mapped = backend.map(frame, MapAccess::Write, kDefaultWaitTimeout);
-		ck_assert_ok(mapped);
-		writePattern(*mapped, frame.format(), frame.width(), frame.height(), seed);
-		ck_assert_ok(mapped->unmap());
-	}
-	auto mapped = backend.map(frame, MapAccess::Read, kDefaultWaitTimeout);
-	ck_assert_ok(mapped);
-	checkPattern(*mapped, frame.format(), frame.width(), frame.height(), seed);
+	writePatternOk(backend, frame, seed);
+	checkPatternOk(backend, frame, seed);
 }
 
 inline Frame allocateOk(Backend &backend, PixelFormat format, uint32_t width, uint32_t height,

@@ -51,7 +51,7 @@ START_TEST(frames_go_into_the_backend_and_back_identical)
 				request.width = size.width;
 				request.height = size.height;
 				Frame frame = source->allocate(request).value();
-				ck_assert_str_eq(test::writePattern(*source, frame, seed).c_str(), "");
+				ck_assert_string_eq(test::writePattern(*source, frame, seed), "");
 
 				ImportOptions there;
 				there.source = source;

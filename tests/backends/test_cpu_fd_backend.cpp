@@ -67,15 +67,15 @@ START_TEST(every_format_round_trips_through_a_mapping)
 				      frame.ok() ? "" : frame.error().message().c_str());
 			ck_assert_uint_eq(frame->numPlanes(), info.numPlanes);
 			ck_assert(backend->holds(*frame));
-			ck_assert_str_eq(test::writePattern(*backend, *frame, seed).c_str(), "");
+			ck_assert_string_eq(test::writePattern(*backend, *frame, seed), "");
 			ck_assert_msg(test::checkPattern(*backend, *frame, seed).empty(), "%s %s", backendKindName(kind),
 				      info.name);
 			++seed;
 		}
 		Result<Frame> large = backend->allocate({ PixelFormat::V210, 3840, 2160, {}, FrameStorage::Buffer, 0, true });
 		ck_assert_ok(large);
-		ck_assert_str_eq(test::writePattern(*backend, *large, 7).c_str(), "");
-		ck_assert_str_eq(test::checkPattern(*backend, *large, 7).c_str(), "");
+		ck_assert_string_eq(test::writePattern(*backend, *large, 7), "");
+		ck_assert_string_eq(test::checkPattern(*backend, *large, 7), "");
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }

@@ -75,8 +75,8 @@ START_TEST(buffers_and_textures_round_trip)
 							    ? ResourceKind::GlBuffer
 							    : ResourceKind::GlTexture;
 				ck_assert(frame.resource(0).kind() == kind);
-				writeFrame(*gl, frame, static_cast<uint8_t>(w + h));
-				expectFrame(*gl, frame, static_cast<uint8_t>(w + h));
+				writePatternOk(*gl, frame, static_cast<uint8_t>(w + h));
+				checkPatternOk(*gl, frame, static_cast<uint8_t>(w + h));
 			}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -86,14 +86,14 @@ START_TEST(a_4k_buffer_and_texture_round_trip)
 {
 	BackendRef gl = openGl();
 	Frame buffer = allocate(*gl, PixelFormat::NV12, 3840, 2160, FrameStorage::Buffer);
-	writeFrame(*gl, buffer, 9);
-	expectFrame(*gl, buffer, 9);
+	writePatternOk(*gl, buffer, 9);
+	checkPatternOk(*gl, buffer, 9);
 	Frame texture = allocate(*gl, PixelFormat::P010LE, 3840, 2160, FrameStorage::OptimalImage);
 	ck_assert_ok(gl->copyFrame(
 		texture, allocate(*gl, PixelFormat::P010LE, 3840, 2160, FrameStorage::Buffer),
 		kDefaultWaitTimeout));
-	writeFrame(*gl, texture, 4);
-	expectFrame(*gl, texture, 4);
+	writePatternOk(*gl, texture, 4);
+	checkPatternOk(*gl, texture, 4);
 }
 END_TEST
 
@@ -107,16 +107,16 @@ START_TEST(copies_between_buffers_and_textures)
 		AllocateRequest wide{ format, 33, 17, {}, FrameStorage::Buffer, 256, true };
 		auto d = gl->allocate(wide); // other strides: copied row by row
 		ck_assert_ok(d);
-		writeFrame(*gl, a, 3);
+		writePatternOk(*gl, a, 3);
 		ck_assert_ok(gl->copyFrame(b, a, kDefaultWaitTimeout));  // buffer -> texture
 		ck_assert_ok(gl->copyFrame(c, b, kDefaultWaitTimeout));  // texture -> texture
 		ck_assert_ok(gl->copyFrame(*d, c, kDefaultWaitTimeout)); // texture -> buffer
-		expectFrame(*gl, b, 3);
-		expectFrame(*gl, c, 3);
-		expectFrame(*gl, *d, 3);
-		writeFrame(*gl, *d, 8);
+		checkPatternOk(*gl, b, 3);
+		checkPatternOk(*gl, c, 3);
+		checkPatternOk(*gl, *d, 3);
+		writePatternOk(*gl, *d, 8);
 		ck_assert_ok(gl->copyFrame(a, *d, kDefaultWaitTimeout)); // buffer -> buffer
-		expectFrame(*gl, a, 8);
+		checkPatternOk(*gl, a, 8);
 	}
 }
 END_TEST
@@ -145,7 +145,7 @@ START_TEST(map_and_copy_wait_for_the_acquire_point)
 	{
 		Frame frame = allocate(*gl, PixelFormat::NV12, 33, 17, FrameStorage::Buffer);
 		Frame other = allocate(*gl, PixelFormat::NV12, 33, 17, FrameStorage::Buffer);
-		writeFrame(*gl, frame, 1);
+		writePatternOk(*gl, frame, 1);
 		auto fence = CpuFence::create();
 		ck_assert_ok(fence);
 		frame.setAcquire((*fence)->point());
@@ -156,9 +156,9 @@ START_TEST(map_and_copy_wait_for_the_acquire_point)
 		ck_assert_msg(!copied.ok() && copied.error().code() == ErrorCode::Timeout,
 			      "copy did not time out");
 		(*fence)->signal();
-		expectFrame(*gl, frame, 1);
+		checkPatternOk(*gl, frame, 1);
 		ck_assert_ok(gl->copyFrame(other, frame, kDefaultWaitTimeout));
-		expectFrame(*gl, other, 1);
+		checkPatternOk(*gl, other, 1);
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -184,11 +184,11 @@ START_TEST(works_inside_a_host_context)
 		ck_assert(gl->deviceInfo().id.uuid.has_value());
 		for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage }) {
 			Frame a = allocate(*gl, PixelFormat::RGBA, 33, 17, storage);
-			writeFrame(*gl, a, 21);
-			expectFrame(*gl, a, 21);
+			writePatternOk(*gl, a, 21);
+			checkPatternOk(*gl, a, 21);
 			Frame b = allocate(*gl, PixelFormat::RGBA, 33, 17, storage);
 			ck_assert_ok(gl->copyFrame(b, a, kDefaultWaitTimeout));
-			expectFrame(*gl, b, 21);
+			checkPatternOk(*gl, b, 21);
 		}
 	}
 	// A context that is not current where the executor runs the work.
@@ -212,8 +212,8 @@ START_TEST(a_failed_map_leaves_the_frame_as_it_was)
 		Frame texture =
 			allocate(*gl, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
 		Frame buffer = allocate(*gl, PixelFormat::NV12, 33, 17, FrameStorage::Buffer);
-		writeFrame(*gl, texture, 5);
-		writeFrame(*gl, buffer, 6);
+		writePatternOk(*gl, texture, 5);
+		writePatternOk(*gl, buffer, 6);
 		// Plane 0 in the texture frame's luma texture, plane 1 in the buffer: the texture
 		// is staged first, then the buffer's map fails.
 		FrameDesc desc;
@@ -235,13 +235,13 @@ START_TEST(a_failed_map_leaves_the_frame_as_it_was)
 			for (MapAccess access : { MapAccess::Write, MapAccess::ReadWrite })
 				ck_assert_error(gl->map(*mixed, access, kDefaultWaitTimeout),
 						ErrorCode::Backend, "frame");
-			expectPattern(*held, buffer, 6); // the other mapping is untouched
+			checkPatternOk(*held, buffer, 6); // the other mapping is untouched
 		}
 		// No zeros were uploaded into the texture, and the buffer was not unmapped twice.
-		expectFrame(*gl, texture, 5);
-		expectFrame(*gl, buffer, 6);
-		writeFrame(*gl, *mixed, 7);
-		expectFrame(*gl, *mixed, 7);
+		checkPatternOk(*gl, texture, 5);
+		checkPatternOk(*gl, buffer, 6);
+		writePatternOk(*gl, *mixed, 7);
+		checkPatternOk(*gl, *mixed, 7);
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -281,7 +281,7 @@ START_TEST(a_stalled_executor_times_out)
 		BackendRef gl = *opened;
 		Frame a = allocate(*gl, PixelFormat::RGBA, 33, 17, FrameStorage::Buffer);
 		Frame b = allocate(*gl, PixelFormat::RGBA, 33, 17, FrameStorage::OptimalImage);
-		writeFrame(*gl, a, 11);
+		writePatternOk(*gl, a, 11);
 		{
 			std::lock_guard<std::mutex> lock(gate->mutex);
 			gate->hold = true;
@@ -310,9 +310,9 @@ START_TEST(a_stalled_executor_times_out)
 				work();
 		});
 		late.clear();
-		expectFrame(*gl, a, 11);
+		checkPatternOk(*gl, a, 11);
 		ck_assert_ok(gl->copyFrame(b, a, kDefaultWaitTimeout));
-		expectFrame(*gl, b, 11);
+		checkPatternOk(*gl, b, 11);
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -349,8 +349,8 @@ START_TEST(frames_release_on_the_host_thread_with_a_blocking_executor)
 	std::vector<GLuint> buffers, textures;
 	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage }) {
 		Frame frame = allocate(*gl, PixelFormat::NV12, 33, 17, storage);
-		writeFrame(*gl, frame, 2);
-		expectFrame(*gl, frame, 2);
+		writePatternOk(*gl, frame, 2);
+		checkPatternOk(*gl, frame, 2);
 		for (uint32_t r = 0; r < frame.numResources(); ++r)
 			if (const GlBuffer *buffer = frame.resource(r).get<GlBuffer>())
 				buffers.push_back(buffer->desc().name);
@@ -361,8 +361,8 @@ START_TEST(frames_release_on_the_host_thread_with_a_blocking_executor)
 	auto mapped = gl->map(frames[1], MapAccess::ReadWrite, kDefaultWaitTimeout);
 	ck_assert_ok(mapped);
 	auto mapping = std::make_unique<CpuMapping>(std::move(*mapped));
-	expectPattern(*mapping, frames[1], 2);
-	writePattern(*mapping, frames[1], 3);
+	checkPatternOk(*mapping, frames[1], 2);
+	fillPatternOk(*mapping, frames[1], 3);
 	bool deleted = false;
 	host.run([&] {
 		// The mapping ends here (its upload runs inline), then the last references go.

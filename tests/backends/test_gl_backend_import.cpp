@@ -277,15 +277,13 @@ VulkanBufferFrame vulkanBufferFrame(const VulkanExporter &vk, PixelFormat format
 	return { *memory, *frame, vk.map(memory->bound) };
 }
 
-// Pointers to each plane of a CPU view of `frame` (Vulkan mappings at the frame's offsets).
+// Writes the pattern through pointers to each plane of a CPU view of `frame` (Vulkan mappings at
+// the frame's offsets).
 void writeRaw(const std::array<uint8_t *, 4> &planes, const Frame &frame, uint8_t seed)
 {
-	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
-	for (uint32_t p = 0; p < info->numPlanes; ++p)
-		for (uint32_t y = 0; y < info->planes[p].rows(frame.height()); ++y)
-			for (uint64_t x = 0; x < info->planes[p].rowBytes(frame.width()); ++x)
-				planes[p][y * uint64_t(frame.plane(p).stride) + x] =
-					patternAt(p, y, x, seed);
+	fillRows(frame, seed, [&](uint32_t p, uint32_t y) {
+		return planes[p] + y * uint64_t(frame.plane(p).stride);
+	});
 }
 
 } // namespace
@@ -308,17 +306,17 @@ START_TEST(vulkan_buffers_import_as_gl_buffers)
 		ck_assert_ok(imported);
 		ck_assert(gl->holds(*imported));
 		ck_assert(imported->resource(0).kind() == ResourceKind::GlBuffer);
-		expectFrame(*gl, *imported, 11);
+		checkPatternOk(*gl, *imported, 11);
 		// Zero-copy both ways: Vulkan's next write is what GL reads, GL's write what Vulkan
 		// reads.
 		writeRaw(planes, source.frame, 12);
-		expectFrame(*gl, *imported, 12);
-		writeFrame(*gl, *imported, 13);
+		checkPatternOk(*gl, *imported, 12);
+		writePatternOk(*gl, *imported, 13);
 		auto copy = allocate(*gl, format, 33, 17, FrameStorage::OptimalImage);
 		ck_assert_ok(gl->copyFrame(copy, *imported, kDefaultWaitTimeout));
-		expectFrame(*gl, copy, 13);
+		checkPatternOk(*gl, copy, 13);
 		for (uint32_t p = 0; p < info->numPlanes; ++p)
-			ck_assert_int_eq(planes[p][0], patternAt(p, 0, 0, 13));
+			ck_assert_int_eq(planes[p][0], patternByte(13, p, 0, 0));
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -361,13 +359,13 @@ START_TEST(vulkan_images_import_as_gl_textures)
 		auto imported = gl->importFrame(*frame, ImportRoute::OpaqueFd);
 		ck_assert_ok(imported);
 		ck_assert(imported->resource(0).kind() == ResourceKind::GlTexture);
-		expectFrame(*gl, *imported, 5);
+		checkPatternOk(*gl, *imported, 5);
 		writeRaw(planes, *frame, 6);
-		expectFrame(*gl, *imported, 6);
-		writeFrame(*gl, *imported, 7); // GL writes into the Vulkan image's memory
+		checkPatternOk(*gl, *imported, 6);
+		writePatternOk(*gl, *imported, 7); // GL writes into the Vulkan image's memory
 		for (uint32_t p = 0; p < info->numPlanes; ++p)
 			ck_assert_int_eq(planes[p][frame->plane(p).stride + 1],
-					 patternAt(p, 1, 1, 7));
+					 patternByte(7, p, 1, 1));
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }

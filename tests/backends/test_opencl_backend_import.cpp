@@ -30,7 +30,7 @@ START_TEST(cpu_bytes_are_imported_in_place)
 		auto *base = static_cast<uint8_t *>(cpu.resource(0).get<CpuBytes>()->desc().data);
 		auto cpuMapped = mapFrame(cpu, MapAccess::Write);
 		ck_assert_ok(cpuMapped);
-		writePattern(*cpuMapped, PixelFormat::NV12, 33, 17, 40);
+		fillPatternOk(*cpuMapped, cpu, 40);
 		ck_assert_ok(cpuMapped->unmap());
 
 		auto imported = backend->importFrame(cpu, ImportRoute::HostPointer);
@@ -44,11 +44,7 @@ START_TEST(cpu_bytes_are_imported_in_place)
 		// The device reads the host bytes (a device copy, no kernel).
 		Frame device = allocateOk(*backend, PixelFormat::NV12, 33, 17);
 		ck_assert_ok(backend->copyFrame(device, *imported, kDefaultWaitTimeout));
-		{
-			auto mapped = backend->map(device, MapAccess::Read, kDefaultWaitTimeout);
-			ck_assert_ok(mapped);
-			checkPattern(*mapped, PixelFormat::NV12, 33, 17, 40);
-		}
+		checkPatternOk(*backend, device, 40);
 		// Zero copy: the mapping is the host memory itself, and what is written there while
 		// mapped is what the device copies next.
 		{
@@ -59,20 +55,16 @@ START_TEST(cpu_bytes_are_imported_in_place)
 			ck_assert_ptr_eq(mapped->data(1), base + cpu.plane(1).offset);
 			auto again = mapFrame(cpu, MapAccess::Write);
 			ck_assert_ok(again);
-			writePattern(*again, PixelFormat::NV12, 33, 17, 41);
+			fillPatternOk(*again, cpu, 41);
 		}
 		ck_assert_ok(backend->copyFrame(device, *imported, kDefaultWaitTimeout));
-		{
-			auto mapped = backend->map(device, MapAccess::Read, kDefaultWaitTimeout);
-			ck_assert_ok(mapped);
-			checkPattern(*mapped, PixelFormat::NV12, 33, 17, 41);
-		}
+		checkPatternOk(*backend, device, 41);
 		// And device writes land in the host memory.
 		roundTrip(*backend, device, 42);
 		ck_assert_ok(backend->copyFrame(*imported, device, kDefaultWaitTimeout));
 		auto readBack = mapFrame(cpu, MapAccess::Read);
 		ck_assert_ok(readBack);
-		checkPattern(*readBack, PixelFormat::NV12, 33, 17, 42);
+		checkPatternOk(*readBack, cpu, 42);
 		ck_assert_int_eq(host.released.load(), 0);
 	}
 	ck_assert_int_eq(host.released.load(), 1); // the bytes' one anchor, released once
@@ -102,16 +94,14 @@ START_TEST(cpu_planes_are_imported_one_buffer_per_plane)
 		{
 			auto mapped = mapFrame(*cpu, MapAccess::Write);
 			ck_assert_ok(mapped);
-			writePattern(*mapped, PixelFormat::YUV420P, 33, 17, 50);
+			fillPatternOk(*mapped, *cpu, 50);
 		}
 		auto imported = backend->importFrame(*cpu, ImportRoute::HostPointer);
 		ck_assert_ok(imported);
 		ck_assert_uint_eq(imported->numResources(), 3);
 		Frame device = allocateOk(*backend, PixelFormat::YUV420P, 33, 17);
 		ck_assert_ok(backend->copyFrame(device, *imported, kDefaultWaitTimeout));
-		auto mapped = backend->map(device, MapAccess::Read, kDefaultWaitTimeout);
-		ck_assert_ok(mapped);
-		checkPattern(*mapped, PixelFormat::YUV420P, 33, 17, 50);
+		checkPatternOk(*backend, device, 50);
 		auto direct = backend->map(*imported, MapAccess::Read, kDefaultWaitTimeout);
 		ck_assert_ok(direct);
 		for (uint32_t p = 0; p < 3; ++p)

@@ -65,8 +65,8 @@ START_TEST(a_memfd_reaches_the_cpu_backend_by_host_pointer)
 		ck_assert_uint_eq(result->tried.size(), 4);
 		for (size_t i = 0; i + 1 < result->tried.size(); ++i)
 			ck_assert(result->tried[i].why.has_value());
-		ck_assert_str_eq(test::writePattern(*cpu, result->frame, 3).c_str(), "");
-		ck_assert_str_eq(test::checkPattern(*fd, frame, 3).c_str(), "");
+		ck_assert_string_eq(test::writePattern(*cpu, result->frame, 3), "");
+		ck_assert_string_eq(test::checkPattern(*fd, frame, 3), "");
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -79,7 +79,7 @@ START_TEST(host_memory_into_fds_is_a_cpu_copy_with_its_reason)
 		BackendRef cpu = open(BackendKind::Cpu);
 		BackendRef fd = open(BackendKind::Fd);
 		Frame frame = cpu->allocate(request(PixelFormat::YUV420P, 1921, 1081)).value();
-		ck_assert_str_eq(test::writePattern(*cpu, frame, 5).c_str(), "");
+		ck_assert_string_eq(test::writePattern(*cpu, frame, 5), "");
 		ImportOptions options;
 		options.source = cpu;
 		Result<ImportResult> result = importFrame(frame, *fd, options);
@@ -89,7 +89,7 @@ START_TEST(host_memory_into_fds_is_a_cpu_copy_with_its_reason)
 		ck_assert_str_ne(result->path.reason(), "");
 		ck_assert(result->tried.back().route == ImportRoute::CpuCopy);
 		ck_assert(result->frame.resource(0).kind() == ResourceKind::ShmFd);
-		ck_assert_str_eq(test::checkPattern(*fd, result->frame, 5).c_str(), "");
+		ck_assert_string_eq(test::checkPattern(*fd, result->frame, 5), "");
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }

@@ -69,7 +69,7 @@ START_TEST(vulkan_frames_reach_gl_without_a_copy)
 		uint32_t seed = 1;
 		for (Case c : cases) {
 			Frame frame = d.vulkan->allocate(request(c.format, 1920, 1080, c.storage)).value();
-			ck_assert_str_eq(test::writePattern(*d.vulkan, frame, seed).c_str(), "");
+			ck_assert_string_eq(test::writePattern(*d.vulkan, frame, seed), "");
 			ImportOptions options;
 			options.source = d.vulkan;
 			Result<ImportResult> result = importFrame(frame, *d.gl, options);
@@ -79,10 +79,10 @@ START_TEST(vulkan_frames_reach_gl_without_a_copy)
 			ck_assert(result->path == ExecutionPath::zeroCopy());
 			const ResourceKind expected = c.storage == FrameStorage::Buffer ? ResourceKind::GlBuffer : ResourceKind::GlTexture;
 			ck_assert(result->frame.resource(0).kind() == expected);
-			ck_assert_str_eq(test::checkPattern(*d.gl, result->frame, seed).c_str(), "");
+			ck_assert_string_eq(test::checkPattern(*d.gl, result->frame, seed), "");
 			// Written through GL, seen through Vulkan: one allocation.
-			ck_assert_str_eq(test::writePattern(*d.gl, result->frame, seed + 100).c_str(), "");
-			ck_assert_str_eq(test::checkPattern(*d.vulkan, frame, seed + 100).c_str(), "");
+			ck_assert_string_eq(test::writePattern(*d.gl, result->frame, seed + 100), "");
+			ck_assert_string_eq(test::checkPattern(*d.vulkan, frame, seed + 100), "");
 			++seed;
 		}
 	}
@@ -97,7 +97,7 @@ START_TEST(gl_frames_reach_vulkan_by_a_gpu_copy)
 	{
 		Devices d = openDevices();
 		Frame frame = d.gl->allocate(request(PixelFormat::P010LE, 1281, 721, FrameStorage::Buffer)).value();
-		ck_assert_str_eq(test::writePattern(*d.gl, frame, 9).c_str(), "");
+		ck_assert_string_eq(test::writePattern(*d.gl, frame, 9), "");
 		ImportOptions options;
 		options.source = d.gl;
 		Result<ImportResult> result = importFrame(frame, *d.vulkan, options);
@@ -105,7 +105,7 @@ START_TEST(gl_frames_reach_vulkan_by_a_gpu_copy)
 		ck_assert(result->route == ImportRoute::GpuCopy);
 		ck_assert(result->path.kind() == ExecutionPath::Kind::GpuCopy);
 		ck_assert(d.vulkan->holds(result->frame));
-		ck_assert_str_eq(test::checkPattern(*d.vulkan, result->frame, 9).c_str(), "");
+		ck_assert_string_eq(test::checkPattern(*d.vulkan, result->frame, 9), "");
 
 		options.allowCopies = false;
 		Result<ImportResult> refused = importFrame(frame, *d.vulkan, options);
@@ -131,8 +131,8 @@ START_TEST(host_memory_reaches_vulkan_in_place)
 	ck_assert(result->route == ImportRoute::HostPointer);
 	ck_assert(result->path == ExecutionPath::zeroCopy());
 	// Written by the CPU after the import, read by Vulkan: the same pages.
-	ck_assert_str_eq(test::writePattern(*d.cpu, frame, 4).c_str(), "");
-	ck_assert_str_eq(test::checkPattern(*d.vulkan, result->frame, 4).c_str(), "");
+	ck_assert_string_eq(test::writePattern(*d.cpu, frame, 4), "");
+	ck_assert_string_eq(test::checkPattern(*d.vulkan, result->frame, 4), "");
 
 	// A memfd is mapped whole, so its planes (NV12 chroma starts mid-page) import as one range.
 	BackendRef fd = openBackend(BackendKind::Fd).value();
@@ -140,8 +140,8 @@ START_TEST(host_memory_reaches_vulkan_in_place)
 	Result<ImportResult> fromFd = importFrame(shared, *d.vulkan);
 	ck_assert_msg(fromFd.ok(), "%s", fromFd.ok() ? "" : fromFd.error().message().c_str());
 	ck_assert(fromFd->route == ImportRoute::HostPointer);
-	ck_assert_str_eq(test::writePattern(*fd, shared, 5).c_str(), "");
-	ck_assert_str_eq(test::checkPattern(*d.vulkan, fromFd->frame, 5).c_str(), "");
+	ck_assert_string_eq(test::writePattern(*fd, shared, 5), "");
+	ck_assert_string_eq(test::checkPattern(*d.vulkan, fromFd->frame, 5), "");
 }
 END_TEST
 

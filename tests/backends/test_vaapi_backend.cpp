@@ -14,7 +14,10 @@
 #include <va/va.h>
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
+// clang-format off
+#include "frame_pattern.h"
 #include "check_helpers.h"
+// clang-format on
 
 using namespace gpuhandle;
 
@@ -36,55 +39,6 @@ AllocateRequest requestOf(PixelFormat format, uint32_t width, uint32_t height,
 	request.height = height;
 	request.storage = storage;
 	return request;
-}
-
-uint8_t patternByte(uint32_t plane, uint32_t row, uint64_t column, uint32_t seed)
-{
-	return static_cast<uint8_t>(seed * 13 + plane * 71 + row * 7 + column * 3);
-}
-
-void fillPattern(const CpuMapping &mapping, const Frame &frame, uint32_t seed)
-{
-	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
-	for (uint32_t p = 0; p < mapping.numPlanes(); ++p)
-		for (uint32_t y = 0; y < info->planes[p].rows(frame.height()); ++y) {
-			uint8_t *row = mapping.data(p) + uint64_t(y) * mapping.stride(p);
-			for (uint64_t x = 0; x < info->planes[p].rowBytes(frame.width()); ++x)
-				row[x] = patternByte(p, y, x, seed);
-		}
-}
-
-void checkPattern(const CpuMapping &mapping, const Frame &frame, uint32_t seed)
-{
-	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
-	for (uint32_t p = 0; p < mapping.numPlanes(); ++p)
-		for (uint32_t y = 0; y < info->planes[p].rows(frame.height()); ++y) {
-			const uint8_t *row = mapping.data(p) + uint64_t(y) * mapping.stride(p);
-			for (uint64_t x = 0; x < info->planes[p].rowBytes(frame.width()); ++x)
-				if (row[x] != patternByte(p, y, x, seed))
-					ck_abort_msg(
-						"%s %ux%u plane %u row %u byte %llu: %u, expected %u",
-						pixelFormatName(frame.format()), frame.width(),
-						frame.height(), p, y,
-						static_cast<unsigned long long>(x), row[x],
-						patternByte(p, y, x, seed));
-		}
-}
-
-void writePattern(Backend &backend, const Frame &frame, uint32_t seed)
-{
-	Result<CpuMapping> mapping = backend.map(frame, MapAccess::Write, kDefaultWaitTimeout);
-	ck_assert_ok(mapping);
-	fillPattern(*mapping, frame, seed);
-	ck_assert_ok(mapping->unmap());
-}
-
-void readPattern(Backend &backend, const Frame &frame, uint32_t seed)
-{
-	Result<CpuMapping> mapping = backend.map(frame, MapAccess::Read, kDefaultWaitTimeout);
-	ck_assert_ok(mapping);
-	checkPattern(*mapping, frame, seed);
-	ck_assert_ok(mapping->unmap());
 }
 
 // The formats of the brief the driver takes, in the storage it takes them.
@@ -182,8 +136,8 @@ START_TEST(allocate_write_read_identical)
 				}
 				ck_assert_ok(frame);
 				ck_assert(va->holds(*frame));
-				writePattern(*va, *frame, seed);
-				readPattern(*va, *frame, seed);
+				test::writePatternOk(*va, *frame, seed);
+				test::checkPatternOk(*va, *frame, seed);
 				++seed;
 				++ran;
 			}
@@ -192,8 +146,8 @@ START_TEST(allocate_write_read_identical)
 	if (va->supportsFormat(PixelFormat::NV12, FrameStorage::OptimalImage)) {
 		Result<Frame> large = va->allocate(requestOf(PixelFormat::NV12, 3840, 2160));
 		ck_assert_ok(large);
-		writePattern(*va, *large, 7);
-		readPattern(*va, *large, 7);
+		test::writePatternOk(*va, *large, 7);
+		test::checkPatternOk(*va, *large, 7);
 	}
 	ck_assert_int_eq(test::openFdCount(), fds);
 }
@@ -208,7 +162,7 @@ START_TEST(dmabuf_export_import_identical)
 			continue;
 		Result<Frame> frame = va->allocate(requestOf(format, 33, 17));
 		ck_assert_ok(frame);
-		writePattern(*va, *frame, 4);
+		test::writePatternOk(*va, *frame, 4);
 		Result<Frame> exported = va->exportFrame(*frame, ResourceKind::DmaBuf);
 		ck_assert_ok(exported);
 		ck_assert(exported->resource(0).kind() == ResourceKind::DmaBuf);
@@ -218,28 +172,28 @@ START_TEST(dmabuf_export_import_identical)
 		Result<Frame> imported = va->importFrame(*exported, ImportRoute::DmaBuf);
 		ck_assert_ok(imported);
 		ck_assert(va->holds(*imported));
-		readPattern(*va, *imported, 4);
+		test::checkPatternOk(*va, *imported, 4);
 		// Writes through the import land in the first surface: the memory is shared.
-		writePattern(*va, *imported, 5);
-		readPattern(*va, *frame, 5);
+		test::writePatternOk(*va, *imported, 5);
+		test::checkPatternOk(*va, *frame, 5);
 		// The import outlives the frame and the export it came from.
 		frame = Error(ErrorCode::Fatal, "", "dropped");
 		exported = Error(ErrorCode::Fatal, "", "dropped");
-		readPattern(*va, *imported, 5);
+		test::checkPatternOk(*va, *imported, 5);
 	}
 	// A linear surface's export says so in its own modifier, and imports back.
 	if (va->supportsFormat(PixelFormat::NV12, FrameStorage::LinearImage)) {
 		Result<Frame> linear = va->allocate(
 			requestOf(PixelFormat::NV12, 64, 32, FrameStorage::LinearImage));
 		if (linear.ok()) {
-			writePattern(*va, *linear, 6);
+			test::writePatternOk(*va, *linear, 6);
 			Result<Frame> exported = va->exportFrame(*linear, ResourceKind::DmaBuf);
 			ck_assert_ok(exported);
 			ck_assert_uint_eq(exported->resource(0).get<DmaBuf>()->desc().modifier,
 					  kDrmModifierLinear);
 			Result<Frame> imported = va->importFrame(*exported, ImportRoute::DmaBuf);
 			ck_assert_ok(imported);
-			readPattern(*va, *imported, 6);
+			test::checkPatternOk(*va, *imported, 6);
 		} else {
 			std::printf("no linear NV12: %s\n", linear.error().message().c_str());
 		}
@@ -255,14 +209,14 @@ START_TEST(copy_frame_or_says_why)
 	Result<Frame> dst = va->allocate(requestOf(PixelFormat::NV12, 33, 17));
 	ck_assert_ok(src);
 	ck_assert_ok(dst);
-	writePattern(*va, *src, 8);
+	test::writePatternOk(*va, *src, 8);
 	if (!va->capabilities().gpuCopy) {
 		ck_assert_error(va->copyFrame(*dst, *src, kDefaultWaitTimeout),
 				ErrorCode::NotSupported, "copy");
 		return;
 	}
 	ck_assert_ok(va->copyFrame(*dst, *src, kDefaultWaitTimeout));
-	readPattern(*va, *dst, 8);
+	test::checkPatternOk(*va, *dst, 8);
 	Result<Frame> other = va->allocate(requestOf(PixelFormat::NV12, 64, 64));
 	ck_assert_ok(other);
 	ck_assert_error(va->copyFrame(*other, *src, kDefaultWaitTimeout), ErrorCode::FormatMismatch,

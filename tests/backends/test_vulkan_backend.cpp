@@ -16,6 +16,7 @@
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "fd_count.h"
+#include "frame_pattern.h"
 #include "lavapipe_device.h"
 #include "skip_probe.h"
 
@@ -50,55 +51,6 @@ Frame allocate(Backend &backend, PixelFormat format, uint32_t width, uint32_t he
 		      frameStorageName(storage), width, height,
 		      frame.ok() ? "" : frame.error().message().c_str());
 	return *frame;
-}
-
-uint8_t patternAt(uint64_t i, uint8_t seed)
-{
-	return static_cast<uint8_t>((i * 131u + (i >> 8) * 7u + seed) & 0xff);
-}
-
-// Calls use(plane, row, rowBytes, pointer to the row) for every row of every plane.
-template<typename Use>
-void eachRow(const CpuMapping &mapping, PixelFormat format, uint32_t width, uint32_t height,
-	     Use use)
-{
-	const PixelFormatInfo *info = *pixelFormatInfo(format);
-	ck_assert_uint_eq(mapping.numPlanes(), info->numPlanes);
-	for (uint32_t p = 0; p < info->numPlanes; p++) {
-		const uint64_t rowBytes = info->planes[p].rowBytes(width);
-		for (uint32_t y = 0; y < info->planes[p].rows(height); y++)
-			use(p, y, rowBytes, mapping.data(p) + uint64_t{ mapping.stride(p) } * y);
-	}
-}
-
-uint64_t indexOf(uint32_t plane, uint32_t y, uint64_t rowBytes, uint64_t x)
-{
-	return uint64_t{ plane } * 1000003u + y * rowBytes + x;
-}
-
-void writePattern(Backend &backend, const Frame &frame, uint8_t seed)
-{
-	auto mapping = backend.map(frame, MapAccess::Write, kTimeout);
-	ck_assert_ok(mapping);
-	eachRow(*mapping, frame.format(), frame.width(), frame.height(),
-		[&](uint32_t p, uint32_t y, uint64_t rowBytes, uint8_t *row) {
-			for (uint64_t x = 0; x < rowBytes; x++)
-				row[x] = patternAt(indexOf(p, y, rowBytes, x), seed);
-		});
-	ck_assert_ok(mapping->unmap());
-}
-
-uint64_t countWrong(Backend &backend, const Frame &frame, uint8_t seed)
-{
-	auto mapping = backend.map(frame, MapAccess::Read, kTimeout);
-	ck_assert_ok(mapping);
-	uint64_t wrong = 0;
-	eachRow(*mapping, frame.format(), frame.width(), frame.height(),
-		[&](uint32_t p, uint32_t y, uint64_t rowBytes, const uint8_t *row) {
-			for (uint64_t x = 0; x < rowBytes; x++)
-				wrong += row[x] != patternAt(indexOf(p, y, rowBytes, x), seed);
-		});
-	return wrong;
 }
 
 START_TEST(opens_its_own_device)
@@ -163,9 +115,9 @@ START_TEST(opens_its_own_device)
 	ck_assert((*hosted)->context() == vk->context());
 	Frame frame = allocate(**hosted, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
 	ck_assert((*hosted)->holds(frame) && !vk->holds(frame));
-	writePattern(**hosted, frame, 12);
+	test::writePatternOk(**hosted, frame, 12);
 	vk.reset(); // the context keeps the device
-	ck_assert_uint_eq(countWrong(**hosted, frame, 12), 0);
+	test::checkPatternOk(**hosted, frame, 12);
 }
 END_TEST
 
@@ -187,11 +139,10 @@ START_TEST(map_round_trips_every_storage)
 					ck_assert_uint_eq(frame.numResources(), frame.numPlanes());
 					ck_assert(frame.resource(0).kind() == ResourceKind::VulkanImage);
 				}
-				writePattern(*vk, frame, ++seed);
-				uint64_t wrong = countWrong(*vk, frame, seed);
-				ck_assert_msg(wrong == 0, "%s %s %ux%u: %llu bytes differ",
-					      pixelFormatName(format), frameStorageName(storage),
-					      width, height, static_cast<unsigned long long>(wrong));
+				test::writePatternOk(*vk, frame, ++seed);
+				const std::string wrong = test::checkPattern(*vk, frame, seed);
+				ck_assert_msg(wrong.empty(), "%s: %s", frameStorageName(storage),
+					      wrong.c_str());
 			}
 		}
 }
@@ -202,8 +153,8 @@ START_TEST(large_frames_round_trip)
 	BackendRef vk = openVulkan();
 	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage }) {
 		Frame frame = allocate(*vk, PixelFormat::NV12, 3840, 2160, storage);
-		writePattern(*vk, frame, 77);
-		ck_assert_uint_eq(countWrong(*vk, frame, 77), 0);
+		test::writePatternOk(*vk, frame, 77);
+		test::checkPatternOk(*vk, frame, 77);
 	}
 }
 END_TEST
@@ -219,7 +170,7 @@ START_TEST(opaque_fd_into_a_second_device)
 			{
 				BackendRef a = openVulkan();
 				Frame frame = allocate(*a, format, 33, 17, storage);
-				writePattern(*a, frame, 40);
+				test::writePatternOk(*a, frame, 40);
 				auto made = a->exportFrame(frame, ResourceKind::VulkanMemoryFd);
 				ck_assert_ok(made);
 				ck_assert(made->resource(0).kind() == ResourceKind::VulkanMemoryFd);
@@ -235,8 +186,9 @@ START_TEST(opaque_fd_into_a_second_device)
 			auto direct = b->importFrame(*imported, ImportRoute::Direct);
 			ck_assert_ok(direct);
 			exported.reset();
-			ck_assert_msg(countWrong(*b, *imported, 40) == 0, "%s %s differs",
-				      pixelFormatName(format), frameStorageName(storage));
+			const std::string wrong = test::checkPattern(*b, *imported, 40);
+			ck_assert_msg(wrong.empty(), "%s: %s", frameStorageName(storage),
+				      wrong.c_str());
 		}
 }
 END_TEST
@@ -302,16 +254,12 @@ START_TEST(host_pointer_import_is_zero_copy)
 	ck_assert(vk->holds(*imported));
 	auto cpu = mapFrame(frame, MapAccess::Write);
 	ck_assert_ok(cpu);
-	eachRow(*cpu, frame.format(), frame.width(), frame.height(),
-		[&](uint32_t p, uint32_t y, uint64_t rowBytes, uint8_t *row) {
-			for (uint64_t x = 0; x < rowBytes; x++)
-				row[x] = patternAt(indexOf(p, y, rowBytes, x), 5);
-		});
+	test::fillPatternOk(*cpu, frame, 5);
 	ck_assert_ok(cpu->unmap());
-	ck_assert_uint_eq(countWrong(*vk, *imported, 5), 0);
+	test::checkPatternOk(*vk, *imported, 5);
 	Frame copy = allocate(*vk, PixelFormat::NV12, 33, 17, FrameStorage::Buffer);
 	ck_assert_ok(vk->copyFrame(copy, *imported, kTimeout));
-	ck_assert_uint_eq(countWrong(*vk, copy, 5), 0);
+	test::checkPatternOk(*vk, copy, 5);
 	// Tight host rows put the chroma plane at an odd offset: no buffer-to-image copy.
 	Frame image = allocate(*vk, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
 	ck_assert_error(vk->copyFrame(image, *imported, kTimeout), ErrorCode::NotSupported,
@@ -334,11 +282,11 @@ START_TEST(copies_between_storages)
 			for (FrameStorage to : kStorages) {
 				Frame src = allocate(*vk, format, 33, 17, from);
 				Frame dst = allocate(*vk, format, 33, 17, to);
-				writePattern(*vk, src, 21);
+				test::writePatternOk(*vk, src, 21);
 				ck_assert_ok(vk->copyFrame(dst, src, kTimeout));
-				ck_assert_msg(countWrong(*vk, dst, 21) == 0, "%s %s -> %s differs",
-					      pixelFormatName(format), frameStorageName(from),
-					      frameStorageName(to));
+				const std::string wrong = test::checkPattern(*vk, dst, 21);
+				ck_assert_msg(wrong.empty(), "%s -> %s: %s", frameStorageName(from),
+					      frameStorageName(to), wrong.c_str());
 			}
 }
 END_TEST
@@ -350,7 +298,7 @@ START_TEST(bad_input_is_refused_without_leaks)
 	// Warm up: the driver keeps what it opens for the device's lifetime.
 	{
 		Frame frame = allocate(*vk, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
-		writePattern(*vk, frame, 3);
+		test::writePatternOk(*vk, frame, 3);
 		ck_assert_ok(other->importFrame(
 			vk->exportFrame(frame, ResourceKind::VulkanMemoryFd).value(), ImportRoute::OpaqueFd));
 	}
@@ -417,14 +365,14 @@ START_TEST(frames_outlive_their_backend)
 	{
 		BackendRef vk = openVulkan();
 		frame = allocate(*vk, PixelFormat::YUV420P, 33, 17, FrameStorage::Buffer);
-		writePattern(*vk, *frame, 8);
+		test::writePatternOk(*vk, *frame, 8);
 		exported = vk->exportFrame(*frame, ResourceKind::VulkanMemoryFd).value();
 	}
 	frame.reset(); // the last reference to the first device goes here
 	BackendRef b = openVulkan();
 	auto imported = b->importFrame(*exported, ImportRoute::OpaqueFd);
 	ck_assert_ok(imported);
-	ck_assert_uint_eq(countWrong(*b, *imported, 8), 0);
+	test::checkPatternOk(*b, *imported, 8);
 }
 END_TEST
 
@@ -466,7 +414,7 @@ START_TEST(host_device_lives_as_long_as_the_frames)
 	{
 		BackendRef vk = openInside(hostContext());
 		frame = allocate(*vk, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
-		writePattern(*vk, *frame, 31);
+		test::writePatternOk(*vk, *frame, 31);
 	}
 	ck_assert(!hostReleased);
 	frame.reset();

@@ -143,6 +143,10 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 		caps.imports.push_back(ResourceKind::CpuPlanes);
 		caps.routes.push_back(ImportRoute::HostPointer);
 	}
+	if (state.egl) { // the EGL display on this device opened: DMA-BUFs import as EGLImages
+		caps.imports.push_back(ResourceKind::DmaBuf);
+		caps.routes.push_back(ImportRoute::DmaBuf);
+	}
 	caps.storages = { FrameStorage::Buffer };
 	// No fenceExports: exportFence() has no CUDA override (a CUevent is not a fence fd).
 	caps.fenceImports = { SyncKind::CudaEvent };
@@ -235,11 +239,7 @@ Result<Frame> CudaBackend::importFrame(const Frame &frame, ImportRoute route)
 						 "this device cannot map host memory "
 						 "(CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY is 0).");
 		return importHostPointer(frame);
-	case ImportRoute::DmaBuf:
-		return routeNotSupported(
-			kName, route,
-			"DMA-BUF into CUDA needs EGL interop (an EGLImage registered with "
-			"cuGraphicsEGLRegisterImage), which is not built.");
+	case ImportRoute::DmaBuf: return importDmaBuf(frame); // cuda_backend_egl.cpp
 	case ImportRoute::GpuCopy:
 	case ImportRoute::CpuCopy: break;
 	}
@@ -487,6 +487,7 @@ Result<BackendRef> openCudaBackend(const BackendOpenOptions &options)
 	DeviceInfo info;
 	if (Status filled = fillDevice(*state, info); !filled.ok())
 		return filled.error();
+	attachEglInterop(*state);
 	ContextRef context = options.context;
 	if (!context) {
 		CudaContext native;

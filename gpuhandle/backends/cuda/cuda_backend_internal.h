@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace gpuhandle::cuda {
@@ -25,6 +26,9 @@ struct PendingWork {
 // on it (see drain()).
 inline constexpr WaitDuration kPendingDrainBound = kDefaultWaitTimeout;
 
+// The EGLDisplay on a CUDA device through which DMA-BUFs import (cuda_backend_egl.cpp).
+struct EglInterop;
+
 // The opened device: shared by the backend and by every allocation, so that frames may outlive
 // the BackendRef (the anchor of the backend's own Context too). Releases what it made (the
 // stream, the primary context) exactly once, after the pending work.
@@ -37,6 +41,9 @@ struct DeviceState final : KeepAlive {
 	bool canMapHostMemory = false; // CU_DEVICE_ATTRIBUTE_CAN_MAP_HOST_MEMORY
 	std::optional<Uuid> uuid{};
 	ContextRef hostContext{}; // the host's Context, kept alive as long as its memory is used
+	// DMA-BUF imports: the EGL interop of this device, or why there is none (a sentence).
+	std::shared_ptr<const EglInterop> egl{};
+	std::string eglUnavailable{};
 
 	DeviceState() = default;
 	DeviceState(const DeviceState &) = delete;
@@ -77,6 +84,9 @@ struct Allocation final : KeepAlive {
 	CUexternalMemory external = nullptr; // External
 	void *host = nullptr;                // HostRegistered: the CPU address, mapped in place
 	std::optional<Frame> source{};       // imports: the frame whose memory this is
+	// Borrowed memory of a registration (an EGLImage registered with CUDA) that this anchor
+	// keeps alive; released after the allocation, by the owner's own destructor.
+	KeepAliveRef owner{};
 
 	Allocation() = default;
 	Allocation(const Allocation &) = delete;
@@ -86,6 +96,10 @@ struct Allocation final : KeepAlive {
 
 // A CudaBuffer resource over `allocation` (its pointer and size), anchored by it.
 Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation);
+
+// Opens (once per process and device) the EGL interop of `state.device` into `state.egl`, or
+// says in `state.eglUnavailable` why DMA-BUFs cannot import. Never fails the backend's open.
+void attachEglInterop(DeviceState &state);
 
 class CudaBackend final : public Backend
 {
@@ -117,6 +131,8 @@ private:
 	Result<Frame> importDirect(const Frame &frame);
 	Result<Frame> importOpaqueFd(const Frame &frame);
 	Result<Frame> importHostPointer(const Frame &frame);
+	// cuda_backend_egl.cpp: an EGLImage over the DMA-BUF, registered with CUDA.
+	Result<Frame> importDmaBuf(const Frame &frame);
 	// Makes this backend's stream wait for `point`: on the device for CUDA events and
 	// external semaphores, on the CPU (bounded by `timeout`) for every other kind.
 	Status streamWait(const SyncPoint &point, WaitDuration timeout);

@@ -22,6 +22,30 @@ inline constexpr unsigned int kExternalMemoryDedicated = 0x1;   // CUDA_EXTERNAL
 inline constexpr int kErrorOutOfMemory = 2;                     // CUDA_ERROR_OUT_OF_MEMORY
 inline constexpr int kErrorHostMemoryAlreadyRegistered = 712; // ..._HOST_MEMORY_ALREADY_REGISTERED
 
+// The CUeglFrame of the Toolkit's cudaEGL.h (driver ABI since CUDA 7), declared here because
+// cudaEGL.h needs the EGL headers and ffnvcodec's copy varies by version; cuda_backend_egl.cpp
+// checks this layout against cudaEGL.h where the Toolkit is installed.
+inline constexpr unsigned int kEglFrameMaxPlanes = 3;
+inline constexpr unsigned int kEglFrameTypeArray = 0; // CU_EGL_FRAME_TYPE_ARRAY: CUarrays
+inline constexpr unsigned int kEglFrameTypePitch = 1; // CU_EGL_FRAME_TYPE_PITCH: device pointers
+inline constexpr unsigned int kGraphicsRegisterFlagsNone = 0; // CU_GRAPHICS_REGISTER_FLAGS_NONE
+struct EglFrame {
+	union Planes {
+		CUarray arrays[kEglFrameMaxPlanes];
+		void *pitched[kEglFrameMaxPlanes];
+	};
+	Planes planes{};
+	unsigned int width = 0;  // of the first plane
+	unsigned int height = 0; // of the first plane
+	unsigned int depth = 0;
+	unsigned int pitch = 0; // of the first plane, in bytes
+	unsigned int planeCount = 0;
+	unsigned int numChannels = 0;
+	unsigned int frameType = 0;   // CUeglFrameType
+	unsigned int colorFormat = 0; // CUeglColorFormat
+	CUarray_format arrayFormat{};
+};
+
 // The driver entry points, by their ABI names (cuda.h renames several with _v2 macros, so the
 // members are not called after them). Types are spelled here because ffnvcodec and the Toolkit
 // name their function types differently, and ffnvcodec lacks some of these functions.
@@ -74,6 +98,13 @@ struct Driver {
 							 const CUDA_EXTERNAL_MEMORY_BUFFER_DESC *) =
 		nullptr;
 	CUresult(CUDAAPI *destroyExternalMemory)(CUexternalMemory) = nullptr;
+	// EGL interop (DMA-BUF imports through an EGLImage): optional, null where the driver
+	// lacks them (not counted in missingBackendCall).
+	CUresult(CUDAAPI *graphicsEglRegisterImage)(CUgraphicsResource *, void *,
+						    unsigned int) = nullptr;
+	CUresult(CUDAAPI *graphicsResourceGetMappedEglFrame)(EglFrame *, CUgraphicsResource,
+							     unsigned int, unsigned int) = nullptr;
+	CUresult(CUDAAPI *graphicsUnregisterResource)(CUgraphicsResource) = nullptr;
 	// The first backend call the loaded driver lacks (null: it has them all).
 	const char *missingBackendCall = nullptr;
 
@@ -163,6 +194,10 @@ inline Driver loadDriver()
 	want("cuImportExternalMemory", d.importExternalMemory);
 	want("cuExternalMemoryGetMappedBuffer", d.externalMemoryGetMappedBuffer);
 	want("cuDestroyExternalMemory", d.destroyExternalMemory);
+	loadSymbol(library, "cuGraphicsEGLRegisterImage", d.graphicsEglRegisterImage);
+	loadSymbol(library, "cuGraphicsResourceGetMappedEglFrame",
+		   d.graphicsResourceGetMappedEglFrame);
+	loadSymbol(library, "cuGraphicsUnregisterResource", d.graphicsUnregisterResource);
 
 	CUresult result = d.init(0);
 	if (result != CUDA_SUCCESS) {
