@@ -1,0 +1,75 @@
+/* GstGpuHandleMemory: a GstMemory carrying one gpuhandle resource (caps feature memory:GpuHandle). */
+#pragma once
+
+#include <gst/gst.h>
+
+G_BEGIN_DECLS
+
+/**
+ * GST_CAPS_FEATURE_MEMORY_GPU_HANDLE:
+ *
+ * The caps feature of buffers whose memories are #GstGpuHandleMemory: one memory per gpuhandle
+ * resource of a frame, the plane layout in the buffer's #GstVideoMeta.
+ */
+#define GST_CAPS_FEATURE_MEMORY_GPU_HANDLE "memory:GpuHandle"
+
+/**
+ * GST_GPU_HANDLE_MEMORY_TYPE:
+ *
+ * The memory type (and allocator name) of #GstGpuHandleMemory.
+ */
+#define GST_GPU_HANDLE_MEMORY_TYPE "GpuHandleMemory"
+
+#define GST_TYPE_GPU_HANDLE_ALLOCATOR (gst_gpu_handle_allocator_get_type())
+
+/**
+ * gst_gpu_handle_allocator_get_type:
+ *
+ * Returns: the #GType of the allocator of #GstGpuHandleMemory.
+ */
+GType gst_gpu_handle_allocator_get_type(void);
+
+/**
+ * gst_gpu_handle_init:
+ *
+ * Registers the allocator (under #GST_GPU_HANDLE_MEMORY_TYPE) and the debug category
+ * "gpuhandle". Safe to call many times and from any thread, after gst_init(); the other calls
+ * make it themselves.
+ */
+void gst_gpu_handle_init(void);
+
+/**
+ * gst_gpu_handle_allocator_get:
+ *
+ * Returns: (transfer full): the allocator of #GstGpuHandleMemory. It allocates nothing itself
+ * (gst_allocator_alloc() returns %NULL): memories are made by wrapping gpuhandle frames.
+ */
+GstAllocator *gst_gpu_handle_allocator_get(void);
+
+/**
+ * gst_is_gpu_handle_memory:
+ * @mem: a #GstMemory
+ *
+ * Returns: whether @mem is a #GstGpuHandleMemory.
+ */
+gboolean gst_is_gpu_handle_memory(GstMemory *mem);
+
+/**
+ * gst_gpu_handle_memory_get_resource_kind:
+ * @mem: a #GstGpuHandleMemory
+ *
+ * Returns: the gpuhandle resource kind @mem carries (the stable numbers of gpuhandle_resource_kind
+ * in gpuhandle_resource.h), or 0 when @mem is not a #GstGpuHandleMemory.
+ */
+guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
+
+/**
+ * gst_gpu_handle_memory_get_backend:
+ * @mem: a #GstGpuHandleMemory
+ *
+ * Returns: the gpuhandle backend kind (stable numbers of gpuhandle_backend_kind) of the device
+ * that holds @mem's resource, or -1 when @mem is not a #GstGpuHandleMemory.
+ */
+gint gst_gpu_handle_memory_get_backend(GstMemory *mem);
+
+G_END_DECLS

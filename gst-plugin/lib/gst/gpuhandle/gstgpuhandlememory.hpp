@@ -1,0 +1,43 @@
+// GstGpuHandleMemory from C++: wrapping gpuhandle frames as GstMemory/GstBuffer and back.
+#pragma once
+
+#include <gst/gpuhandle/gstgpuhandlememory.h>
+
+#include <gpuhandle/backends/backend.h>
+
+#include <gst/video/video.h>
+
+namespace gpuhandle::gst {
+
+// A GstGpuHandleMemory over resource `index` of `frame`, holding a copy of the frame (so the
+// resource, its anchors and its fences live as long as the memory and every buffer holding it)
+// and `backend`, which maps the resource for gst_memory_map() (null: CPU and fd memory, mapped
+// with mapFrame()). The memory's size is the resource's byte size, or, when the resource does
+// not say (images), the bytes its planes span in `frame`'s layout. Mapping waits for the frame's
+// acquire point (bounded by kDefaultWaitTimeout) and gives the resource's bytes from offset 0
+// when its planes lie in one CPU range at the frame's offsets and strides; otherwise
+// gst_memory_map() returns FALSE with a GST_WARNING saying why (opaque images, several DMA-BUF
+// objects, a backend mapping through a staging copy of other strides). The first map maps the
+// whole frame (GST_MAP_WRITE as read-write, keeping the contents); nested maps reuse it and the
+// last unmap ends it. Not shareable: gst_memory_share() returns null, so GStreamer copies a
+// region into system memory instead. Returns null (with a GST_WARNING naming why) for an index
+// out of range.
+GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &backend);
+
+// A buffer with one GpuHandle memory per resource of `frame`, and a GstVideoMeta giving each
+// plane's memory-relative offset and stride (so gst_video_frame_map() works where the memories
+// map). Planes must be in distinct resources or ordered within one; the video meta's offsets are
+// counted across the buffer's memories, as GStreamer defines them. Null when the frame's format
+// has no GstVideoFormat.
+GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend);
+
+// The frame, resource index and backend a GpuHandle memory carries; null/0 for other memories.
+const Frame *memoryFrame(GstMemory *mem);
+uint32_t memoryResourceIndex(GstMemory *mem);
+BackendRef memoryBackend(GstMemory *mem);
+
+// The frame of a buffer made by bufferFromFrame() (every memory a GpuHandle memory of one frame).
+// Errors: WrongKind (a memory of another type), InvalidArgument (memories of different frames).
+Result<Frame> frameFromBuffer(GstBuffer *buffer);
+
+} // namespace gpuhandle::gst
