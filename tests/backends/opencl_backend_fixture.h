@@ -31,10 +31,11 @@ inline const PixelFormatInfo &infoOf(PixelFormat format)
 }
 
 // Writes frame_pattern.h's pattern through map(Write) and reads it back through map(Read).
-inline void roundTrip(Backend &backend, const Frame &frame, uint32_t seed)
+// Writes the pattern and reads it back; "" when every byte came back, else what failed.
+inline std::string roundTrip(Backend &backend, const Frame &frame, uint32_t seed)
 {
-	writePatternOk(backend, frame, seed);
-	checkPatternOk(backend, frame, seed);
+	std::string failed = writePattern(backend, frame, seed);
+	return failed.empty() ? checkPattern(backend, frame, seed) : failed;
 }
 
 inline Frame allocateOk(Backend &backend, PixelFormat format, uint32_t width, uint32_t height,

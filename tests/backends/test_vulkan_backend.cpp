@@ -153,8 +153,8 @@ START_TEST(large_frames_round_trip)
 	BackendRef vk = openVulkan();
 	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage }) {
 		Frame frame = allocate(*vk, PixelFormat::NV12, 3840, 2160, storage);
-		test::writePatternOk(*vk, frame, 77);
-		test::checkPatternOk(*vk, frame, 77);
+		ck_assert_string_eq(test::writePattern(*vk, frame, 77), "");
+		ck_assert_string_eq(test::checkPattern(*vk, frame, 77), "");
 	}
 }
 END_TEST
