@@ -99,6 +99,26 @@ gpuhandle_status guard(gpuhandle_error **error, F &&body) noexcept
 	}
 }
 
+// The shape of a C call that makes a new C object from another: clears *out and *error, refuses
+// a NULL `in` or `out` (NullHandle naming them), stores make(*in), and lets no exception leave.
+template<typename In, typename Out, typename Make>
+gpuhandle_status newFrom(const char *function, const In *in, const char *inName, Out **out,
+			 gpuhandle_error **error, Make &&make) noexcept
+{
+	if (out)
+		*out = nullptr;
+	if (error)
+		*error = nullptr;
+	return guard(error, [&]() -> gpuhandle_status {
+		if (!in)
+			return failNull(error, function, inName);
+		if (!out)
+			return failNull(error, function, "out");
+		*out = make(*in);
+		return GPUHANDLE_OK;
+	});
+}
+
 // The C anchor as a KeepAliveRef (null when destroy is NULL). Runs destroy itself if the
 // allocation fails, so that it runs exactly once whatever happens; call it before anything else
 // that may throw. A `consumed` callback without `destroy` is refused (InvalidArgument).

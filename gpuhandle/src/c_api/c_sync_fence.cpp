@@ -49,19 +49,8 @@ gpuhandle_status gpuhandle_cpu_fence_get_point(gpuhandle_cpu_fence *fence,
 					       gpuhandle_sync_point **out,
 					       gpuhandle_error **error) noexcept
 {
-	const char *function = __func__;
-	if (out)
-		*out = nullptr;
-	if (error)
-		*error = nullptr;
-	return guard(error, [&]() -> gpuhandle_status {
-		if (!fence)
-			return failNull(error, function, "fence");
-		if (!out)
-			return failNull(error, function, "out");
-		*out = newSyncPoint(fence->value->point());
-		return GPUHANDLE_OK;
-	});
+	return newFrom(__func__, fence, "fence", out, error,
+		       [](const auto &in) { return newSyncPoint(in.value->point()); });
 }
 
 gpuhandle_status gpuhandle_release_gate_new(gpuhandle_release_gate **out,
@@ -120,19 +109,8 @@ gpuhandle_status gpuhandle_release_gate_get_released(const gpuhandle_release_gat
 						     gpuhandle_sync_point **out,
 						     gpuhandle_error **error) noexcept
 {
-	const char *function = __func__;
-	if (out)
-		*out = nullptr;
-	if (error)
-		*error = nullptr;
-	return guard(error, [&]() -> gpuhandle_status {
-		if (!gate)
-			return failNull(error, function, "gate");
-		if (!out)
-			return failNull(error, function, "out");
-		*out = newSyncPoint(gate->value.released());
-		return GPUHANDLE_OK;
-	});
+	return newFrom(__func__, gate, "gate", out, error,
+		       [](const auto &in) { return newSyncPoint(in.value.released()); });
 }
 
 gpuhandle_status gpuhandle_frame_with_sync(const gpuhandle_frame *frame,
@@ -163,19 +141,8 @@ gpuhandle_status gpuhandle_frame_get_acquire(const gpuhandle_frame *frame,
 					     gpuhandle_sync_point **out,
 					     gpuhandle_error **error) noexcept
 {
-	const char *function = __func__;
-	if (out)
-		*out = nullptr;
-	if (error)
-		*error = nullptr;
-	return guard(error, [&]() -> gpuhandle_status {
-		if (!frame)
-			return failNull(error, function, "frame");
-		if (!out)
-			return failNull(error, function, "out");
-		*out = newSyncPoint(frame->value.acquire());
-		return GPUHANDLE_OK;
-	});
+	return newFrom(__func__, frame, "frame", out, error,
+		       [](const auto &in) { return newSyncPoint(in.value.acquire()); });
 }
 
 gpuhandle_status gpuhandle_frame_get_release(const gpuhandle_frame *frame,
