@@ -6,8 +6,8 @@
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/layout.h>
 
+#include "backend_probe.h"
 #include "fd_count.h"
-#include "skip_probe.h"
 
 #include <algorithm>
 #include <atomic>
@@ -424,10 +424,7 @@ int main()
 	// initialises CUDA (a CUDA context does not survive fork()), so the probe runs in a child.
 	if (test::runSuite(anywhereSuite()) != EXIT_SUCCESS)
 		return EXIT_FAILURE;
-	int probe = test::probeInChild([] {
-		Result<BackendRef> opened = openBackend(BackendKind::Cuda);
-		return opened.ok() ? std::string() : opened.error().message();
-	});
+	int probe = test::probeBackend(BackendKind::Cuda);
 	if (probe != 0)
 		return probe;
 	return test::runSuite(hardwareSuite());

@@ -6,8 +6,8 @@
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/layout.h>
 
+#include "backend_probe.h"
 #include "fd_count.h"
-#include "skip_probe.h"
 
 #include <algorithm>
 #include <atomic>
@@ -197,10 +197,7 @@ int main()
 {
 	// Each test runs in a forked child that starts the driver itself; the probe runs in a child
 	// too, so this process never initialises CUDA (a CUDA context does not survive fork()).
-	int probe = test::probeInChild([] {
-		Result<BackendRef> opened = openBackend(BackendKind::Cuda);
-		return opened.ok() ? std::string() : opened.error().message();
-	});
+	int probe = test::probeBackend(BackendKind::Cuda);
 	if (probe != 0)
 		return probe;
 	Suite *suite = suite_create("cuda_backend_import");

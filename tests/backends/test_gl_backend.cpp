@@ -15,10 +15,10 @@
 
 // Last: Check's fail() macro breaks standard headers included after it.
 // clang-format off
+#include "backend_probe.h"
 #include "gl_backend_fixture.h"
 #include "egl_gl_thread.h"
 #include "fd_count.h"
-#include "skip_probe.h"
 // clang-format on
 
 using namespace gpuhandle;
@@ -383,10 +383,7 @@ END_TEST
 
 int main()
 {
-	int probed = test::probeInChild([] {
-		auto opened = openBackend(BackendKind::OpenGL);
-		return opened.ok() ? std::string() : opened.error().message();
-	});
+	int probed = test::probeBackend(BackendKind::OpenGL);
 	if (probed != 0)
 		return probed;
 	Suite *s = suite_create("gl-backend");

@@ -22,9 +22,9 @@
 
 // Last: Check's fail() macro breaks standard headers included after it.
 // clang-format off
+#include "backend_probe.h"
 #include "gl_backend_fixture.h"
 #include "fd_count.h"
-#include "skip_probe.h"
 // clang-format on
 
 using namespace gpuhandle;
@@ -445,10 +445,7 @@ Suite *glImportSuite(bool withVulkan)
 
 int main()
 {
-	int probed = test::probeInChild([] {
-		auto opened = openBackend(BackendKind::OpenGL);
-		return opened.ok() ? std::string() : opened.error().message();
-	});
+	int probed = test::probeBackend(BackendKind::OpenGL);
 	if (probed != 0)
 		return probed;
 	// Whether lavapipe exports memory, asked in a child so that no driver thread crosses a

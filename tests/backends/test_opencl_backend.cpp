@@ -9,7 +9,7 @@
 #include <utility>
 
 // clang-format off
-#include "skip_probe.h"
+#include "backend_probe.h"
 #include "opencl_context.h"
 // Last: Check's fail() macro breaks standard headers included after it.
 #include "opencl_backend_fixture.h"
@@ -280,10 +280,7 @@ END_TEST
 int main()
 {
 	// Skips (exit 77) when no OpenCL device opens.
-	int probed = test::probeInChild([] {
-		auto opened = openBackend(BackendKind::OpenCl);
-		return opened.ok() ? std::string() : opened.error().message();
-	});
+	int probed = test::probeBackend(BackendKind::OpenCl);
 	if (probed != 0)
 		return probed;
 	Suite *s = suite_create("opencl-backend");

@@ -3,8 +3,8 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/layout.h>
 
+#include "backend_probe.h"
 #include "fd_count.h"
-#include "skip_probe.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -334,10 +334,7 @@ int main()
 	if (test::runSuite(anywhereSuite()) != EXIT_SUCCESS)
 		return EXIT_FAILURE;
 	// The probe runs in a child, so that this process opens no driver before Check forks.
-	int probe = test::probeInChild([] {
-		Result<BackendRef> opened = openBackend(BackendKind::VaApi);
-		return opened.ok() ? std::string() : opened.error().message();
-	});
+	int probe = test::probeBackend(BackendKind::VaApi);
 	if (probe != 0)
 		return probe;
 	return test::runSuite(hardwareSuite());
