@@ -19,6 +19,12 @@ packages=(
   # on llvmpipe through surfaceless EGL, OpenCL on PoCL; GLib for main-loop waits.
   mesa-vulkan-drivers libegl-mesa0 libgl1-mesa-dri libgles-dev
   ocl-icd-opencl-dev pocl-opencl-icd libglib2.0-dev
+  # GStreamer integration (option gstreamer): the Vulkan and GL helper libraries (gstreamer-vulkan
+  # needs xkbcommon's .pc files), and for the element tests the elements they run with:
+  # videotestsrc/videoconvert (base), glupload/gldownload (gl), vulkanupload/vulkandownload
+  # (bad), gst-inspect-1.0 and gst-launch-1.0 (tools).
+  libgstreamer-plugins-bad1.0-dev libxkbcommon-dev libxkbcommon-x11-dev
+  gstreamer1.0-plugins-base gstreamer1.0-gl gstreamer1.0-plugins-bad gstreamer1.0-tools
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

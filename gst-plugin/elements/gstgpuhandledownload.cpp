@@ -1,0 +1,805 @@
+// gpuhandledownload: memory:GpuHandle in; system, GL, Vulkan or DMABuf memory out, by the planner.
+#include "gstgpuhandleelements.h"
+#include "gstgpuhandlestats.h"
+
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+#if GPUHANDLE_GST_HAVE_GL
+#include <gst/gpuhandle/gstgpuhandlegl.hpp>
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+#include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
+#endif
+
+#include <gpuhandle/backends/planner.h>
+
+#include <gst/base/gstbasetransform.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+
+GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_download_debug);
+#define GST_CAT_DEFAULT gst_gpu_handle_download_debug
+
+using namespace gpuhandle;
+using namespace gpuhandle::gst;
+
+namespace {
+
+enum Property { PropAllowCopy = 1, PropTimeout, PropStats };
+
+// Where frames go, from the negotiated src caps.
+enum class Target { System, Gl, Vulkan, DmaBuf };
+
+const char *targetName(Target target)
+{
+	switch (target) {
+	case Target::System:
+		return "system memory";
+	case Target::Gl:
+		return "GLMemory";
+	case Target::Vulkan:
+		return "VulkanImage";
+	case Target::DmaBuf:
+		return "DMABuf";
+	}
+	return "?";
+}
+
+struct DownloadState {
+	std::mutex mutex{};
+	bool allowCopy = true;
+	guint64 timeoutNs = defaultTimeoutNs();
+
+	PathStats stats{};
+	DevicesSlot devices{};
+
+	GstVideoInfo info{};
+	PixelFormat format = PixelFormat::Unknown;
+	Target target = Target::System;
+	BackendRef targetBackend{}; // GL, Vulkan or fd
+	bool downstreamVideoMeta = false;
+	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
+	ImportRoute lastRoute = ImportRoute::Direct;
+#if GPUHANDLE_GST_HAVE_GL
+	GstGLDisplay *glDisplay = nullptr;
+	GstGLContext *glOtherContext = nullptr;
+	GstGLContext *glContext = nullptr;
+	GstBufferPool *glPool = nullptr; // the CPU-copy fallback into GLMemory, made on first use
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	GstVulkanInstance *vkInstance = nullptr;
+	GstVulkanDevice *vkDevice = nullptr;
+#endif
+};
+
+} // namespace
+
+struct GstGpuHandleDownload {
+	GstBaseTransform parent;
+	DownloadState *state;
+};
+struct GstGpuHandleDownloadClass {
+	GstBaseTransformClass parent_class;
+};
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DEFINE_TYPE(GstGpuHandleDownload, gst_gpu_handle_download, GST_TYPE_BASE_TRANSFORM)
+#pragma GCC diagnostic pop
+
+namespace {
+
+DownloadState &stateOf(void *self)
+{
+	return *static_cast<GstGpuHandleDownload *>(self)->state;
+}
+
+// Src memories in the order offered downstream: system memory first, so that a sink taking
+// anything gets plain bytes; GPU memories when downstream asks for them in its caps.
+std::vector<const char *> srcFeatures()
+{
+	std::vector<const char *> features{ GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY };
+#if GPUHANDLE_GST_HAVE_GL
+	features.push_back("memory:GLMemory");
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	features.push_back("memory:VulkanImage");
+#endif
+	features.push_back("memory:DMABuf");
+	return features;
+}
+
+// The formats a memory's GStreamer elements take (GL and Vulkan have fixed lists; GStreamer's
+// GL library aborts on others), or null for any format.
+const GstStructure *formatsOf(const char *feature)
+{
+	static GstCaps *gl = gst_caps_from_string(
+		"video/x-raw, format = (string) " GST_GL_MEMORY_VIDEO_FORMATS_STR);
+	static GstCaps *vulkan = gst_caps_from_string(
+		"video/x-raw, format = (string) { RGBA, RGBx, BGRA, BGRx, ARGB, xRGB, ABGR, xBGR, "
+		"RGB, BGR, GRAY8, GRAY16_LE, NV12, NV21, I420, YV12, Y444, Y42B, Y41B, YUY2, UYVY, "
+		"AYUV }");
+	if (g_str_equal(feature, "memory:GLMemory"))
+		return gst_caps_get_structure(gl, 0);
+	if (g_str_equal(feature, "memory:VulkanImage"))
+		return gst_caps_get_structure(vulkan, 0);
+	return nullptr;
+}
+
+GstCaps *withFeatures(GstCaps *caps, const std::vector<const char *> &features)
+{
+	GstCaps *out = gst_caps_new_empty();
+	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+		for (const char *feature : features) {
+			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
+			gst_structure_remove_fields(s, "texture-target", "drm-format", nullptr);
+			if (const GstStructure *formats = formatsOf(feature)) {
+				GstStructure *both = gst_structure_intersect(s, formats);
+				gst_structure_free(s);
+				if (!both)
+					continue;
+				s = both;
+			}
+			if (g_str_equal(feature, "memory:GLMemory"))
+				gst_structure_set(s, "texture-target", G_TYPE_STRING, "2D", nullptr);
+			out = gst_caps_merge_structure_full(out, s,
+							    gst_caps_features_new(feature, nullptr));
+		}
+	}
+	return out;
+}
+
+GstCaps *transformCaps(GstBaseTransform *, GstPadDirection direction, GstCaps *caps,
+		       GstCaps *filter)
+{
+	GstCaps *out = direction == GST_PAD_SINK
+			       ? withFeatures(caps, srcFeatures())
+			       : withFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE });
+	if (filter) {
+		GstCaps *both = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
+		gst_caps_unref(out);
+		out = both;
+	}
+	return out;
+}
+
+Target targetOfCaps(GstCaps *caps)
+{
+	GstCapsFeatures *features = gst_caps_get_features(caps, 0);
+	if (gst_caps_features_contains(features, "memory:GLMemory"))
+		return Target::Gl;
+	if (gst_caps_features_contains(features, "memory:VulkanImage"))
+		return Target::Vulkan;
+	if (gst_caps_features_contains(features, "memory:DMABuf"))
+		return Target::DmaBuf;
+	return Target::System;
+}
+
+WaitDuration timeoutOf(DownloadState &s)
+{
+	std::lock_guard<std::mutex> lock(s.mutex);
+	return std::chrono::duration_cast<WaitDuration>(std::chrono::nanoseconds(s.timeoutNs));
+}
+
+bool allowCopyOf(DownloadState &s)
+{
+	std::lock_guard<std::mutex> lock(s.mutex);
+	return s.allowCopy;
+}
+
+// Opens the backend of the target API (the one GL/Vulkan neighbours share, or the fd backend
+// for DMA-BUFs); posts the element error when it cannot.
+bool openTarget(GstBaseTransform *trans)
+{
+	DownloadState &s = stateOf(trans);
+	s.targetBackend.reset();
+	Result<BackendRef> backend = Error::format(ErrorCode::NotSupported, "target",
+						   "no backend for %s", targetName(s.target));
+	switch (s.target) {
+	case Target::System:
+		return true;
+	case Target::DmaBuf:
+		backend = ensureDevices(GST_ELEMENT_CAST(trans), s.devices)->backend(BackendKind::Fd);
+		break;
+	case Target::Gl:
+#if GPUHANDLE_GST_HAVE_GL
+		if (Status found = ensureGlContext(GST_ELEMENT_CAST(trans), GST_PAD_SRC, &s.glDisplay,
+						   &s.glOtherContext, &s.glContext);
+		    !found.ok())
+			backend = found.error();
+		else
+			backend = glBackendFor(s.glContext);
+#endif
+		break;
+	case Target::Vulkan:
+#if GPUHANDLE_GST_HAVE_VULKAN
+		if (Status found = ensureVulkanDevice(GST_ELEMENT_CAST(trans), &s.vkInstance,
+						      &s.vkDevice);
+		    !found.ok())
+			backend = found.error();
+		else
+			backend = vulkanBackendFor(s.vkDevice);
+#endif
+		break;
+	}
+	if (!backend.ok()) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, NOT_FOUND,
+				  (_("No device to download frames into %s."), targetName(s.target)),
+				  ("%s", backend.error().message().c_str()));
+		return false;
+	}
+	s.targetBackend = *backend;
+	GST_INFO_OBJECT(trans, "frames go into %s on %s", targetName(s.target),
+			s.targetBackend->deviceInfo().name.c_str());
+	return true;
+}
+
+gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+	DownloadState &s = stateOf(trans);
+	GstVideoInfo info;
+	if (!gst_video_info_from_caps(&info, incaps)) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION, (_("The input is not raw video.")),
+				  ("caps %" GST_PTR_FORMAT, static_cast<void *>(incaps)));
+		return FALSE;
+	}
+	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
+	if (!format.ok()) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("The video format is not supported by gpuhandle.")),
+				  ("%s", format.error().message().c_str()));
+		return FALSE;
+	}
+	s.info = info;
+	s.format = *format;
+	s.target = targetOfCaps(outcaps);
+	s.lastPath = ExecutionPath::Kind::NotRun;
+	return openTarget(trans) ? TRUE : FALSE;
+}
+
+gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *, GstQuery *query)
+{
+	DownloadState &s = stateOf(trans);
+	// Tell upstream which API we import into, and what it imports without a copy: GL and
+	// Vulkan take images (textures) from Vulkan's exportable memory.
+	TargetHint hint{};
+	switch (s.target) {
+	case Target::System:
+		hint = { BackendKind::Cpu, FrameStorage::Buffer };
+		break;
+	case Target::Gl:
+		hint = { BackendKind::OpenGL, FrameStorage::OptimalImage };
+		break;
+	case Target::Vulkan:
+		hint = { BackendKind::Vulkan, FrameStorage::OptimalImage };
+		break;
+	case Target::DmaBuf:
+		hint = { BackendKind::Fd, FrameStorage::Buffer };
+		break;
+	}
+	addTargetHint(query, hint);
+	gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+	return TRUE;
+}
+
+gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
+{
+	DownloadState &s = stateOf(trans);
+	s.downstreamVideoMeta =
+		gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr) != FALSE;
+	if (s.target != Target::System) {
+		// Output buffers wrap imported frames; no pool of ours or downstream's is used.
+		while (gst_query_get_n_allocation_pools(query) > 0)
+			gst_query_remove_nth_allocation_pool(query, 0);
+		return TRUE;
+	}
+	// System memory copies go into a video pool (downstream's when it offers one).
+	GstCaps *caps = nullptr;
+	gst_query_parse_allocation(query, &caps, nullptr);
+	GstBufferPool *pool = nullptr;
+	guint size = static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), min = 2, max = 0;
+	if (gst_query_get_n_allocation_pools(query) > 0) {
+		gst_query_parse_nth_allocation_pool(query, 0, &pool, &size, &min, &max);
+		size = std::max(size, static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)));
+	}
+	if (!pool)
+		pool = gst_video_buffer_pool_new();
+	GstStructure *config = gst_buffer_pool_get_config(pool);
+	gst_buffer_pool_config_set_params(config, caps, size, min, max);
+	if (s.downstreamVideoMeta)
+		gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+	gst_buffer_pool_set_config(pool, config);
+	if (gst_query_get_n_allocation_pools(query) > 0)
+		gst_query_set_nth_allocation_pool(query, 0, pool, size, min, max);
+	else
+		gst_query_add_allocation_pool(query, pool, size, min, max);
+	gst_object_unref(pool);
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
+		->decide_allocation(trans, query);
+}
+
+void copyMetadata(GstBuffer *out, GstBuffer *in)
+{
+	gst_buffer_copy_into(out, in, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+	const guint flags = GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT |
+			    GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE | GST_BUFFER_FLAG_MARKER |
+			    GST_BUFFER_FLAG_HEADER;
+	GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAGS(in) & flags);
+}
+
+void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
+{
+	DownloadState &s = stateOf(trans);
+	s.stats.count(path.kind());
+	if (path.kind() == s.lastPath && route == s.lastRoute)
+		return;
+	s.lastPath = path.kind();
+	s.lastRoute = route;
+	GST_INFO_OBJECT(trans, "%s into %s: %s (%s)%s%s", pixelFormatName(s.format),
+			targetName(s.target), executionPathKindName(path.kind()),
+			importRouteName(route), *path.reason() ? ": " : "", path.reason());
+}
+
+// Waits for the frame's acquire point, counting the wait; posts the element error on timeout.
+bool waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration timeout)
+{
+	DownloadState &s = stateOf(trans);
+	if (frame.acquire().isNoop())
+		return true;
+	Result<bool> signaled = frame.acquire().isSignaled();
+	if (signaled.ok() && *signaled)
+		return true;
+	const auto started = std::chrono::steady_clock::now();
+	Status waited = frame.acquire().wait(timeout);
+	s.stats.countFenceWait(std::chrono::steady_clock::now() - started);
+	if (!waited.ok()) {
+		GST_ELEMENT_ERROR(
+			trans, RESOURCE, BUSY,
+			(_("A frame's fence did not signal in time.")),
+			("waiting for the %s fence: %s", syncKindName(frame.acquire().kind()),
+			 waited.error().message().c_str()));
+		return false;
+	}
+	return true;
+}
+
+// Whether a consumer that ignores GstVideoMeta reads `buffer` right: one memory, laid out as
+// GStreamer lays out `info` by default.
+bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info)
+{
+	if (gst_buffer_n_memory(buffer) != 1 || gst_buffer_get_size(buffer) < GST_VIDEO_INFO_SIZE(&info))
+		return false;
+	const GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+	if (!meta)
+		return true;
+	for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p)
+		if (meta->offset[p] != GST_VIDEO_INFO_PLANE_OFFSET(&info, p) ||
+		    meta->stride[p] != GST_VIDEO_INFO_PLANE_STRIDE(&info, p))
+			return false;
+	return true;
+}
+
+// Maps `frame` (through its backend) and copies its rows into `out`, a buffer of the negotiated
+// caps that maps for writing (system memory, or GLMemory, which uploads on unmap). Posts the
+// element error and returns false when either side does not map.
+bool copyFrameInto(GstBaseTransform *trans, const Frame &frame, const BackendRef &backend,
+		   GstBuffer *out, WaitDuration timeout)
+{
+	DownloadState &s = stateOf(trans);
+	Result<CpuMapping> src = backend ? backend->map(frame, MapAccess::Read, timeout)
+					 : mapFrame(frame, MapAccess::Read, timeout);
+	GstVideoFrame dst;
+	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
+	if (!src.ok() || !formatInfo.ok() ||
+	    !gst_video_frame_map(&dst, &s.info, out, GST_MAP_WRITE)) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, READ, (_("Could not read a gpuhandle frame.")),
+				  ("%s", !src.ok()	  ? src.error().message().c_str()
+					 : !formatInfo.ok() ? formatInfo.error().message().c_str()
+							    : "the output buffer did not map"));
+		return false;
+	}
+	uint8_t *dstPlanes[4]{};
+	const uint8_t *srcPlanes[4]{};
+	uint32_t dstStrides[4]{}, srcStrides[4]{};
+	for (uint32_t p = 0; p < src->numPlanes() && p < 4; ++p) {
+		dstPlanes[p] = static_cast<uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&dst, p));
+		dstStrides[p] = static_cast<uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&dst, p));
+		srcPlanes[p] = src->data(p);
+		srcStrides[p] = src->stride(p);
+	}
+	copyPlaneRows(dstPlanes, dstStrides, srcPlanes, srcStrides, **formatInfo,
+		      static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info)),
+		      static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info)));
+	gst_video_frame_unmap(&dst);
+	return true;
+}
+
+// Into system memory: the frame's own bytes wrapped when they are CPU memory and downstream can
+// read their layout; otherwise mapped through the backend and copied into a pooled buffer.
+GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+		       const BackendRef &backend, GstBuffer **outbuf)
+{
+	DownloadState &s = stateOf(trans);
+	const WaitDuration timeout = timeoutOf(s);
+	if (!waitAcquire(trans, frame, timeout))
+		return GST_FLOW_ERROR;
+	// A frame gpuhandleupload made over system memory leaves as that memory.
+	if (GstBuffer *source = sourceBufferOf(frame)) {
+		GstBuffer *out = gst_buffer_copy(source); // shares the memories, keeps the video meta
+		gst_buffer_unref(source);
+		copyMetadata(out, inbuf);
+		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+		*outbuf = out;
+		return GST_FLOW_OK;
+	}
+	Result<GstBuffer *> wrapped = systemBufferFromFrame(frame, false, timeout);
+	if (wrapped.ok() && (s.downstreamVideoMeta || hasDefaultLayout(*wrapped, s.info))) {
+		copyMetadata(*wrapped, inbuf);
+		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+		*outbuf = *wrapped;
+		return GST_FLOW_OK;
+	}
+	if (wrapped.ok()) {
+		GST_DEBUG_OBJECT(trans, "the frame's layout is not GStreamer's default, and downstream "
+					"takes no GstVideoMeta: copying");
+		gst_buffer_unref(*wrapped);
+	} else {
+		GST_DEBUG_OBJECT(trans, "not wrapped as system memory: %s",
+				 wrapped.error().message().c_str());
+	}
+	if (!allowCopyOf(s)) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("No zero-copy path into %s, and allow-copy is false."),
+				   targetName(s.target)),
+				  ("%s frames of %s need a CPU copy%s", pixelFormatName(s.format),
+				   backend ? backendKindName(backend->kind()) : "CPU memory",
+				   s.downstreamVideoMeta ? "" : " (downstream takes no GstVideoMeta)"));
+		return GST_FLOW_NOT_NEGOTIATED;
+	}
+	GstFlowReturn ret = GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
+				    ->prepare_output_buffer(trans, inbuf, outbuf);
+	if (ret != GST_FLOW_OK)
+		return ret;
+	if (!copyFrameInto(trans, frame, backend, *outbuf, timeout)) {
+		gst_clear_buffer(outbuf);
+		return GST_FLOW_ERROR;
+	}
+	notePath(trans, ExecutionPath::cpuCopy("mapped and copied into system memory"),
+		 ImportRoute::CpuCopy);
+	return GST_FLOW_OK;
+}
+
+#if GPUHANDLE_GST_HAVE_GL
+// The fallback into GL when no route gives textures of the formats GStreamer's GL elements use
+// (packed 4:2:2 and v210 live in Vulkan buffers, which GL imports as buffer objects): a GLMemory
+// buffer of GStreamer's GL pool, written through its CPU map; GStreamer uploads it on unmap.
+GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+			 const BackendRef &backend, GstBuffer **outbuf, const std::string &why)
+{
+	DownloadState &s = stateOf(trans);
+	if (!s.glPool) {
+		GstCaps *caps = gst_video_info_to_caps(&s.info);
+		gst_caps_set_features(caps, 0, gst_caps_features_new("memory:GLMemory", nullptr));
+		gst_caps_set_simple(caps, "texture-target", G_TYPE_STRING, "2D", nullptr);
+		s.glPool = gst_gl_buffer_pool_new(s.glContext);
+		GstStructure *config = gst_buffer_pool_get_config(s.glPool);
+		gst_buffer_pool_config_set_params(config, caps,
+						  static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), 1, 0);
+		gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
+		gst_caps_unref(caps);
+		if (!gst_buffer_pool_set_config(s.glPool, config) ||
+		    !gst_buffer_pool_set_active(s.glPool, TRUE)) {
+			gst_clear_object(&s.glPool);
+			GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+					  (_("Could not move a frame into %s."), targetName(s.target)),
+					  ("GStreamer's GL pool did not start for %s (after: %s)",
+					   pixelFormatName(s.format), why.c_str()));
+			return GST_FLOW_ERROR;
+		}
+	}
+	GstFlowReturn ret = gst_buffer_pool_acquire_buffer(s.glPool, outbuf, nullptr);
+	if (ret != GST_FLOW_OK)
+		return ret;
+	if (!copyFrameInto(trans, frame, backend, *outbuf, timeoutOf(s))) {
+		gst_clear_buffer(outbuf);
+		return GST_FLOW_ERROR;
+	}
+	copyMetadata(*outbuf, inbuf);
+	GST_DEBUG_OBJECT(trans, "no texture route (%s): copied through system memory", why.c_str());
+	notePath(trans, ExecutionPath::cpuCopy("no route gives GL textures of this format"),
+		 ImportRoute::CpuCopy);
+	return GST_FLOW_OK;
+}
+#endif
+
+// Into GL, Vulkan or DMA-BUF memory: the planner imports the frame into the target's backend
+// (zero-copy where a route exists), then the result is wrapped as the target's GstMemory.
+GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+		       const BackendRef &backend, GstBuffer **outbuf)
+{
+	DownloadState &s = stateOf(trans);
+	ImportOptions options{};
+	options.source = backend;
+	options.allowCopies = allowCopyOf(s);
+	options.copyStorage = s.target == Target::DmaBuf ? FrameStorage::Buffer
+							 : FrameStorage::OptimalImage;
+	options.timeout = timeoutOf(s);
+	Result<ImportResult> imported = importFrame(frame, *s.targetBackend, options);
+	if (!imported.ok()) {
+		const Error &why = imported.error();
+		if (why.code() == ErrorCode::Timeout) {
+			GST_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+					  (_("A frame's fence did not signal in time.")),
+					  ("%s", why.message().c_str()));
+			return GST_FLOW_ERROR;
+		}
+#if GPUHANDLE_GST_HAVE_GL
+		if (s.target == Target::Gl && options.allowCopies)
+			return copyIntoGl(trans, inbuf, frame, backend, outbuf, why.message());
+#endif
+		if (!options.allowCopies) {
+			GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+					  (_("No zero-copy path into %s, and allow-copy is false."),
+					   targetName(s.target)),
+					  ("%s", why.message().c_str()));
+			return GST_FLOW_NOT_NEGOTIATED;
+		}
+		GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+				  (_("Could not move a frame into %s."), targetName(s.target)),
+				  ("%s", why.message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	if (imported->fence == FenceTransfer::CpuWait)
+		s.stats.countFenceWait(imported->fenceWait);
+	Result<GstBuffer *> out = Error::format(ErrorCode::NotSupported, "target", "no target");
+	switch (s.target) {
+	case Target::Gl:
+#if GPUHANDLE_GST_HAVE_GL
+		out = glBufferFromFrame(imported->frame, s.glContext, s.info, options.timeout);
+#endif
+		break;
+	case Target::Vulkan:
+#if GPUHANDLE_GST_HAVE_VULKAN
+		out = vulkanBufferFromFrame(imported->frame, s.vkDevice, s.info, options.timeout);
+#endif
+		break;
+	case Target::DmaBuf:
+		out = fdBufferFromFrame(imported->frame);
+		break;
+	case Target::System:
+		break;
+	}
+#if GPUHANDLE_GST_HAVE_GL
+	if (!out.ok() && s.target == Target::Gl && options.allowCopies)
+		return copyIntoGl(trans, inbuf, frame, backend, outbuf, out.error().message());
+#endif
+	if (!out.ok() && !options.allowCopies) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("No zero-copy path into %s, and allow-copy is false."),
+				   targetName(s.target)),
+				  ("imported by %s, but not usable as %s: %s",
+				   importRouteName(imported->route), targetName(s.target),
+				   out.error().message().c_str()));
+		return GST_FLOW_NOT_NEGOTIATED;
+	}
+	if (!out.ok()) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+				  (_("Could not move a frame into %s."), targetName(s.target)),
+				  ("imported by %s (%s), but not usable as %s: %s",
+				   importRouteName(imported->route),
+				   executionPathKindName(imported->path.kind()), targetName(s.target),
+				   out.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	copyMetadata(*out, inbuf);
+	notePath(trans, imported->path, imported->route);
+	*outbuf = *out;
+	return GST_FLOW_OK;
+}
+
+GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer **outbuf)
+{
+	Result<Frame> frame = frameFromBuffer(inbuf);
+	if (!frame.ok()) {
+		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,
+				  (_("An input buffer is not gpuhandle memory.")),
+				  ("%s", frame.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	const BackendRef backend = memoryBackend(gst_buffer_peek_memory(inbuf, 0));
+	if (stateOf(trans).target == Target::System)
+		return toSystem(trans, inbuf, *frame, backend, outbuf);
+	return toDevice(trans, inbuf, *frame, backend, outbuf);
+}
+
+GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
+{
+	// prepare_output_buffer did the work (wrapped, imported or copied).
+	return GST_FLOW_OK;
+}
+
+void releaseContexts(DownloadState &s)
+{
+	s.targetBackend.reset();
+#if GPUHANDLE_GST_HAVE_GL
+	if (s.glPool) {
+		gst_buffer_pool_set_active(s.glPool, FALSE);
+		gst_clear_object(&s.glPool);
+	}
+	gst_clear_object(&s.glContext);
+	gst_clear_object(&s.glOtherContext);
+	gst_clear_object(&s.glDisplay);
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	gst_clear_object(&s.vkDevice);
+	gst_clear_object(&s.vkInstance);
+#endif
+}
+
+gboolean start(GstBaseTransform *trans)
+{
+	stateOf(trans).stats.reset();
+	return TRUE;
+}
+
+gboolean stop(GstBaseTransform *trans)
+{
+	releaseContexts(stateOf(trans));
+	return TRUE;
+}
+
+gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
+{
+	DownloadState &s = stateOf(trans);
+	if (handleDevicesQuery(q, s.devices))
+		return TRUE;
+	if (GST_QUERY_TYPE(q) == GST_QUERY_CONTEXT) {
+#if GPUHANDLE_GST_HAVE_GL
+		if (gst_gl_handle_context_query(GST_ELEMENT_CAST(trans), q, s.glDisplay, s.glContext,
+						s.glOtherContext))
+			return TRUE;
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+		if (gst_vulkan_handle_context_query(GST_ELEMENT_CAST(trans), q, nullptr,
+						    s.vkInstance, s.vkDevice))
+			return TRUE;
+#endif
+	}
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
+		->query(trans, direction, q);
+}
+
+void setContext(GstElement *element, GstContext *context)
+{
+	DownloadState &s = stateOf(element);
+	handleDevicesSetContext(context, s.devices);
+#if GPUHANDLE_GST_HAVE_GL
+	gst_gl_handle_set_context(element, context, &s.glDisplay, &s.glOtherContext);
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	gst_vulkan_handle_set_context(element, context, nullptr, &s.vkInstance);
+#endif
+	GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->set_context(element, context);
+}
+
+void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+	DownloadState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropAllowCopy:
+		s.allowCopy = g_value_get_boolean(value) != FALSE;
+		break;
+	case PropTimeout:
+		s.timeoutNs = g_value_get_uint64(value);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+	DownloadState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropAllowCopy:
+		g_value_set_boolean(value, s.allowCopy);
+		break;
+	case PropTimeout:
+		g_value_set_uint64(value, s.timeoutNs);
+		break;
+	case PropStats:
+		g_value_take_boxed(value, s.stats.toStructure("gpuhandledownload-stats"));
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void finalize(GObject *object)
+{
+	auto *self = static_cast<GstGpuHandleDownload *>(static_cast<void *>(object));
+	releaseContexts(*self->state);
+	delete self->state;
+	self->state = nullptr;
+	G_OBJECT_CLASS(gst_gpu_handle_download_parent_class)->finalize(object);
+}
+
+} // namespace
+
+static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
+{
+	GObjectClass *object = G_OBJECT_CLASS(klass);
+	object->set_property = setProperty;
+	object->get_property = getProperty;
+	object->finalize = finalize;
+	const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+						    GST_PARAM_MUTABLE_READY);
+	g_object_class_install_property(
+		object, PropAllowCopy,
+		g_param_spec_boolean("allow-copy", "Allow copies",
+				     "Copy frames (on the GPU, else through system memory) when no "
+				     "zero-copy path into the negotiated memory exists; when false, "
+				     "such a frame is a not-negotiated error",
+				     TRUE, flags));
+	g_object_class_install_property(
+		object, PropTimeout,
+		g_param_spec_uint64("timeout", "Timeout",
+				    "Longest wait for a frame's fence, in nanoseconds; a fence that "
+				    "does not signal in time is an element error",
+				    1, G_MAXUINT64, defaultTimeoutNs(), flags));
+	g_object_class_install_property(
+		object, PropStats,
+		g_param_spec_boxed("stats", "Statistics",
+				   "Frames and the paths they took: frames, zero-copy, gpu-copies, "
+				   "cpu-copies, fence-waits, wait-time (ns)",
+				   GST_TYPE_STRUCTURE,
+				   static_cast<GParamFlags>(G_PARAM_READABLE |
+							    G_PARAM_STATIC_STRINGS)));
+
+	GstElementClass *element = GST_ELEMENT_CLASS(klass);
+	element->set_context = setContext;
+	gst_element_class_set_static_metadata(
+		element, "gpuhandle download", "Filter/Video/Hardware",
+		"Moves gpuhandle frames (memory:GpuHandle) into system, GL, Vulkan or DMABuf "
+		"memory through gpuhandle's path planner, without a copy where a route exists",
+		"gpuhandle developers");
+	GstCaps *sinkCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
+	gst_element_class_add_pad_template(
+		element, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sinkCaps));
+	gst_caps_unref(sinkCaps);
+	GstCaps *srcCaps = gst_caps_new_empty();
+	for (const char *feature : srcFeatures()) {
+		GstCaps *any = templateCaps(feature);
+		gst_caps_append(srcCaps, withFeatures(any, { feature }));
+		gst_caps_unref(any);
+	}
+	gst_element_class_add_pad_template(
+		element, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, srcCaps));
+	gst_caps_unref(srcCaps);
+
+	GstBaseTransformClass *base = GST_BASE_TRANSFORM_CLASS(klass);
+	base->transform_caps = transformCaps;
+	base->set_caps = setCaps;
+	base->propose_allocation = proposeAllocation;
+	base->decide_allocation = decideAllocation;
+	base->prepare_output_buffer = prepareOutputBuffer;
+	base->transform = transform;
+	base->start = start;
+	base->stop = stop;
+	base->query = query;
+	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_download_debug, "gpuhandledownload", 0,
+				"gpuhandle download");
+}
+
+static void gst_gpu_handle_download_init(GstGpuHandleDownload *self)
+{
+	self->state = new DownloadState();
+}

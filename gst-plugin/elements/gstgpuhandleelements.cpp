@@ -1,0 +1,170 @@
+// What gpuhandleupload and gpuhandledownload share: property enums, the target hint, row copies.
+#include "gstgpuhandleelements.h"
+
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+
+#include <gpuhandle/sync_point.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <string>
+
+namespace gpuhandle::gst {
+
+GType backendChoiceType()
+{
+	static GType type = 0;
+	static const GEnumValue values[] = {
+		{ static_cast<int>(BackendChoice::Auto), "What downstream imports best", "auto" },
+		{ static_cast<int>(BackendChoice::Cpu), "Host memory (wrapped, no copy)", "cpu" },
+		{ static_cast<int>(BackendChoice::Memfd), "Sealed memfds (fd memory)", "memfd" },
+		{ static_cast<int>(BackendChoice::Vulkan), "Vulkan device memory", "vulkan" },
+		{ static_cast<int>(BackendChoice::Gl), "OpenGL (EGL) buffers and textures", "gl" },
+		{ static_cast<int>(BackendChoice::OpenCl), "OpenCL buffers and images", "opencl" },
+		{ static_cast<int>(BackendChoice::Cuda), "CUDA device memory", "cuda" },
+		{ static_cast<int>(BackendChoice::VaApi), "VA-API surfaces", "vaapi" },
+		{ 0, nullptr, nullptr },
+	};
+	if (g_once_init_enter(&type))
+		g_once_init_leave(&type, g_enum_register_static("GstGpuHandleBackendChoice", values));
+	return type;
+}
+
+std::optional<BackendKind> backendKindOf(BackendChoice choice)
+{
+	switch (choice) {
+	case BackendChoice::Auto:
+		return std::nullopt;
+	case BackendChoice::Cpu:
+		return BackendKind::Cpu;
+	case BackendChoice::Memfd:
+		return BackendKind::Fd;
+	case BackendChoice::Vulkan:
+		return BackendKind::Vulkan;
+	case BackendChoice::Gl:
+		return BackendKind::OpenGL;
+	case BackendChoice::OpenCl:
+		return BackendKind::OpenCl;
+	case BackendChoice::Cuda:
+		return BackendKind::Cuda;
+	case BackendChoice::VaApi:
+		return BackendKind::VaApi;
+	}
+	return std::nullopt;
+}
+
+GType storageChoiceType()
+{
+	static GType type = 0;
+	static const GEnumValue values[] = {
+		{ static_cast<int>(StorageChoice::Auto), "Buffers, or what downstream imports best",
+		  "auto" },
+		{ static_cast<int>(StorageChoice::Buffer), "One linear buffer", "buffer" },
+		{ static_cast<int>(StorageChoice::LinearImage), "Linear images, one per plane",
+		  "linear-image" },
+		{ static_cast<int>(StorageChoice::OptimalImage), "Device-tiled images, one per plane",
+		  "optimal-image" },
+		{ 0, nullptr, nullptr },
+	};
+	if (g_once_init_enter(&type))
+		g_once_init_leave(&type, g_enum_register_static("GstGpuHandleStorageChoice", values));
+	return type;
+}
+
+namespace {
+constexpr const char *kHintName = "GstGpuHandleTarget";
+}
+
+void addTargetHint(GstQuery *allocationQuery, const TargetHint &hint)
+{
+	GstStructure *params = gst_structure_new(
+		kHintName, "backend", G_TYPE_UINT, static_cast<guint>(hint.backend), "storage",
+		G_TYPE_UINT, static_cast<guint>(hint.storage), nullptr);
+	gst_query_add_allocation_meta(allocationQuery, GST_GPU_HANDLE_SYNC_META_API_TYPE, params);
+	gst_structure_free(params);
+}
+
+std::optional<TargetHint> findTargetHint(GstQuery *allocationQuery)
+{
+	guint index = 0;
+	if (!gst_query_find_allocation_meta(allocationQuery, GST_GPU_HANDLE_SYNC_META_API_TYPE,
+					    &index))
+		return std::nullopt;
+	const GstStructure *params = nullptr;
+	gst_query_parse_nth_allocation_meta(allocationQuery, index, &params);
+	guint backend = 0, storage = 0;
+	if (!params || !gst_structure_has_name(params, kHintName) ||
+	    !gst_structure_get_uint(params, "backend", &backend) ||
+	    !gst_structure_get_uint(params, "storage", &storage) || backend >= kBackendKindCount ||
+	    storage > static_cast<guint>(FrameStorage::OptimalImage))
+		return std::nullopt;
+	return TargetHint{ static_cast<BackendKind>(backend), static_cast<FrameStorage>(storage) };
+}
+
+void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uint8_t *const src[4],
+		   const uint32_t srcStride[4], const PixelFormatInfo &format, uint32_t width,
+		   uint32_t height)
+{
+	for (uint32_t p = 0; p < format.numPlanes; ++p) {
+		const PlaneInfo &plane = format.planes[p];
+		const size_t rowBytes = std::min<uint64_t>(
+			plane.rowBytes(width), std::min(dstStride[p], srcStride[p]));
+		const uint32_t rows = plane.rows(height);
+		for (uint32_t y = 0; y < rows; ++y)
+			std::memcpy(dst[p] + size_t(y) * dstStride[p], src[p] + size_t(y) * srcStride[p],
+				    rowBytes);
+	}
+}
+
+GstCaps *templateCaps(const char *feature)
+{
+	guint count = 0;
+	const GstVideoFormat *formats = gst_video_formats_raw(&count);
+	GValue list = G_VALUE_INIT;
+	g_value_init(&list, GST_TYPE_LIST);
+	for (guint i = 0; i < count; ++i) {
+		if (!pixelFormatOf(formats[i]).ok())
+			continue;
+		GValue value = G_VALUE_INIT;
+		g_value_init(&value, G_TYPE_STRING);
+		g_value_set_string(&value, gst_video_format_to_string(formats[i]));
+		gst_value_list_append_and_take_value(&list, &value);
+	}
+	GstCaps *caps = gst_caps_from_string(
+		"video/x-raw, width = (int) [ 1, 32768 ], height = (int) [ 1, 32768 ], "
+		"framerate = (fraction) [ 0, max ]");
+	GstStructure *s = gst_caps_get_structure(caps, 0);
+	gst_structure_take_value(s, "format", &list);
+	if (feature)
+		gst_caps_set_features(caps, 0, gst_caps_features_new(feature, nullptr));
+	return caps;
+}
+
+void warnUnsupportedFormat(GstElement *element, GstQuery *capsQuery, GstVideoFormat &warned)
+{
+	GstCaps *filter = nullptr;
+	gst_query_parse_caps(capsQuery, &filter);
+	if (!filter || gst_caps_get_size(filter) != 1)
+		return;
+	const gchar *name = gst_structure_get_string(gst_caps_get_structure(filter, 0), "format");
+	if (!name)
+		return;
+	const GstVideoFormat format = gst_video_format_from_string(name);
+	Result<PixelFormat> known = pixelFormatOf(format);
+	if (known.ok() || format == warned)
+		return;
+	warned = format;
+	GST_ELEMENT_WARNING(element, CORE, NEGOTIATION,
+			    (_("The video format %s is not supported by gpuhandle."), name),
+			    ("%s", known.error().message().c_str()));
+}
+
+guint64 defaultTimeoutNs()
+{
+	return static_cast<guint64>(
+		std::chrono::duration_cast<std::chrono::nanoseconds>(kDefaultWaitTimeout).count());
+}
+
+} // namespace gpuhandle::gst

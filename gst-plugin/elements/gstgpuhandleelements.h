@@ -1,0 +1,67 @@
+// What gpuhandleupload and gpuhandledownload share: property enums, the target hint, row copies.
+#pragma once
+
+#include <gpuhandle/backends/backend.h>
+#include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/pixel_format.h>
+
+#include <gst/video/video.h>
+
+#include <glib/gi18n-lib.h>
+
+#include <optional>
+
+// The element types (gstgpuhandleupload.cpp, gstgpuhandledownload.cpp).
+extern "C" GType gst_gpu_handle_upload_get_type(void);
+extern "C" GType gst_gpu_handle_download_get_type(void);
+
+namespace gpuhandle::gst {
+
+// The `backend` property of gpuhandleupload (GEnum GstGpuHandleBackendChoice).
+enum class BackendChoice : int {
+	Auto = 0,
+	Cpu = 1,
+	Memfd = 2,
+	Vulkan = 3,
+	Gl = 4,
+	OpenCl = 5,
+	Cuda = 6,
+	VaApi = 7,
+};
+GType backendChoiceType();
+// The backend kind a choice names; nullopt for Auto.
+std::optional<BackendKind> backendKindOf(BackendChoice choice);
+
+// The `storage` property of gpuhandleupload (GEnum GstGpuHandleStorageChoice): Auto is Buffer,
+// unless downstream asked for images (see the target hint).
+enum class StorageChoice : int { Auto = 0, Buffer = 1, LinearImage = 2, OptimalImage = 3 };
+GType storageChoiceType();
+
+// The target hint: gpuhandledownload tells upstream, in the allocation query (as the params of
+// the GstGpuHandleSyncMeta API it accepts), which backend it will import into and what storage
+// imports there without a copy; gpuhandleupload's `auto` choices follow it.
+struct TargetHint {
+	BackendKind backend = BackendKind::Cpu;
+	FrameStorage storage = FrameStorage::Buffer;
+};
+void addTargetHint(GstQuery *allocationQuery, const TargetHint &hint);
+std::optional<TargetHint> findTargetHint(GstQuery *allocationQuery);
+
+// Copies the visible rows of every plane of a `format` frame between two sets of CPU pointers
+// (the rows and row bytes of the core's format table).
+void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uint8_t *const src[4],
+		   const uint32_t srcStride[4], const PixelFormatInfo &format, uint32_t width,
+		   uint32_t height);
+
+// The GstVideoFormats gpuhandle has a format for, as a caps list value ("format" field).
+GstCaps *templateCaps(const char *feature);
+
+// A caps query whose filter fixes a format gpuhandle has no entry for (a capsfilter upstream):
+// negotiation then fails in the source with a bare "not-negotiated", so this posts an element
+// warning naming the format, once per format (`warned` is the element's memory of it).
+void warnUnsupportedFormat(GstElement *element, GstQuery *capsQuery, GstVideoFormat &warned);
+
+// The default `timeout` property: gpuhandle's default wait timeout, in nanoseconds.
+guint64 defaultTimeoutNs();
+
+} // namespace gpuhandle::gst

@@ -1,0 +1,24 @@
+// The gpuhandle plugin: registers gpuhandleupload and gpuhandledownload.
+#include "gstgpuhandleelements.h"
+
+#include <gst/gpuhandle/gstgpuhandlememory.h>
+
+namespace {
+
+gboolean pluginInit(GstPlugin *plugin)
+{
+	gst_gpu_handle_init();
+	bindtextdomain(GETTEXT_PACKAGE, LOCALEDIR);
+	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
+	return gst_element_register(plugin, "gpuhandleupload", GST_RANK_NONE,
+				    gst_gpu_handle_upload_get_type()) &&
+	       gst_element_register(plugin, "gpuhandledownload", GST_RANK_NONE,
+				    gst_gpu_handle_download_get_type());
+}
+
+} // namespace
+
+GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, gpuhandle,
+		  "Typed GPU frames across APIs: GpuHandle memory in and out of GStreamer's "
+		  "system, DMABuf, GL and Vulkan memories",
+		  pluginInit, VERSION, "MIT", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

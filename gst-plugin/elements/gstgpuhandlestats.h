@@ -1,0 +1,35 @@
+// Path counters shared by the elements and their read-only `stats` property.
+#pragma once
+
+#include <gpuhandle/execution_path.h>
+
+#include <gst/gst.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace gpuhandle::gst {
+
+// Counted from the streaming thread, read from any thread (the `stats` property), so every
+// field is atomic; reset when the element goes to READY.
+class PathStats
+{
+public:
+	void count(ExecutionPath::Kind path) noexcept;
+	void countFenceWait(std::chrono::nanoseconds waited) noexcept;
+	void reset() noexcept;
+	// A GstStructure named `name` with frames, zero-copy, gpu-copies, cpu-copies, fence-waits
+	// (guint64) and wait-time (GstClockTime, nanoseconds). Transfer full.
+	GstStructure *toStructure(const char *name) const;
+
+private:
+	std::atomic<uint64_t> frames_{ 0 };
+	std::atomic<uint64_t> zeroCopy_{ 0 };
+	std::atomic<uint64_t> gpuCopies_{ 0 };
+	std::atomic<uint64_t> cpuCopies_{ 0 };
+	std::atomic<uint64_t> fenceWaits_{ 0 };
+	std::atomic<uint64_t> waitNs_{ 0 };
+};
+
+} // namespace gpuhandle::gst

@@ -1,0 +1,610 @@
+// gpuhandleupload: system, DMABuf, GL and Vulkan memory in, memory:GpuHandle out.
+#include "gstgpuhandleelements.h"
+#include "gstgpuhandlestats.h"
+
+#include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+#if GPUHANDLE_GST_HAVE_GL
+#include <gst/gpuhandle/gstgpuhandlegl.hpp>
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+#include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
+#endif
+
+#include <gst/base/gstbasetransform.h>
+
+#include <chrono>
+#include <mutex>
+#include <string>
+
+GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_upload_debug);
+#define GST_CAT_DEFAULT gst_gpu_handle_upload_debug
+
+using namespace gpuhandle;
+using namespace gpuhandle::gst;
+
+namespace {
+
+enum Property { PropBackend = 1, PropStorage, PropTimeout, PropStats };
+
+// What the element keeps. Properties are read under `mutex` (set from the application's
+// thread); the rest belongs to the streaming thread between set_caps and stop.
+struct UploadState {
+	std::mutex mutex{};
+	BackendChoice backendChoice = BackendChoice::Auto;
+	StorageChoice storageChoice = StorageChoice::Auto;
+	guint64 timeoutNs = defaultTimeoutNs();
+
+	PathStats stats{};
+	DevicesSlot devices{};
+
+	GstVideoInfo info{};
+	PixelFormat format = PixelFormat::Unknown;
+	BufferMemory input = BufferMemory::System;
+	BackendRef backend{};     // where system memory goes (cpu: wrapped in place)
+	FrameStorage storage = FrameStorage::Buffer;
+	GstBufferPool *pool = nullptr; // frames of `backend` (not for cpu)
+	uint64_t modifier = 0;    // DMA-BUF input: the caps' modifier (linear on 1.22)
+	GstVideoFormat warnedFormat = GST_VIDEO_FORMAT_UNKNOWN; // see warnUnsupportedFormat
+};
+
+} // namespace
+
+struct GstGpuHandleUpload {
+	GstBaseTransform parent;
+	UploadState *state;
+};
+struct GstGpuHandleUploadClass {
+	GstBaseTransformClass parent_class;
+};
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DEFINE_TYPE(GstGpuHandleUpload, gst_gpu_handle_upload, GST_TYPE_BASE_TRANSFORM)
+#pragma GCC diagnostic pop
+
+namespace {
+
+UploadState &stateOf(void *self)
+{
+	return *static_cast<GstGpuHandleUpload *>(self)->state;
+}
+
+// Every memory feature the sink pad takes, in the order caps are offered upstream.
+std::vector<const char *> sinkFeatures()
+{
+	std::vector<const char *> features{ GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
+					    GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY, "memory:DMABuf" };
+#if GPUHANDLE_GST_HAVE_GL
+	features.push_back("memory:GLMemory");
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	features.push_back("memory:VulkanImage");
+#endif
+	return features;
+}
+
+// `caps` with every structure given each of `features` (fields of other memories removed).
+GstCaps *withFeatures(GstCaps *caps, const std::vector<const char *> &features)
+{
+	GstCaps *out = gst_caps_new_empty();
+	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+		for (const char *feature : features) {
+			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
+			gst_structure_remove_fields(s, "texture-target", "drm-format", nullptr);
+			out = gst_caps_merge_structure_full(out, s,
+							    gst_caps_features_new(feature, nullptr));
+		}
+	}
+	return out;
+}
+
+GstCaps *transformCaps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
+		       GstCaps *filter)
+{
+	GstCaps *out = direction == GST_PAD_SINK
+			       ? withFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE })
+			       : withFeatures(caps, sinkFeatures());
+	if (filter) {
+		GstCaps *both = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
+		gst_caps_unref(out);
+		out = both;
+	}
+	GST_TRACE_OBJECT(trans, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
+			 direction == GST_PAD_SINK ? "sink" : "src", static_cast<void *>(caps),
+			 static_cast<void *>(out));
+	return out;
+}
+
+BufferMemory memoryOfCaps(GstCaps *caps)
+{
+	GstCapsFeatures *features = gst_caps_get_features(caps, 0);
+	if (gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_GPU_HANDLE))
+		return BufferMemory::GpuHandle;
+	if (gst_caps_features_contains(features, "memory:DMABuf"))
+		return BufferMemory::DmaBuf;
+	if (gst_caps_features_contains(features, "memory:GLMemory"))
+		return BufferMemory::GlMemory;
+	if (gst_caps_features_contains(features, "memory:VulkanImage"))
+		return BufferMemory::VulkanImage;
+	return BufferMemory::System;
+}
+
+void clearPool(UploadState &s)
+{
+	if (s.pool) {
+		gst_buffer_pool_set_active(s.pool, FALSE);
+		gst_object_unref(s.pool);
+		s.pool = nullptr;
+	}
+}
+
+// The backend system memory goes to: the property's, or for auto the one downstream imports
+// from best (the target hint), else cpu (wrapped in place: no copy at all).
+BackendKind chooseBackend(BackendChoice choice, const std::optional<TargetHint> &hint)
+{
+	if (auto kind = backendKindOf(choice))
+		return *kind;
+	if (!hint)
+		return BackendKind::Cpu;
+	switch (hint->backend) {
+	case BackendKind::OpenGL:
+		// GL imports Vulkan's exportable memory without a copy; its own textures would need
+		// a CPU upload anyway.
+		return BackendKind::Vulkan;
+	case BackendKind::Vulkan:
+	case BackendKind::Cuda:
+	case BackendKind::VaApi:
+		return hint->backend;
+	default:
+		return BackendKind::Cpu;
+	}
+}
+
+FrameStorage chooseStorage(StorageChoice choice, const std::optional<TargetHint> &hint)
+{
+	switch (choice) {
+	case StorageChoice::Buffer:
+		return FrameStorage::Buffer;
+	case StorageChoice::LinearImage:
+		return FrameStorage::LinearImage;
+	case StorageChoice::OptimalImage:
+		return FrameStorage::OptimalImage;
+	case StorageChoice::Auto:
+		break;
+	}
+	return hint ? hint->storage : FrameStorage::Buffer;
+}
+
+gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
+{
+	UploadState &s = stateOf(trans);
+	GstVideoInfo info;
+	if (!gst_video_info_from_caps(&info, incaps)) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("The input is not raw video.")),
+				  ("caps %" GST_PTR_FORMAT, static_cast<void *>(incaps)));
+		return FALSE;
+	}
+	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
+	if (!format.ok()) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("The video format is not supported by gpuhandle.")),
+				  ("%s", format.error().message().c_str()));
+		return FALSE;
+	}
+	s.info = info;
+	s.format = *format;
+	s.input = memoryOfCaps(incaps);
+	clearPool(s);
+	s.backend.reset();
+	gst_base_transform_set_passthrough(trans, s.input == BufferMemory::GpuHandle);
+	if (s.input == BufferMemory::DmaBuf) {
+		Result<DmaDrmInfo> drm = dmaDrmInfoFromCaps(incaps);
+		s.modifier = drm.ok() ? drm->modifier : 0;
+	}
+	GST_DEBUG_OBJECT(trans, "%s %s input -> %" GST_PTR_FORMAT, bufferMemoryName(s.input),
+			 pixelFormatName(s.format), static_cast<void *>(outcaps));
+	return TRUE;
+}
+
+// Opens the backend system memory goes to and a pool of its frames; posts the element error.
+bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
+{
+	UploadState &s = stateOf(trans);
+	BackendChoice choice;
+	StorageChoice storageChoice;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		choice = s.backendChoice;
+		storageChoice = s.storageChoice;
+	}
+	const std::optional<TargetHint> hint = findTargetHint(query);
+	BackendKind kind = chooseBackend(choice, hint);
+	FrameStorage storage = chooseStorage(storageChoice, hint);
+	DeviceSetRef devices = ensureDevices(GST_ELEMENT_CAST(trans), s.devices);
+	Result<BackendRef> backend = devices->backend(kind);
+	if (!backend.ok() && choice == BackendChoice::Auto && kind != BackendKind::Cpu) {
+		GST_INFO_OBJECT(trans, "auto: %s did not open (%s); using cpu", backendKindName(kind),
+				backend.error().message().c_str());
+		kind = BackendKind::Cpu;
+		backend = devices->backend(kind);
+	}
+	if (!backend.ok()) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, NOT_FOUND,
+				  (_("The gpuhandle backend \"%s\" is not available."),
+				   backendKindName(kind)),
+				  ("%s", backend.error().message().c_str()));
+		return false;
+	}
+	// cpu frames wrap the input in place; the others copy into pooled frames, which need
+	// the format in the chosen storage (auto falls back to a buffer, which every format has).
+	if (kind != BackendKind::Cpu && !(*backend)->supportsFormat(s.format, storage) &&
+	    storageChoice == StorageChoice::Auto)
+		storage = FrameStorage::Buffer;
+	if (kind != BackendKind::Cpu && !(*backend)->supportsFormat(s.format, storage)) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("The gpuhandle backend \"%s\" cannot hold %s frames."),
+				   backendKindName(kind), pixelFormatName(s.format)),
+				  ("no %s storage for %s on %s", frameStorageName(storage),
+				   pixelFormatName(s.format), (*backend)->deviceInfo().name.c_str()));
+		return false;
+	}
+	s.backend = *backend;
+	s.storage = storage;
+	GST_INFO_OBJECT(trans, "system memory goes to %s (%s, %s)%s", backendKindName(kind),
+			(*backend)->deviceInfo().name.c_str(),
+			kind == BackendKind::Cpu ? "wrapped in place" : frameStorageName(storage),
+			hint ? " following downstream's target hint" : "");
+	if (kind == BackendKind::Cpu)
+		return true;
+	GstCaps *outcaps = nullptr;
+	gst_query_parse_allocation(query, &outcaps, nullptr);
+	s.pool = bufferPoolNew(s.backend, storage);
+	GstStructure *config = gst_buffer_pool_get_config(s.pool);
+	gst_buffer_pool_config_set_params(config, outcaps, 0, 2, 0);
+	if (!gst_buffer_pool_set_config(s.pool, config) ||
+	    !gst_buffer_pool_set_active(s.pool, TRUE)) {
+		clearPool(s);
+		GST_ELEMENT_ERROR(trans, RESOURCE, NO_SPACE_LEFT,
+				  (_("Could not allocate gpuhandle frames.")),
+				  ("a pool of %s %s frames on %s did not start",
+				   frameStorageName(storage), pixelFormatName(s.format),
+				   backendKindName(kind)));
+		return false;
+	}
+	return true;
+}
+
+gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
+{
+	UploadState &s = stateOf(trans);
+	clearPool(s);
+	// Our buffers come from our own frames (or wrap the input); downstream's pools hold other
+	// memory, so none is used.
+	while (gst_query_get_n_allocation_pools(query) > 0)
+		gst_query_remove_nth_allocation_pool(query, 0);
+	if (s.input != BufferMemory::System)
+		return TRUE;
+	return prepareBackend(trans, query) ? TRUE : FALSE;
+}
+
+gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *decideQuery, GstQuery *query)
+{
+	(void)trans;
+	(void)decideQuery;
+	// Upstream may give any layout: the video meta says it, and a sync meta says when to read.
+	gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+	gst_query_add_allocation_meta(query, GST_GPU_HANDLE_SYNC_META_API_TYPE, nullptr);
+	return TRUE;
+}
+
+void copyMetadata(GstBuffer *out, GstBuffer *in)
+{
+	gst_buffer_copy_into(out, in, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
+	const guint flags = GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT |
+			    GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE | GST_BUFFER_FLAG_MARKER |
+			    GST_BUFFER_FLAG_HEADER;
+	GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAGS(in) & flags);
+}
+
+// The input as a frame, without a copy; its backend is where the memory lives.
+Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &backend)
+{
+	UploadState &s = stateOf(trans);
+	switch (s.input) {
+	case BufferMemory::DmaBuf: {
+		DeviceSetRef devices = ensureDevices(GST_ELEMENT_CAST(trans), s.devices);
+		Result<BackendRef> fd = devices->backend(BackendKind::Fd);
+		if (!fd.ok())
+			return std::move(fd).error();
+		backend = *fd;
+		return frameFromFdBuffer(inbuf, s.info, s.modifier);
+	}
+#if GPUHANDLE_GST_HAVE_GL
+	case BufferMemory::GlMemory: {
+		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
+		Result<BackendRef> gl =
+			glBackendFor(reinterpret_cast<GstGLBaseMemory *>(mem)->context);
+		if (!gl.ok())
+			return std::move(gl).error();
+		backend = *gl;
+		return frameFromGlBuffer(inbuf, s.info);
+	}
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	case BufferMemory::VulkanImage: {
+		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
+		Result<BackendRef> vk =
+			vulkanBackendFor(reinterpret_cast<GstVulkanImageMemory *>(mem)->device);
+		if (!vk.ok())
+			return std::move(vk).error();
+		backend = *vk;
+		return frameFromVulkanBuffer(inbuf, s.info);
+	}
+#endif
+	default:
+		backend = s.backend;
+		return frameFromSystemBuffer(inbuf, s.info, MapAccess::Read);
+	}
+}
+
+// System memory into a pooled frame of the backend: one CPU copy.
+GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &input,
+			   GstBuffer **outbuf)
+{
+	UploadState &s = stateOf(trans);
+	WaitDuration timeout;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		timeout = std::chrono::duration_cast<WaitDuration>(
+			std::chrono::nanoseconds(s.timeoutNs));
+	}
+	GstBuffer *out = nullptr;
+	GstFlowReturn ret = gst_buffer_pool_acquire_buffer(s.pool, &out, nullptr);
+	if (ret != GST_FLOW_OK)
+		return ret;
+	Result<Frame> frame = frameFromBuffer(out);
+	Result<CpuMapping> dst = frame.ok() ? s.backend->map(*frame, MapAccess::Write, timeout)
+					    : Result<CpuMapping>(frame.error());
+	Result<CpuMapping> src = mapFrame(input, MapAccess::Read, timeout);
+	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
+	if (!dst.ok() || !src.ok() || !formatInfo.ok()) {
+		const Error &why = !dst.ok() ? dst.error() : !src.ok() ? src.error() : formatInfo.error();
+		gst_buffer_unref(out);
+		GST_ELEMENT_ERROR(trans, RESOURCE, WRITE,
+				  (_("Could not write the frame into gpuhandle memory.")),
+				  ("%s", why.message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	uint8_t *dstPlanes[4]{};
+	const uint8_t *srcPlanes[4]{};
+	uint32_t dstStrides[4]{}, srcStrides[4]{};
+	for (uint32_t p = 0; p < dst->numPlanes(); ++p) {
+		dstPlanes[p] = dst->data(p);
+		dstStrides[p] = dst->stride(p);
+		srcPlanes[p] = src->data(p);
+		srcStrides[p] = src->stride(p);
+	}
+	copyPlaneRows(dstPlanes, dstStrides, srcPlanes, srcStrides, **formatInfo,
+		      static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info)),
+		      static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info)));
+	Status ended = dst->unmap();
+	if (!ended.ok()) {
+		gst_buffer_unref(out);
+		GST_ELEMENT_ERROR(trans, RESOURCE, WRITE,
+				  (_("Could not write the frame into gpuhandle memory.")),
+				  ("%s", ended.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	copyMetadata(out, inbuf);
+	s.stats.count(ExecutionPath::Kind::CpuCopy);
+	*outbuf = out;
+	return GST_FLOW_OK;
+}
+
+GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer **outbuf)
+{
+	UploadState &s = stateOf(trans);
+	if (gst_base_transform_is_passthrough(trans)) {
+		*outbuf = inbuf;
+		return GST_FLOW_OK;
+	}
+	if (s.input == BufferMemory::System && !s.backend) {
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION, (_("The element was not negotiated.")),
+				  ("no allocation query reached gpuhandleupload"));
+		return GST_FLOW_NOT_NEGOTIATED;
+	}
+	BackendRef backend;
+	Result<Frame> frame = wrapInput(trans, inbuf, backend);
+	if (!frame.ok()) {
+		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,
+				  (_("An input buffer could not be used as a video frame.")),
+				  ("%s input: %s", bufferMemoryName(s.input),
+				   frame.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	if (s.pool)
+		return copyIntoPool(trans, inbuf, *frame, outbuf);
+	GstBuffer *out = bufferFromFrame(*frame, backend);
+	if (!out) {
+		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,
+				  (_("An input buffer could not be used as a video frame.")),
+				  ("no GstVideoFormat for %s", pixelFormatName(frame->format())));
+		return GST_FLOW_ERROR;
+	}
+	if (!frame->acquire().isNoop() || !frame->release().isNone())
+		addSyncMeta(out, frame->acquire(), frame->release());
+	copyMetadata(out, inbuf);
+	s.stats.count(ExecutionPath::Kind::ZeroCopy);
+	*outbuf = out;
+	return GST_FLOW_OK;
+}
+
+GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
+{
+	// prepare_output_buffer did the work: the output wraps or holds the frame already.
+	return GST_FLOW_OK;
+}
+
+gboolean stop(GstBaseTransform *trans)
+{
+	UploadState &s = stateOf(trans);
+	clearPool(s);
+	s.backend.reset();
+	return TRUE;
+}
+
+gboolean start(GstBaseTransform *trans)
+{
+	stateOf(trans).stats.reset();
+	return TRUE;
+}
+
+gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
+{
+	if (handleDevicesQuery(q, stateOf(trans).devices))
+		return TRUE;
+	if (direction == GST_PAD_SINK && GST_QUERY_TYPE(q) == GST_QUERY_CAPS)
+		warnUnsupportedFormat(GST_ELEMENT_CAST(trans), q, stateOf(trans).warnedFormat);
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)
+		->query(trans, direction, q);
+}
+
+void setContext(GstElement *element, GstContext *context)
+{
+	handleDevicesSetContext(context, stateOf(element).devices);
+	GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->set_context(element, context);
+}
+
+void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+	UploadState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropBackend:
+		s.backendChoice = static_cast<BackendChoice>(g_value_get_enum(value));
+		break;
+	case PropStorage:
+		s.storageChoice = static_cast<StorageChoice>(g_value_get_enum(value));
+		break;
+	case PropTimeout:
+		s.timeoutNs = g_value_get_uint64(value);
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+	UploadState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropBackend:
+		g_value_set_enum(value, static_cast<int>(s.backendChoice));
+		break;
+	case PropStorage:
+		g_value_set_enum(value, static_cast<int>(s.storageChoice));
+		break;
+	case PropTimeout:
+		g_value_set_uint64(value, s.timeoutNs);
+		break;
+	case PropStats:
+		g_value_take_boxed(value, s.stats.toStructure("gpuhandleupload-stats"));
+		break;
+	default:
+		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void finalize(GObject *object)
+{
+	auto *self = static_cast<GstGpuHandleUpload *>(static_cast<void *>(object));
+	clearPool(*self->state);
+	delete self->state;
+	self->state = nullptr;
+	G_OBJECT_CLASS(gst_gpu_handle_upload_parent_class)->finalize(object);
+}
+
+} // namespace
+
+static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
+{
+	GObjectClass *object = G_OBJECT_CLASS(klass);
+	object->set_property = setProperty;
+	object->get_property = getProperty;
+	object->finalize = finalize;
+	const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+						    GST_PARAM_MUTABLE_READY);
+	g_object_class_install_property(
+		object, PropBackend,
+		g_param_spec_enum("backend", "Backend",
+				  "Where system memory goes: wrapped in place (cpu), copied into "
+				  "pooled frames of the named API, or (auto) what downstream "
+				  "imports best. Native memories are always wrapped in place.",
+				  backendChoiceType(), static_cast<int>(BackendChoice::Auto),
+				  flags));
+	g_object_class_install_property(
+		object, PropStorage,
+		g_param_spec_enum("storage", "Storage",
+				  "How pooled frames are stored: one buffer, or images per plane "
+				  "(auto: what downstream imports without a copy, else a buffer)",
+				  storageChoiceType(), static_cast<int>(StorageChoice::Auto), flags));
+	g_object_class_install_property(
+		object, PropTimeout,
+		g_param_spec_uint64("timeout", "Timeout",
+				    "Longest wait for a frame's fence or a device, in nanoseconds",
+				    1, G_MAXUINT64, defaultTimeoutNs(), flags));
+	g_object_class_install_property(
+		object, PropStats,
+		g_param_spec_boxed("stats", "Statistics",
+				   "Frames and the paths they took: frames, zero-copy, gpu-copies, "
+				   "cpu-copies, fence-waits, wait-time (ns)",
+				   GST_TYPE_STRUCTURE,
+				   static_cast<GParamFlags>(G_PARAM_READABLE |
+							    G_PARAM_STATIC_STRINGS)));
+
+	GstElementClass *element = GST_ELEMENT_CLASS(klass);
+	element->set_context = setContext;
+	gst_element_class_set_static_metadata(
+		element, "gpuhandle upload", "Filter/Video/Hardware",
+		"Wraps system, DMABuf, GL and Vulkan memory as gpuhandle frames "
+		"(memory:GpuHandle) without a copy, or copies system memory into a gpuhandle "
+		"backend's pooled frames",
+		"gpuhandle developers");
+	GstCaps *sinkCaps = gst_caps_new_empty();
+	for (const char *feature : sinkFeatures())
+		gst_caps_append(sinkCaps, templateCaps(feature));
+	gst_element_class_add_pad_template(
+		element, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sinkCaps));
+	gst_caps_unref(sinkCaps);
+	GstCaps *srcCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
+	gst_element_class_add_pad_template(
+		element, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, srcCaps));
+	gst_caps_unref(srcCaps);
+
+	GstBaseTransformClass *base = GST_BASE_TRANSFORM_CLASS(klass);
+	base->passthrough_on_same_caps = TRUE;
+	base->transform_caps = transformCaps;
+	base->set_caps = setCaps;
+	base->decide_allocation = decideAllocation;
+	base->propose_allocation = proposeAllocation;
+	base->prepare_output_buffer = prepareOutputBuffer;
+	base->transform = transform;
+	base->start = start;
+	base->stop = stop;
+	base->query = query;
+	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_upload_debug, "gpuhandleupload", 0,
+				"gpuhandle upload");
+}
+
+static void gst_gpu_handle_upload_init(GstGpuHandleUpload *self)
+{
+	self->state = new UploadState();
+}

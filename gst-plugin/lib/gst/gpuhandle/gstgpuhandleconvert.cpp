@@ -1,0 +1,599 @@
+// GstBuffer <-> Frame for system memory, GstFdMemory and GstDmaBufMemory.
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlememory.h>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+
+#include <gpuhandle/format_mappings.h>
+
+#include <array>
+#include <cerrno>
+#include <cinttypes>
+#include <cstring>
+#include <fcntl.h>
+#include <memory>
+#include <mutex>
+#include <unistd.h>
+#include <utility>
+
+#include <gst/allocators/allocators.h>
+#if GPUHANDLE_GST_HAVE_GL
+#include <gst/gl/gl.h>
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+#include <gst/vulkan/vulkan.h>
+#endif
+
+GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_convert_debug);
+#define GST_CAT_DEFAULT gst_gpu_handle_convert_debug
+
+using namespace gpuhandle;
+
+namespace {
+
+// Allocator type names of memories whose library gpuhandle does not link: GStreamer 1.22's
+// GST_CUDA_MEMORY_TYPE_NAME (gst/cuda/gstcudamemory.h) and GST_ALLOCATOR_VASURFACE
+// (gst/va/gstvaallocator.h). The VA plugin's DMA-BUF allocator makes GstDmaBufMemory.
+constexpr const char *kCudaMemoryType = "gst.cuda.memory";
+constexpr const char *kVaMemoryType = "VAMemory";
+// What a GstBuffer holds at most (gst_buffer_get_max_memory(), a constant of GStreamer's ABI).
+constexpr guint kMaxMemories = 16;
+
+GstAllocator *gDmaBufAllocator = nullptr; // made once by initOnce(), never freed
+GstAllocator *gFdAllocator = nullptr;
+
+void initOnce()
+{
+	static std::once_flag once;
+	std::call_once(once, [] {
+		gst_gpu_handle_init();
+		GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_convert_debug, "gpuhandleconvert", 0,
+					"gpuhandle buffer conversions");
+		gDmaBufAllocator = gst_dmabuf_allocator_new();
+		gFdAllocator = gst_fd_allocator_new();
+		// Held for the process's life, like registered allocators: not a leak.
+		GST_OBJECT_FLAG_SET(gDmaBufAllocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+		GST_OBJECT_FLAG_SET(gFdAllocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
+	});
+}
+
+bool hasMemType(GstMemory *mem, const char *type)
+{
+	return mem->allocator && mem->allocator->mem_type &&
+	       std::strcmp(mem->allocator->mem_type, type) == 0;
+}
+
+gst::BufferMemory memoryKindOf(GstMemory *mem)
+{
+	using gst::BufferMemory;
+	if (gst_is_gpu_handle_memory(mem))
+		return BufferMemory::GpuHandle;
+#if GPUHANDLE_GST_HAVE_GL
+	if (gst_is_gl_memory(mem))
+		return BufferMemory::GlMemory;
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+	if (gst_is_vulkan_image_memory(mem))
+		return BufferMemory::VulkanImage;
+#endif
+	if (hasMemType(mem, kCudaMemoryType))
+		return BufferMemory::CudaMemory;
+	if (hasMemType(mem, kVaMemoryType))
+		return BufferMemory::VaMemory;
+	// GstDmaBufAllocator derives from GstFdAllocator: ask about DMA-BUFs first.
+	if (gst_is_dmabuf_memory(mem))
+		return BufferMemory::DmaBuf;
+	if (gst_is_fd_memory(mem))
+		return BufferMemory::Fd;
+	return BufferMemory::System;
+}
+
+const char *memTypeOf(GstMemory *mem)
+{
+	return mem && mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type
+								 : "typeless";
+}
+
+GstMapFlags mapFlagsOf(MapAccess access)
+{
+	switch (access) {
+	case MapAccess::Read: return GST_MAP_READ;
+	case MapAccess::Write: return GST_MAP_WRITE;
+	case MapAccess::ReadWrite: break;
+	}
+	return static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_WRITE);
+}
+
+// The anchor of a frame over mapped system memory: the GstVideoFrame map, which also holds a
+// reference to the buffer (gst_video_frame_map() takes one; the unmap drops it).
+struct VideoFrameAnchor final : KeepAlive {
+	~VideoFrameAnchor() override
+	{
+		if (mapped)
+			gst_video_frame_unmap(&frame);
+	}
+	GstVideoFrame frame{};
+	bool mapped = false;
+};
+
+// The anchor of a frame over fd memories: the buffer reference (the producer's pool slot) and
+// the frame's own duplicates of the memories' fds, closed when the last copy of the frame goes.
+struct FdBufferAnchor final : KeepAlive {
+	explicit FdBufferAnchor(GstBuffer *b) : buffer(gst_buffer_ref(b)) {}
+	~FdBufferAnchor() override { gst_buffer_unref(buffer); }
+	GstBuffer *buffer;
+	std::array<UniqueFd, 4> fds{};
+};
+
+Frame withSyncOf(Frame frame, GstBuffer *buffer)
+{
+	if (GstGpuHandleSyncMeta *meta = gst_buffer_get_gpu_handle_sync_meta(buffer)) {
+		frame.setAcquire(gst::syncMetaAcquire(meta));
+		frame.setRelease(gst::syncMetaRelease(meta));
+	}
+	return frame;
+}
+
+// Where plane `p` of `layout` lies: memory `index`, `skip` bytes into it. InvalidArgument when
+// its rows run past that memory (GStreamer maps a plane from one memory).
+Status findPlaneMemory(GstBuffer *buffer, const FrameLayout &layout, const PixelFormatInfo &pf,
+		       uint32_t p, guint &index, gsize &skip)
+{
+	const PlaneLayout &plane = layout.planes[p];
+	guint length = 0;
+	if (!gst_buffer_find_memory(buffer, static_cast<gsize>(plane.offset), 1, &index, &length,
+				    &skip))
+		return Error::format(ErrorCode::InvalidArgument, "buffer",
+				     "Plane %u starts at byte %" PRIu64
+				     ", outside the buffer's memories.",
+				     p, plane.offset);
+	GstMemory *mem = gst_buffer_peek_memory(buffer, index);
+	const uint64_t end = skip + uint64_t{ plane.stride } * (plane.height - 1) +
+			     pf.planes[p].rowBytes(layout.width);
+	if (end > mem->size)
+		return Error::format(ErrorCode::InvalidArgument, "buffer",
+				     "Plane %u runs to byte %" PRIu64
+				     " of memory %u, which holds %" G_GSIZE_FORMAT
+				     " bytes: a plane must lie in one memory.",
+				     p, end, index, mem->size);
+	return {};
+}
+
+Result<int> dupFd(int fd, std::array<UniqueFd, 4> &fds, uint32_t slot)
+{
+	fds[slot].reset(fcntl(fd, F_DUPFD_CLOEXEC, 0));
+	if (!fds[slot].isValid())
+		return Error::format(ErrorCode::Io, "fd", "Duplicating fd %d failed: %s.", fd,
+				     std::strerror(errno));
+	return fds[slot].get();
+}
+
+} // namespace
+
+namespace gpuhandle::gst {
+
+const char *bufferMemoryName(BufferMemory memory) noexcept
+{
+	switch (memory) {
+	case BufferMemory::System: return "system";
+	case BufferMemory::Fd: return "fd";
+	case BufferMemory::DmaBuf: return "dmabuf";
+	case BufferMemory::GpuHandle: return "gpuhandle";
+	case BufferMemory::GlMemory: return "gl";
+	case BufferMemory::VulkanImage: return "vulkan-image";
+	case BufferMemory::CudaMemory: return "cuda";
+	case BufferMemory::VaMemory: return "va";
+	case BufferMemory::Mixed: return "mixed";
+	}
+	return "unknown";
+}
+
+BufferMemory bufferMemoryOf(GstBuffer *buffer)
+{
+	initOnce();
+	const guint n = buffer ? gst_buffer_n_memory(buffer) : 0;
+	if (n == 0)
+		return BufferMemory::System;
+	const BufferMemory first = memoryKindOf(gst_buffer_peek_memory(buffer, 0));
+	for (guint i = 1; i < n; i++)
+		if (memoryKindOf(gst_buffer_peek_memory(buffer, i)) != first)
+			return BufferMemory::Mixed;
+	return first;
+}
+
+Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info, MapAccess access)
+{
+	initOnce();
+	if (!buffer)
+		return Error(ErrorCode::NullHandle, "buffer", "The buffer is null.");
+	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
+	if (!format)
+		return std::move(format).error();
+	Result<FrameLayout> layout = bufferLayout(buffer, info);
+	if (!layout)
+		return std::move(layout).error();
+	if (access != MapAccess::Read && !gst_buffer_is_writable(buffer))
+		return Error(
+			ErrorCode::InvalidArgument, "buffer",
+			"The buffer is shared (not writable), so it cannot be mapped for writing.");
+	auto anchor = std::make_shared<VideoFrameAnchor>();
+	GstVideoInfo mapInfo = info; // gst_video_frame_map() takes a non-const info
+	if (!gst_video_frame_map(&anchor->frame, &mapInfo, buffer, mapFlagsOf(access)))
+		return Error::format(
+			ErrorCode::InvalidArgument, "buffer",
+			"gst_video_frame_map() failed on the %s %dx%d buffer (memories of "
+			"type %s that do not map on the CPU?).",
+			gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
+			GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info),
+			memTypeOf(gst_buffer_peek_memory(buffer, 0)));
+	anchor->mapped = true;
+	const PixelFormatInfo &pf = **pixelFormatInfo(*format);
+	CpuPlanesDesc desc;
+	desc.numPlanes = pf.numPlanes;
+	for (uint32_t p = 0; p < pf.numPlanes; p++) {
+		desc.planes[p].data = anchor->frame.data[p];
+		desc.planes[p].stride = static_cast<uint32_t>(anchor->frame.info.stride[p]);
+		desc.planes[p].rows = pf.planes[p].rows(layout->height);
+	}
+	desc.anchor = anchor;
+	Result<CpuPlanes> planes = CpuPlanes::create(std::move(desc));
+	if (!planes)
+		return std::move(planes).error();
+	Result<Frame> frame = Frame::wrap(*format, layout->width, layout->height,
+					  colorimetryOf(info), std::move(*planes));
+	if (!frame)
+		return std::move(frame).error();
+	return withSyncOf(std::move(*frame), buffer);
+}
+
+GstBuffer *sourceBufferOf(const Frame &frame)
+{
+	if (frame.numResources() != 1)
+		return nullptr;
+	const CpuPlanes *planes = frame.resource(0).get<CpuPlanes>();
+	if (!planes)
+		return nullptr;
+	const auto *anchor = dynamic_cast<const VideoFrameAnchor *>(planes->desc().anchor.get());
+	if (!anchor || !anchor->mapped)
+		return nullptr;
+	return gst_buffer_ref(anchor->frame.buffer);
+}
+
+Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info, uint64_t modifier)
+{
+	initOnce();
+	if (!buffer)
+		return Error(ErrorCode::NullHandle, "buffer", "The buffer is null.");
+	const BufferMemory kind = bufferMemoryOf(buffer);
+	if (kind != BufferMemory::DmaBuf && kind != BufferMemory::Fd)
+		return Error::format(
+			ErrorCode::WrongKind, "buffer.memory",
+			"The buffer holds %s memory (memory 0 is of type %s), not fd or "
+			"DMA-BUF memories only.",
+			bufferMemoryName(kind), memTypeOf(gst_buffer_peek_memory(buffer, 0)));
+	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
+	if (!format)
+		return std::move(format).error();
+	Result<FrameLayout> layout = bufferLayout(buffer, info);
+	if (!layout)
+		return std::move(layout).error();
+	const PixelFormatInfo &pf = **pixelFormatInfo(*format);
+	if (gst_buffer_n_memory(buffer) > kMaxMemories)
+		return Error::format(ErrorCode::InvalidArgument, "buffer.memory",
+				     "The buffer has %u memories, more than GStreamer allows (%u).",
+				     gst_buffer_n_memory(buffer), kMaxMemories);
+	const bool dmaBuf = kind == BufferMemory::DmaBuf;
+	uint32_t fourcc = 0;
+	if (dmaBuf) {
+		Result<uint32_t> drm = toApiFormat(FormatApi::DrmFourcc, *format);
+		if (!drm)
+			return Error::format(
+				ErrorCode::NotSupported, "format",
+				"%s has no DRM fourcc, so its DMA-BUF cannot be described.",
+				pf.name);
+		fourcc = *drm;
+	}
+
+	auto anchor = std::make_shared<FdBufferAnchor>(buffer);
+	// Each memory that holds a plane becomes a part (a DMA-BUF object, or a ShmFd resource),
+	// in plane order; DMA-BUF memories sharing one fd are one object.
+	std::array<int, kMaxMemories> partOfMemory{};
+	partOfMemory.fill(-1);
+	std::array<int, 4> partFd{};
+	std::array<guint, 4> partMemory{};
+	uint32_t parts = 0;
+	DmaBufDesc dmaDesc;
+	FrameDesc desc;
+	desc.format = *format;
+	desc.width = layout->width;
+	desc.height = layout->height;
+	desc.colorimetry = colorimetryOf(info);
+	desc.numPlanes = pf.numPlanes;
+	for (uint32_t p = 0; p < pf.numPlanes; p++) {
+		guint index = 0;
+		gsize skip = 0;
+		if (Status found = findPlaneMemory(buffer, *layout, pf, p, index, skip); !found)
+			return std::move(found).error();
+		GstMemory *mem = gst_buffer_peek_memory(buffer, index);
+		const int fd = gst_fd_memory_get_fd(mem);
+		int part = partOfMemory[index];
+		for (uint32_t i = 0; part < 0 && dmaBuf && i < parts; i++)
+			if (partFd[i] == fd)
+				part = static_cast<int>(i);
+		if (part < 0) {
+			if (parts == 4)
+				return Error::format(ErrorCode::InvalidArgument, "buffer.memory",
+						     "The planes lie in more than 4 memories.");
+			part = static_cast<int>(parts);
+			partFd[parts] = fd;
+			partMemory[parts] = index;
+			parts++;
+		}
+		partOfMemory[index] = part;
+		const uint32_t stride = layout->planes[p].stride;
+		if (dmaBuf) {
+			// A DMA-BUF object starts at the fd's byte 0: the memory's own offset goes
+			// into the plane's.
+			dmaDesc.planes[p] = { static_cast<uint32_t>(part), mem->offset + skip,
+					      stride };
+			desc.planes[p] = { 0, static_cast<uint32_t>(part), mem->offset + skip,
+					   stride };
+		} else {
+			desc.planes[p] = { static_cast<uint32_t>(part), 0, skip, stride };
+		}
+	}
+
+	for (uint32_t i = 0; i < parts; i++) {
+		Result<int> fd = dupFd(partFd[i], anchor->fds, i);
+		if (!fd)
+			return std::move(fd).error();
+		SharedFd shared = SharedFd::borrow(*fd, anchor);
+		GstMemory *mem = gst_buffer_peek_memory(buffer, partMemory[i]);
+		if (dmaBuf) {
+			// The object spans what the memories of this fd can reach.
+			uint64_t size = 0;
+			for (guint m = 0; m < gst_buffer_n_memory(buffer); m++) {
+				GstMemory *other = gst_buffer_peek_memory(buffer, m);
+				gsize maxsize = 0;
+				gst_memory_get_sizes(other, nullptr, &maxsize);
+				if (gst_fd_memory_get_fd(other) == partFd[i] && maxsize > size)
+					size = maxsize;
+			}
+			dmaDesc.objects[i] = { std::move(shared), size };
+			continue;
+		}
+		Result<ShmFd> shm = ShmFd::create({ std::move(shared), mem->offset, mem->size, 0 });
+		if (!shm)
+			return std::move(shm).error();
+		desc.resources[i] = std::move(*shm);
+	}
+	if (dmaBuf) {
+		dmaDesc.fourcc = fourcc;
+		dmaDesc.modifier = modifier;
+		dmaDesc.width = layout->width;
+		dmaDesc.height = layout->height;
+		dmaDesc.numObjects = parts;
+		dmaDesc.numPlanes = pf.numPlanes;
+		Result<DmaBuf> resource = DmaBuf::create(std::move(dmaDesc));
+		if (!resource)
+			return std::move(resource).error();
+		desc.resources[0] = std::move(*resource);
+		desc.numResources = 1;
+	} else {
+		desc.numResources = parts;
+	}
+	Result<Frame> frame = Frame::create(std::move(desc));
+	if (!frame)
+		return std::move(frame).error();
+	return withSyncOf(std::move(*frame), buffer);
+}
+
+} // namespace gpuhandle::gst
+
+namespace {
+
+// What the memories of a system buffer share: the frame's CPU mapping, with its copy of the
+// frame (so the frame's anchors and memory live). When the last memory goes nobody can read the
+// bytes any more: the mapping ends and the frame's release gate is signalled.
+struct MappedFrame {
+	MappedFrame(CpuMapping m, ReleaseGate r) : mapping(std::move(m)), release(std::move(r)) {}
+	MappedFrame(const MappedFrame &) = delete;
+	MappedFrame &operator=(const MappedFrame &) = delete;
+	~MappedFrame()
+	{
+		if (Status ended = mapping.unmap(); !ended)
+			GST_WARNING("Ending the CPU mapping of a frame failed: %s",
+				    ended.error().message().c_str());
+		if (release.isNone())
+			return;
+		if (Status signalled = release.signal(); !signalled)
+			GST_WARNING("Signalling the frame's release gate failed: %s",
+				    signalled.error().message().c_str());
+	}
+	CpuMapping mapping;
+	ReleaseGate release;
+};
+using MappedFrameRef = std::shared_ptr<MappedFrame>;
+
+void dropMappedFrame(gpointer data)
+{
+	delete static_cast<MappedFrameRef *>(data);
+}
+
+// fd memories keep a copy of their frame: its fds may be borrowed from a producer (a pool slot
+// held through an anchor) that must not be reused while GStreamer still reads the memory.
+using FrameRef = std::shared_ptr<const Frame>;
+
+void dropFrame(gpointer data)
+{
+	delete static_cast<FrameRef *>(data);
+}
+
+GQuark frameQuark()
+{
+	static const GQuark quark = g_quark_from_static_string("GstGpuHandleFrame");
+	return quark;
+}
+
+bool everyResource(const Frame &frame, ResourceKind a, ResourceKind b = ResourceKind::None)
+{
+	for (uint32_t r = 0; r < frame.numResources(); r++)
+		if (frame.resource(r).kind() != a && frame.resource(r).kind() != b)
+			return false;
+	return true;
+}
+
+// The GstVideoMeta of a buffer whose memories start at starts[resource][subresource].
+Status addVideoMeta(GstBuffer *buffer, const Frame &frame, GstVideoFormat format,
+		    const std::array<std::array<gsize, 4>, 4> &starts)
+{
+	std::array<gsize, GST_VIDEO_MAX_PLANES> offsets{};
+	std::array<gint, GST_VIDEO_MAX_PLANES> strides{};
+	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
+		const PlaneView &view = frame.plane(p);
+		if (view.stride == 0 || view.stride > G_MAXINT)
+			return Error::format(
+				ErrorCode::NotSupported, "planes",
+				"Plane %u of the %s frame has no CPU stride (%u): an opaque "
+				"layout has no GstVideoMeta.",
+				p, pixelFormatName(frame.format()), view.stride);
+		offsets[p] =
+			starts[view.resource][view.subresource] + static_cast<gsize>(view.offset);
+		strides[p] = static_cast<gint>(view.stride);
+	}
+	gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, format, frame.width(),
+				       frame.height(), frame.numPlanes(), offsets.data(),
+				       strides.data());
+	return {};
+}
+
+void keepFrame(GstMemory *mem, const FrameRef &frame)
+{
+	gst_mini_object_set_qdata(&mem->mini_object, frameQuark(), new FrameRef(frame), dropFrame);
+}
+
+// A GstFdMemory (or GstDmaBufMemory) over a duplicate of `fd`, showing `size` bytes from
+// `offset`; the memory owns and closes the duplicate.
+Result<GstMemory *> fdMemory(const SharedFd &fd, uint64_t offset, uint64_t size, bool dmaBuf)
+{
+	UniqueFd copy = fd.dup();
+	if (!copy.isValid())
+		return Error::format(ErrorCode::Io, "fd", "Duplicating fd %d failed: %s.", fd.get(),
+				     std::strerror(errno));
+	const gsize total = static_cast<gsize>(offset + size);
+	GstMemory *mem = dmaBuf ? gst_dmabuf_allocator_alloc(gDmaBufAllocator, copy.get(), total)
+				: gst_fd_allocator_alloc(gFdAllocator, copy.get(), total,
+							 GST_FD_MEMORY_FLAG_NONE);
+	if (!mem)
+		return Error::format(ErrorCode::Io, "fd", "GStreamer made no memory for fd %d.",
+				     fd.get());
+	(void)copy.release(); // the memory closes it now
+	if (offset)
+		gst_memory_resize(mem, static_cast<gssize>(offset), static_cast<gsize>(size));
+	return mem;
+}
+
+} // namespace
+
+namespace gpuhandle::gst {
+
+Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable, WaitDuration timeout)
+{
+	initOnce();
+	for (uint32_t r = 0; r < frame.numResources(); r++) {
+		const ResourceKind kind = frame.resource(r).kind();
+		if (kind != ResourceKind::CpuBytes && kind != ResourceKind::CpuPlanes &&
+		    kind != ResourceKind::ShmFd)
+			return Error::format(
+				ErrorCode::WrongKind, "frame.resources",
+				"Resource %u of the frame is a %s; system memory wraps "
+				"CpuBytes, CpuPlanes and ShmFd resources only (others are "
+				"mapped or copied by their backend).",
+				r, resourceKindName(kind));
+	}
+	Result<GstVideoFormat> format = videoFormatOf(frame.format());
+	if (!format)
+		return std::move(format).error();
+	// Waits for the acquire point: system-memory consumers read as soon as they get the buffer.
+	Result<CpuMapping> mapped =
+		mapFrame(frame, writable ? MapAccess::ReadWrite : MapAccess::Read, timeout);
+	if (!mapped)
+		return std::move(mapped).error();
+	auto holder = std::make_shared<MappedFrame>(std::move(*mapped), frame.release());
+	const CpuMapping &mapping = holder->mapping;
+	GstBuffer *buffer = gst_buffer_new();
+	std::array<std::array<gsize, 4>, 4> starts{};
+	std::array<std::array<bool, 4>, 4> made{};
+	gsize total = 0;
+	// One memory per CPU range: a resource, or each plane of a CpuPlanes resource.
+	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
+		const PlaneView &view = frame.plane(p);
+		if (made[view.resource][view.subresource])
+			continue;
+		const uint64_t size = frame.resource(view.resource).byteSize(view.subresource);
+		uint8_t *base = mapping.data(p) - view.offset;
+		GstMemory *mem = gst_memory_new_wrapped(
+			writable ? static_cast<GstMemoryFlags>(0) : GST_MEMORY_FLAG_READONLY, base,
+			static_cast<gsize>(size), 0, static_cast<gsize>(size),
+			new MappedFrameRef(holder), dropMappedFrame);
+		gst_buffer_append_memory(buffer, mem);
+		made[view.resource][view.subresource] = true;
+		starts[view.resource][view.subresource] = total;
+		total += static_cast<gsize>(size);
+	}
+	if (Status meta = addVideoMeta(buffer, frame, *format, starts); !meta) {
+		gst_buffer_unref(buffer);
+		return std::move(meta).error();
+	}
+	return buffer;
+}
+
+Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
+{
+	initOnce();
+	const bool dmaBuf = everyResource(frame, ResourceKind::DmaBuf);
+	if (!dmaBuf && !(allowShm && everyResource(frame, ResourceKind::ShmFd)))
+		return Error::format(ErrorCode::WrongKind, "frame.resources",
+				     "The frame's resources (the first a %s) are not all DmaBuf%s.",
+				     resourceKindName(frame.resource(0).kind()),
+				     allowShm ? ", nor all ShmFd" : " (ShmFd is not allowed here)");
+	Result<GstVideoFormat> format = videoFormatOf(frame.format());
+	if (!format)
+		return std::move(format).error();
+	auto keep = std::make_shared<const Frame>(frame);
+	GstBuffer *buffer = gst_buffer_new();
+	std::array<std::array<gsize, 4>, 4> starts{};
+	gsize total = 0;
+	for (uint32_t r = 0; r < frame.numResources(); r++) {
+		const Resource &resource = frame.resource(r);
+		const uint32_t parts = dmaBuf ? resource.get<DmaBuf>()->desc().numObjects : 1;
+		for (uint32_t o = 0; o < parts; o++) {
+			Result<GstMemory *> mem =
+				dmaBuf ? fdMemory(resource.get<DmaBuf>()->desc().objects[o].fd, 0,
+						  resource.byteSize(o), true)
+				       : fdMemory(resource.get<ShmFd>()->desc().fd,
+						  resource.get<ShmFd>()->desc().offset,
+						  resource.byteSize(0), false);
+			if (!mem) {
+				gst_buffer_unref(buffer);
+				return std::move(mem).error();
+			}
+			keepFrame(*mem, keep);
+			gst_buffer_append_memory(buffer, *mem);
+			starts[r][o] = total;
+			total += (*mem)->size;
+		}
+	}
+	if (Status meta = addVideoMeta(buffer, frame, *format, starts); !meta) {
+		gst_buffer_unref(buffer);
+		return std::move(meta).error();
+	}
+	// Never waited here: a DMA-BUF consumer waits on the GPU, or on the CPU when it maps.
+	if (!frame.acquire().isNoop() || !frame.release().isNone())
+		addSyncMeta(buffer, frame.acquire(), frame.release());
+	return buffer;
+}
+
+} // namespace gpuhandle::gst

@@ -1,0 +1,73 @@
+// GstBuffer <-> gpuhandle Frame for system memory and fd memories (GstFdMemory, GstDmaBufMemory).
+#pragma once
+
+#include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/sync_point.h>
+
+#include <gst/video/video.h>
+
+#include <cstdint>
+
+namespace gpuhandle::gst {
+
+// Which kind of memory a buffer holds, judged by its memories (all must agree).
+enum class BufferMemory : uint8_t {
+	System = 0,    // mappable memory of any other allocator (system memory caps)
+	Fd = 1,        // GstFdMemory that is not a DMA-BUF (memfd, shm)
+	DmaBuf = 2,    // GstDmaBufMemory
+	GpuHandle = 3, // GstGpuHandleMemory
+	GlMemory = 4,  // GstGLMemory
+	VulkanImage = 5, // GstVulkanImageMemory
+	CudaMemory = 6,  // GstCudaMemory
+	VaMemory = 7,    // GstVaMemory
+	Mixed = 8,       // memories of several of the kinds above
+};
+const char *bufferMemoryName(BufferMemory memory) noexcept;
+BufferMemory bufferMemoryOf(GstBuffer *buffer);
+
+// A CpuPlanes frame over `buffer`'s memory, without a copy: the buffer is mapped with
+// gst_video_frame_map (`access` read or read-write) and the map and a buffer reference are the
+// resource's anchor, released when the last copy of the frame goes. Layout from the video meta
+// or `info`; colorimetry from `info`. The buffer's GstGpuHandleSyncMeta, when present, becomes
+// the frame's acquire point and release gate. Errors: NotSupported (format), InvalidArgument
+// (a buffer too small for `info`, write access to a shared buffer, a failed map: the message
+// says which), NullHandle (no buffer).
+Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
+				    MapAccess access = MapAccess::Read);
+
+// The buffer a frame made by frameFromSystemBuffer() wraps (a new reference), or null for any
+// other frame: a consumer that wants system memory can take that buffer itself (no copy).
+GstBuffer *sourceBufferOf(const Frame &frame);
+
+// A frame over `buffer`'s fd memories, without a copy: one DmaBuf resource (objects = the
+// buffer's distinct DMA-BUF memories, fds duplicated, `modifier` on every object) or one ShmFd
+// resource per memory for GstFdMemory; plane offsets and strides from the video meta (or
+// `info`), counted from each memory's start. The fds are dup'd, so the frame owns its own and
+// also holds a buffer reference (the producer's pool slot). Sync meta as above.
+// Errors: WrongKind (memories that are not all fd memories, or not all DMA-BUFs or all plain
+// fd memories), NotSupported (format, or a DMA-BUF format without a DRM fourcc),
+// InvalidArgument (a plane past its memory, planes in more than 4 memories, a resource the
+// core refuses), Io (dup).
+Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info,
+				uint64_t modifier = 0 /* DRM_FORMAT_MOD_LINEAR */);
+
+// A system-memory buffer over `frame` without a copy, for frames of CPU memory (CpuBytes,
+// CpuPlanes) and of ShmFd resources (mapped; the mapping and the frame are the memories'
+// anchor): gst_memory_new_wrapped per resource (per plane of a CpuPlanes resource), read-only
+// unless `writable`, with a GstVideoMeta. The frame's acquire point is waited (bounded by
+// `timeout`) before it returns, since system-memory consumers read at once; its release gate is
+// signalled when the last memory goes. Errors: WrongKind (other resources, CpuSharedSlot
+// included: the consumer cannot dereference it), Timeout, NotSupported (format).
+Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable = false,
+					  WaitDuration timeout = kDefaultWaitTimeout);
+
+// A memory:DMABuf buffer over a frame of DmaBuf resources (one GstDmaBufMemory per object, fds
+// dup'd, a GstVideoMeta), or of ShmFd resources as GstFdMemory when `allowShm` is set. Each
+// memory keeps a copy of the frame (its fds may be borrowed from a pool slot). The acquire point
+// and release gate go on a GstGpuHandleSyncMeta when the frame has either (never waited here).
+// Errors: WrongKind, NotSupported (format), Io (dup).
+Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm = false);
+
+} // namespace gpuhandle::gst

@@ -1,0 +1,29 @@
+#!/bin/sh
+# gst-inspect-1.0 documents every property and pad template of gpuhandleupload and gpuhandledownload.
+if ! command -v gst-inspect-1.0 >/dev/null 2>&1; then
+	echo "SKIP: gst-inspect-1.0 (Debian package gstreamer1.0-tools) is not installed"
+	exit 77
+fi
+failed=0
+# check ELEMENT TEXT...: every TEXT appears in `gst-inspect-1.0 ELEMENT`.
+check() {
+	element=$1
+	shift
+	if ! out=$(gst-inspect-1.0 "$element" 2>&1); then
+		echo "FAIL: gst-inspect-1.0 $element: $out"
+		exit 1
+	fi
+	for want in "$@"; do
+		if ! printf '%s\n' "$out" | grep -q -e "$want"; then
+			echo "FAIL: gst-inspect-1.0 $element does not mention '$want'"
+			failed=1
+		fi
+	done
+	echo "ok: $element documents $# items"
+}
+check gpuhandleupload 'SINK template' 'SRC template' 'memory:GpuHandle' 'memory:DMABuf' \
+	'video/x-raw$' 'backend *:' 'storage *:' 'timeout *:' 'stats *:' '(2): memfd' \
+	'(3): vulkan' '(4): gl' '(5): opencl' 'optimal-image'
+check gpuhandledownload 'SINK template' 'SRC template' 'memory:GpuHandle' 'memory:DMABuf' \
+	'allow-copy *:' 'timeout *:' 'stats *:'
+exit $failed

@@ -1,0 +1,591 @@
+// gpuhandleupload / gpuhandledownload in real pipelines: round trips, cross-API, fences, lifetime, bad input.
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+
+#include <gpuhandle/backends/backend.h>
+#include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/cpu_fence.h>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+
+#include <array>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+// Last: they include Check, whose fail() macro breaks standard headers included after it.
+#include "fd_count.h"
+#include "../backends/backend_probe.h"
+#include "check_helpers.h"
+
+using namespace gpuhandle;
+
+namespace {
+
+constexpr const char *kFormats[] = { "I420", "NV12", "P010_10LE", "Y444", "YUY2",
+				     "UYVY", "v210", "RGBA", "BGRx", "GRAY8" };
+struct Size {
+	int width = 0;
+	int height = 0;
+};
+constexpr Size kSizes[] = { { 1, 1 }, { 33, 17 }, { 1918, 1078 }, { 1920, 1080 }, { 3840, 2160 } };
+
+// Which backends opened here (probed in a child before gst_init, see main).
+bool gHave[kBackendKindCount] = {};
+
+// What a pipeline delivered to its appsink "sink": every frame's visible bytes, plane by plane,
+// row by row (strides dropped), so that two pipelines compare whatever their layouts.
+struct Run {
+	std::vector<uint8_t> bytes{};
+	unsigned frames = 0;
+	std::string error{};  // the first error message's text and debug string
+	GstElement *pipeline = nullptr; // kept (to read stats) until Run is destroyed
+	Run() = default;
+	Run(const Run &) = delete;
+	Run &operator=(const Run &) = delete;
+	Run(Run &&other) noexcept
+		: bytes(std::move(other.bytes)), frames(other.frames), error(std::move(other.error)),
+		  pipeline(std::exchange(other.pipeline, nullptr))
+	{
+	}
+	~Run()
+	{
+		if (pipeline) {
+			gst_element_set_state(pipeline, GST_STATE_NULL);
+			gst_object_unref(pipeline);
+		}
+	}
+	// A counter of the `stats` structure of the element called `name`.
+	guint64 stat(const char *name, const char *field) const
+	{
+		GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
+		ck_assert_msg(element != nullptr, "no element %s", name);
+		GstStructure *stats = nullptr;
+		g_object_get(element, "stats", &stats, nullptr);
+		gst_object_unref(element);
+		ck_assert_msg(stats != nullptr, "%s has no stats", name);
+		guint64 value = 0;
+		ck_assert_msg(gst_structure_get_uint64(stats, field, &value), "no %s in stats", field);
+		gst_structure_free(stats);
+		return value;
+	}
+};
+
+void appendFrame(Run &run, GstSample *sample)
+{
+	GstVideoInfo info;
+	ck_assert(gst_video_info_from_caps(&info, gst_sample_get_caps(sample)));
+	GstVideoFrame frame;
+	ck_assert(gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ));
+	// Every visible pixel, unpacked by GStreamer to AYUV/ARGB (8 or 16 bits): the bytes of a
+	// format's padding (the odd luma sample of a packed 4:2:2 row, the tail of a v210 block)
+	// are undefined and must not be compared.
+	const GstVideoFormatInfo *finfo = info.finfo;
+	const auto width = static_cast<size_t>(GST_VIDEO_INFO_WIDTH(&info));
+	const size_t pixelBytes = GST_VIDEO_FORMAT_INFO_BITS(gst_video_format_get_info(
+					  finfo->unpack_format)) > 8 ? 8 : 4;
+	std::vector<uint8_t> row(width * pixelBytes + 64);
+	for (gint y = 0; y < GST_VIDEO_INFO_HEIGHT(&info); ++y) {
+		finfo->unpack_func(finfo, GST_VIDEO_PACK_FLAG_NONE, row.data(), frame.data,
+				   frame.info.stride, 0, y, GST_VIDEO_INFO_WIDTH(&info));
+		run.bytes.insert(run.bytes.end(), row.begin(), row.begin() + width * pixelBytes);
+	}
+	gst_video_frame_unmap(&frame);
+	++run.frames;
+}
+
+// Runs `description` (ending in an appsink named "sink") to EOS or its first error, bounded.
+Run runPipeline(const std::string &description, int seconds = 60)
+{
+	Run run;
+	GError *error = nullptr;
+	run.pipeline = gst_parse_launch(description.c_str(), &error);
+	ck_assert_msg(run.pipeline && !error, "%s: %s", description.c_str(),
+		      error ? error->message : "?");
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(run.pipeline), "sink");
+	ck_assert(sink != nullptr);
+	GstBus *bus = gst_element_get_bus(run.pipeline);
+	gst_element_set_state(run.pipeline, GST_STATE_PLAYING);
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+	while (std::chrono::steady_clock::now() < deadline) {
+		if (GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink),
+								     20 * GST_MSECOND)) {
+			appendFrame(run, sample);
+			gst_sample_unref(sample);
+			continue;
+		}
+		if (GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+			GError *err = nullptr;
+			gchar *debug = nullptr;
+			gst_message_parse_error(msg, &err, &debug);
+			run.error = std::string(err->message) + " | " + (debug ? debug : "");
+			g_clear_error(&err);
+			g_free(debug);
+			gst_message_unref(msg);
+			break;
+		}
+		if (gst_app_sink_is_eos(GST_APP_SINK(sink)))
+			break;
+	}
+	ck_assert_msg(std::chrono::steady_clock::now() < deadline, "%s: no EOS in %d s",
+		      description.c_str(), seconds);
+	gst_object_unref(bus);
+	gst_object_unref(sink);
+	gst_element_set_state(run.pipeline, GST_STATE_NULL);
+	return run;
+}
+
+std::string rawCaps(const char *format, Size size)
+{
+	return "video/x-raw,format=" + std::string(format) + ",width=" + std::to_string(size.width) +
+	       ",height=" + std::to_string(size.height) + ",framerate=30/1";
+}
+
+std::string source(const char *format, Size size, int buffers = 2)
+{
+	return "videotestsrc num-buffers=" + std::to_string(buffers) + " pattern=smpte ! " +
+	       rawCaps(format, size);
+}
+
+constexpr const char *kSink = "appsink name=sink sync=false";
+
+// Where two byte strings first differ, for failure messages ("" when equal).
+std::string firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b)
+{
+	if (a.size() != b.size())
+		return ": " + std::to_string(a.size()) + " bytes, expected " + std::to_string(b.size());
+	for (size_t i = 0; i < a.size(); ++i)
+		if (a[i] != b[i])
+			return ": byte " + std::to_string(i) + " is " + std::to_string(a[i]) +
+			       ", expected " + std::to_string(b[i]);
+	return {};
+}
+
+// Every format at every size through `backend` and back, byte-identical with the same pipeline
+// without gpuhandle. Returns how many cases ran.
+unsigned roundTrips(const char *backend)
+{
+	unsigned cases = 0;
+	for (const char *format : kFormats) {
+		for (Size size : kSizes) {
+			Run reference = runPipeline(source(format, size) + " ! " + kSink);
+			ck_assert_msg(reference.error.empty(), "%s", reference.error.c_str());
+			Run run = runPipeline(source(format, size) +
+					      " ! gpuhandleupload name=up backend=" + backend +
+					      " ! gpuhandledownload name=down ! " +
+					      rawCaps(format, size) + " ! " + kSink);
+			ck_assert_msg(run.error.empty(), "%s %s %dx%d: %s", backend, format,
+				      size.width, size.height, run.error.c_str());
+			ck_assert_uint_eq(run.frames, 2);
+			ck_assert_msg(run.bytes == reference.bytes, "%s %s %dx%d: bytes differ%s",
+				      backend, format, size.width, size.height,
+				      firstDifference(run.bytes, reference.bytes).c_str());
+			ck_assert_uint_eq(run.stat("up", "frames"), 2);
+			ck_assert_uint_eq(run.stat("down", "frames"), 2);
+			++cases;
+		}
+	}
+	return cases;
+}
+
+START_TEST(round_trip_cpu)
+{
+	ck_assert_uint_eq(roundTrips("cpu"), std::size(kFormats) * std::size(kSizes));
+}
+END_TEST
+
+START_TEST(round_trip_memfd)
+{
+	ck_assert_uint_eq(roundTrips("memfd"), std::size(kFormats) * std::size(kSizes));
+}
+END_TEST
+
+START_TEST(round_trip_vulkan)
+{
+	ck_assert_uint_eq(roundTrips("vulkan"), std::size(kFormats) * std::size(kSizes));
+}
+END_TEST
+
+START_TEST(round_trip_gl)
+{
+	ck_assert_uint_eq(roundTrips("gl"), std::size(kFormats) * std::size(kSizes));
+}
+END_TEST
+
+START_TEST(round_trip_opencl)
+{
+	ck_assert_uint_eq(roundTrips("opencl"), std::size(kFormats) * std::size(kSizes));
+}
+END_TEST
+
+// cpu frames wrap the input in place, and CPU memory leaves as system memory in place too.
+START_TEST(cpu_path_is_zero_copy_both_ways)
+{
+	Run run = runPipeline(source("NV12", { 640, 360 }, 5) +
+			      " ! gpuhandleupload name=up backend=cpu ! gpuhandledownload name=down ! " +
+			      kSink);
+	ck_assert_msg(run.error.empty(), "%s", run.error.c_str());
+	ck_assert_uint_eq(run.frames, 5);
+	ck_assert_uint_eq(run.stat("up", "zero-copy"), 5);
+	ck_assert_uint_eq(run.stat("down", "zero-copy"), 5);
+	ck_assert_uint_eq(run.stat("down", "cpu-copies"), 0);
+}
+END_TEST
+
+// memfd frames are copied in once (system memory into a pooled memfd). They leave in place for
+// a consumer that reads GstVideoMeta (videoconvert), and are copied for one that does not
+// (appsink), since the pool's strides are not GStreamer's default ones.
+START_TEST(memfd_path_counts_one_copy)
+{
+	const std::string upload = source("I420", { 320, 240 }, 4) +
+				   " ! gpuhandleupload name=up backend=memfd ! gpuhandledownload name=down";
+	Run meta = runPipeline(upload + " ! videoconvert ! video/x-raw,format=NV12 ! " + kSink);
+	ck_assert_msg(meta.error.empty(), "%s", meta.error.c_str());
+	ck_assert_uint_eq(meta.frames, 4);
+	ck_assert_uint_eq(meta.stat("up", "cpu-copies"), 4);
+	ck_assert_uint_eq(meta.stat("down", "zero-copy"), 4);
+	Run plain = runPipeline(upload + " ! " + kSink);
+	ck_assert_msg(plain.error.empty(), "%s", plain.error.c_str());
+	ck_assert_uint_eq(plain.stat("down", "cpu-copies"), 4);
+}
+END_TEST
+
+// gpuhandle's own exportable Vulkan memory into GL: zero-copy (opaque fds) for the formats whose
+// planes are Vulkan images GL imports as textures; packed 4:2:2 lives in a Vulkan buffer, which
+// GL does not take as a texture, so it is copied (and says so). Bytes equal GStreamer's own.
+START_TEST(vulkan_to_gl_without_a_copy)
+{
+	struct Case {
+		const char *format;
+		bool zeroCopy;
+	};
+	const Case cases[] = { { "RGBA", true },  { "BGRx", true },	 { "NV12", true },
+			       { "I420", true },  { "GRAY8", true },	 { "Y444", true },
+			       { "P010_10LE", true }, { "YUY2", false }, { "UYVY", false } };
+	for (const Case &c : cases) {
+		for (Size size : { Size{ 33, 17 }, Size{ 1920, 1080 } }) {
+			Run reference = runPipeline(source(c.format, size) + " ! " + kSink);
+			Run run = runPipeline(
+				source(c.format, size) +
+				" ! gpuhandleupload name=up backend=vulkan ! gpuhandledownload name=down"
+				" ! video/x-raw(memory:GLMemory) ! gldownload ! " +
+				rawCaps(c.format, size) + " ! " + kSink);
+			ck_assert_msg(run.error.empty(), "%s %dx%d: %s", c.format, size.width,
+				      size.height, run.error.c_str());
+			ck_assert_uint_eq(run.frames, 2);
+			ck_assert_msg(run.bytes == reference.bytes, "%s %dx%d: bytes differ%s",
+				      c.format, size.width, size.height,
+				      firstDifference(run.bytes, reference.bytes).c_str());
+			ck_assert_uint_eq(run.stat("down", c.zeroCopy ? "zero-copy" : "cpu-copies"), 2);
+		}
+	}
+}
+END_TEST
+
+// allow-copy=false turns a frame that would need a copy into a not-negotiated error.
+START_TEST(allow_copy_false_refuses_copies)
+{
+	Run copied = runPipeline(source("YUY2", { 64, 32 }) +
+				 " ! gpuhandleupload backend=vulkan ! gpuhandledownload name=down "
+				 "allow-copy=false ! video/x-raw(memory:GLMemory) ! gldownload ! " +
+				 kSink);
+	ck_assert_msg(copied.error.find("allow-copy is false") != std::string::npos,
+		      "expected the allow-copy error, got '%s'", copied.error.c_str());
+	Run zero = runPipeline(source("NV12", { 64, 32 }) +
+			       " ! gpuhandleupload backend=vulkan ! gpuhandledownload name=down "
+			       "allow-copy=false ! video/x-raw(memory:GLMemory) ! gldownload ! " +
+			       kSink);
+	ck_assert_msg(zero.error.empty(), "%s", zero.error.c_str());
+	ck_assert_uint_eq(zero.stat("down", "zero-copy"), 2);
+}
+END_TEST
+
+// An appsrc pipeline feeding GpuHandle buffers made here to gpuhandledownload.
+struct FedPipeline {
+	GstElement *pipeline = nullptr;
+	GstElement *src = nullptr;
+	GstElement *sink = nullptr;
+	explicit FedPipeline(const std::string &caps, const std::string &downloadProps = "")
+	{
+		const std::string description =
+			"appsrc name=src format=time caps=\"" + caps +
+			"\" ! gpuhandledownload name=down " + downloadProps + " ! " + kSink;
+		GError *error = nullptr;
+		pipeline = gst_parse_launch(description.c_str(), &error);
+		ck_assert_msg(pipeline && !error, "%s", error ? error->message : "?");
+		src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+		sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+		gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	}
+	~FedPipeline()
+	{
+		gst_element_set_state(pipeline, GST_STATE_NULL);
+		gst_object_unref(src);
+		gst_object_unref(sink);
+		gst_object_unref(pipeline);
+	}
+	// The first error on the bus within `timeout` ("" when none).
+	std::string error(GstClockTime timeout) const
+	{
+		GstBus *bus = gst_element_get_bus(pipeline);
+		GstMessage *msg = gst_bus_timed_pop_filtered(bus, timeout, GST_MESSAGE_ERROR);
+		gst_object_unref(bus);
+		if (!msg)
+			return {};
+		GError *err = nullptr;
+		gchar *debug = nullptr;
+		gst_message_parse_error(msg, &err, &debug);
+		std::string text = std::string(GST_OBJECT_NAME(GST_MESSAGE_SRC(msg))) + ": " +
+				   err->message + " | " + (debug ? debug : "");
+		g_clear_error(&err);
+		g_free(debug);
+		gst_message_unref(msg);
+		return text;
+	}
+};
+
+constexpr int kFenceSize = 64;
+
+// A cpu RGBA frame whose bytes are written by another thread, which signals the frame's acquire
+// fence only afterwards: the consumer must wait, or it reads zeros.
+struct LateFrame {
+	Frame fenced;  // the frame with the acquire fence, handed to the pipeline
+	std::shared_ptr<CpuFence> fence{};
+	std::optional<CpuMapping> mapping{}; // the producer's access, ended before the signal
+};
+
+LateFrame makeLateFrame(const BackendRef &cpu)
+{
+	AllocateRequest request{};
+	request.format = PixelFormat::RGBA;
+	request.width = request.height = kFenceSize;
+	Result<Frame> frame = cpu->allocate(request);
+	ck_assert_ok(frame);
+	LateFrame late{ *frame };
+	Result<CpuMapping> mapping = cpu->map(*frame, MapAccess::Write, kDefaultWaitTimeout);
+	ck_assert_ok(mapping);
+	for (uint32_t y = 0; y < kFenceSize; ++y)
+		std::memset(mapping->data(0) + y * mapping->stride(0), 0, kFenceSize * 4);
+	late.mapping.emplace(std::move(*mapping));
+	auto fence = CpuFence::create();
+	ck_assert_ok(fence);
+	late.fence = *fence;
+	late.fenced.setAcquire(late.fence->point());
+	return late;
+}
+
+const std::string kFencedCaps = "video/x-raw(memory:GpuHandle),format=RGBA,width=" +
+				std::to_string(kFenceSize) + ",height=" +
+				std::to_string(kFenceSize) + ",framerate=30/1";
+
+START_TEST(late_fence_makes_the_consumer_wait)
+{
+	Result<BackendRef> cpu = openBackend(BackendKind::Cpu);
+	ck_assert_ok(cpu);
+	LateFrame late = makeLateFrame(*cpu);
+	FedPipeline fed(kFencedCaps);
+	GstBuffer *buffer = gst::bufferFromFrame(late.fenced, *cpu);
+	ck_assert(buffer != nullptr);
+	GST_BUFFER_PTS(buffer) = 0;
+	ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(fed.src), buffer), GST_FLOW_OK);
+	gst_app_src_end_of_stream(GST_APP_SRC(fed.src));
+	std::thread producer([&late] {
+		std::this_thread::sleep_for(std::chrono::milliseconds(300));
+		for (uint32_t y = 0; y < kFenceSize; ++y)
+			std::memset(late.mapping->data(0) + y * late.mapping->stride(0), 0x5a,
+				    kFenceSize * 4);
+		late.mapping.reset();
+		late.fence->signal();
+	});
+	GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(fed.sink), 10 * GST_SECOND);
+	producer.join();
+	ck_assert_msg(sample != nullptr, "no frame: %s", fed.error(0).c_str());
+	Run run;
+	appendFrame(run, sample);
+	gst_sample_unref(sample);
+	ck_assert_uint_eq(run.bytes.size(), kFenceSize * kFenceSize * 4);
+	for (uint8_t byte : run.bytes)
+		ck_assert_uint_eq(byte, 0x5a);
+	GstElement *down = gst_bin_get_by_name(GST_BIN(fed.pipeline), "down");
+	GstStructure *stats = nullptr;
+	g_object_get(down, "stats", &stats, nullptr);
+	gst_object_unref(down);
+	guint64 waits = 0, waited = 0;
+	ck_assert(gst_structure_get_uint64(stats, "fence-waits", &waits));
+	ck_assert(gst_structure_get_uint64(stats, "wait-time", &waited));
+	gst_structure_free(stats);
+	ck_assert_uint_eq(waits, 1);
+	ck_assert_uint_ge(waited, 100 * GST_MSECOND);
+}
+END_TEST
+
+START_TEST(fence_that_never_signals_is_an_element_error)
+{
+	Result<BackendRef> cpu = openBackend(BackendKind::Cpu);
+	ck_assert_ok(cpu);
+	LateFrame late = makeLateFrame(*cpu);
+	FedPipeline fed(kFencedCaps, "timeout=300000000");
+	GstBuffer *buffer = gst::bufferFromFrame(late.fenced, *cpu);
+	GST_BUFFER_PTS(buffer) = 0;
+	const auto started = std::chrono::steady_clock::now();
+	ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(fed.src), buffer), GST_FLOW_OK);
+	const std::string error = fed.error(10 * GST_SECOND);
+	const auto took = std::chrono::steady_clock::now() - started;
+	ck_assert_msg(error.find("down: ") == 0, "expected gpuhandledownload's error, got '%s'",
+		      error.c_str());
+	ck_assert_msg(error.find("fence") != std::string::npos, "%s", error.c_str());
+	ck_assert(took >= std::chrono::milliseconds(250));
+	ck_assert(took < std::chrono::seconds(5));
+}
+END_TEST
+
+// The application holds a buffer after the pipeline is gone: it still maps, with the right
+// bytes, and freeing it closes every fd the pipeline opened.
+void bufferOutlivesPipeline(const char *backend)
+{
+	const Size size{ 160, 120 };
+	Run reference = runPipeline(source("NV12", size, 1) + " ! " + kSink);
+	{
+		Run warmup = runPipeline(source("NV12", size, 1) + " ! gpuhandleupload backend=" +
+					 backend + " ! " + kSink);
+	}
+	const int fdsBefore = test::openFdCount();
+	GError *error = nullptr;
+	GstElement *pipeline = gst_parse_launch((source("NV12", size, 1) + " ! gpuhandleupload backend=" +
+						 backend + " ! " + kSink).c_str(),
+						&error);
+	ck_assert(pipeline && !error);
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 30 * GST_SECOND);
+	ck_assert(sample != nullptr);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(sink);
+	gst_object_unref(pipeline);
+	// Only the sample's buffer is left: its memories hold the frame and the device.
+	GstCaps *caps = gst_caps_from_string(rawCaps("NV12", size).c_str());
+	GstSample *plain = gst_sample_new(gst_sample_get_buffer(sample), caps, nullptr, nullptr);
+	gst_caps_unref(caps);
+	gst_sample_unref(sample);
+	Run run;
+	appendFrame(run, plain);
+	gst_sample_unref(plain);
+	ck_assert_msg(run.bytes == reference.bytes, "%s: bytes differ after the pipeline went",
+		      backend);
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+
+START_TEST(buffer_outlives_pipeline_memfd)
+{
+	bufferOutlivesPipeline("memfd");
+	ck_assert(true);
+}
+END_TEST
+
+START_TEST(buffer_outlives_pipeline_vulkan)
+{
+	bufferOutlivesPipeline("vulkan");
+	ck_assert(true);
+}
+END_TEST
+
+START_TEST(fd_count_stable_over_10000_frames)
+{
+	const std::string description = source("I420", { 64, 48 }, 10000) +
+					" ! gpuhandleupload name=up backend=memfd"
+					" ! gpuhandledownload name=down ! " +
+					kSink;
+	{
+		Run warmup = runPipeline(source("I420", { 64, 48 }, 10) +
+					 " ! gpuhandleupload backend=memfd ! gpuhandledownload ! " +
+					 kSink);
+	}
+	const int fdsBefore = test::openFdCount();
+	{
+		Run run = runPipeline(description, 240);
+		ck_assert_msg(run.error.empty(), "%s", run.error.c_str());
+		ck_assert_uint_eq(run.frames, 10000);
+		ck_assert_uint_eq(run.stat("up", "frames"), 10000);
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
+START_TEST(wrong_size_buffer_is_an_element_error)
+{
+	GError *error = nullptr;
+	GstElement *pipeline = gst_parse_launch(
+		"appsrc name=src format=time caps=\"video/x-raw,format=RGBA,width=64,height=64,"
+		"framerate=30/1\" ! gpuhandleupload name=up ! gpuhandledownload ! fakesink",
+		&error);
+	ck_assert(pipeline && !error);
+	GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	GstBuffer *small = gst_buffer_new_allocate(nullptr, 100, nullptr);
+	GST_BUFFER_PTS(small) = 0;
+	gst_app_src_push_buffer(GST_APP_SRC(src), small);
+	GstBus *bus = gst_element_get_bus(pipeline);
+	GstMessage *msg = gst_bus_timed_pop_filtered(bus, 10 * GST_SECOND, GST_MESSAGE_ERROR);
+	ck_assert_msg(msg != nullptr, "no error for a 100-byte 64x64 RGBA buffer");
+	ck_assert_str_eq(GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), "up");
+	GError *err = nullptr;
+	gchar *debug = nullptr;
+	gst_message_parse_error(msg, &err, &debug);
+	ck_assert(g_error_matches(err, GST_STREAM_ERROR, GST_STREAM_ERROR_FORMAT));
+	ck_assert_msg(debug && std::strlen(debug) > 0, "no debug string");
+	g_clear_error(&err);
+	g_free(debug);
+	gst_message_unref(msg);
+	gst_object_unref(bus);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(src);
+	gst_object_unref(pipeline);
+}
+END_TEST
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	// Probes in children, so that no driver thread exists when Check forks each test.
+	for (BackendKind kind : kInteropBackends)
+		gHave[static_cast<size_t>(kind)] = test::probeBackend(kind) == 0;
+	gst_init(&argc, &argv);
+	g_log_set_always_fatal(static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
+	Suite *s = suite_create("gst-elements");
+	TCase *tc = tcase_create("gst-elements");
+	tcase_set_timeout(tc, 300);
+	tcase_add_test(tc, cpu_path_is_zero_copy_both_ways);
+	tcase_add_test(tc, memfd_path_counts_one_copy);
+	tcase_add_test(tc, late_fence_makes_the_consumer_wait);
+	tcase_add_test(tc, fence_that_never_signals_is_an_element_error);
+	tcase_add_test(tc, buffer_outlives_pipeline_memfd);
+	tcase_add_test(tc, fd_count_stable_over_10000_frames);
+	tcase_add_test(tc, wrong_size_buffer_is_an_element_error);
+	tcase_add_test(tc, round_trip_cpu);
+	tcase_add_test(tc, round_trip_memfd);
+	auto have = [](BackendKind kind) { return gHave[static_cast<size_t>(kind)]; };
+	if (have(BackendKind::Vulkan)) {
+		tcase_add_test(tc, buffer_outlives_pipeline_vulkan);
+		tcase_add_test(tc, round_trip_vulkan);
+		if (have(BackendKind::OpenGL)) {
+			tcase_add_test(tc, vulkan_to_gl_without_a_copy);
+			tcase_add_test(tc, allow_copy_false_refuses_copies);
+		}
+	}
+	if (have(BackendKind::OpenGL))
+		tcase_add_test(tc, round_trip_gl);
+	if (have(BackendKind::OpenCl))
+		tcase_add_test(tc, round_trip_opencl);
+	suite_add_tcase(s, tc);
+	return test::runSuite(s);
+}
