@@ -1,5 +1,6 @@
 // GstBuffer <-> Frame for system memory, GstFdMemory and GstDmaBufMemory.
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include "gstgpuhandleconvertinternal.h"
 
 #include <gst/gpuhandle/gstgpuhandleconfig.h>
 #include <gst/gpuhandle/gstgpuhandlememory.h>
@@ -26,7 +27,7 @@
 #include <gst/vulkan/vulkan.h>
 #endif
 
-GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_convert_debug);
+GST_DEBUG_CATEGORY(gst_gpu_handle_convert_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_convert_debug
 
 using namespace gpuhandle;
@@ -41,10 +42,14 @@ constexpr const char *kVaMemoryType = "VAMemory";
 // What a GstBuffer holds at most (gst_buffer_get_max_memory(), a constant of GStreamer's ABI).
 constexpr guint kMaxMemories = 16;
 
-GstAllocator *gDmaBufAllocator = nullptr; // made once by initOnce(), never freed
+GstAllocator *gDmaBufAllocator = nullptr; // made once by initConvert(), never freed
 GstAllocator *gFdAllocator = nullptr;
 
-void initOnce()
+} // namespace
+
+namespace gpuhandle::gst::detail {
+
+void initConvert()
 {
 	static std::once_flag once;
 	std::call_once(once, [] {
@@ -58,6 +63,18 @@ void initOnce()
 		GST_OBJECT_FLAG_SET(gFdAllocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
 	});
 }
+
+GstAllocator *fdAllocator(bool dmaBuf)
+{
+	initConvert();
+	return dmaBuf ? gDmaBufAllocator : gFdAllocator;
+}
+
+} // namespace gpuhandle::gst::detail
+
+namespace {
+
+using gpuhandle::gst::detail::initConvert;
 
 bool hasMemType(GstMemory *mem, const char *type)
 {
@@ -192,7 +209,7 @@ const char *bufferMemoryName(BufferMemory memory) noexcept
 
 BufferMemory bufferMemoryOf(GstBuffer *buffer)
 {
-	initOnce();
+	initConvert();
 	const guint n = buffer ? gst_buffer_n_memory(buffer) : 0;
 	if (n == 0)
 		return BufferMemory::System;
@@ -205,7 +222,7 @@ BufferMemory bufferMemoryOf(GstBuffer *buffer)
 
 Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info, MapAccess access)
 {
-	initOnce();
+	initConvert();
 	if (!buffer)
 		return Error(ErrorCode::NullHandle, "buffer", "The buffer is null.");
 	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
@@ -263,7 +280,7 @@ GstBuffer *sourceBufferOf(const Frame &frame)
 
 Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info, uint64_t modifier)
 {
-	initOnce();
+	initConvert();
 	if (!buffer)
 		return Error(ErrorCode::NullHandle, "buffer", "The buffer is null.");
 	const BufferMemory kind = bufferMemoryOf(buffer);
@@ -388,212 +405,6 @@ Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info, uin
 	if (!frame)
 		return std::move(frame).error();
 	return withSyncOf(std::move(*frame), buffer);
-}
-
-} // namespace gpuhandle::gst
-
-namespace {
-
-// What the memories of a system buffer share: the frame's CPU mapping, with its copy of the
-// frame (so the frame's anchors and memory live). When the last memory goes nobody can read the
-// bytes any more: the mapping ends and the frame's release gate is signalled.
-struct MappedFrame {
-	MappedFrame(CpuMapping m, ReleaseGate r) : mapping(std::move(m)), release(std::move(r)) {}
-	MappedFrame(const MappedFrame &) = delete;
-	MappedFrame &operator=(const MappedFrame &) = delete;
-	~MappedFrame()
-	{
-		if (Status ended = mapping.unmap(); !ended)
-			GST_WARNING("Ending the CPU mapping of a frame failed: %s",
-				    ended.error().message().c_str());
-		if (release.isNone())
-			return;
-		if (Status signalled = release.signal(); !signalled)
-			GST_WARNING("Signalling the frame's release gate failed: %s",
-				    signalled.error().message().c_str());
-	}
-	CpuMapping mapping;
-	ReleaseGate release;
-};
-using MappedFrameRef = std::shared_ptr<MappedFrame>;
-
-void dropMappedFrame(gpointer data)
-{
-	delete static_cast<MappedFrameRef *>(data);
-}
-
-// fd memories keep a copy of their frame: its fds may be borrowed from a producer (a pool slot
-// held through an anchor) that must not be reused while GStreamer still reads the memory.
-using FrameRef = std::shared_ptr<const Frame>;
-
-void dropFrame(gpointer data)
-{
-	delete static_cast<FrameRef *>(data);
-}
-
-GQuark frameQuark()
-{
-	static const GQuark quark = g_quark_from_static_string("GstGpuHandleFrame");
-	return quark;
-}
-
-bool everyResource(const Frame &frame, ResourceKind a, ResourceKind b = ResourceKind::None)
-{
-	for (uint32_t r = 0; r < frame.numResources(); r++)
-		if (frame.resource(r).kind() != a && frame.resource(r).kind() != b)
-			return false;
-	return true;
-}
-
-// The GstVideoMeta of a buffer whose memories start at starts[resource][subresource].
-Status addVideoMeta(GstBuffer *buffer, const Frame &frame, GstVideoFormat format,
-		    const std::array<std::array<gsize, 4>, 4> &starts)
-{
-	std::array<gsize, GST_VIDEO_MAX_PLANES> offsets{};
-	std::array<gint, GST_VIDEO_MAX_PLANES> strides{};
-	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
-		const PlaneView &view = frame.plane(p);
-		if (view.stride == 0 || view.stride > G_MAXINT)
-			return Error::format(
-				ErrorCode::NotSupported, "planes",
-				"Plane %u of the %s frame has no CPU stride (%u): an opaque "
-				"layout has no GstVideoMeta.",
-				p, pixelFormatName(frame.format()), view.stride);
-		offsets[p] =
-			starts[view.resource][view.subresource] + static_cast<gsize>(view.offset);
-		strides[p] = static_cast<gint>(view.stride);
-	}
-	gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, format, frame.width(),
-				       frame.height(), frame.numPlanes(), offsets.data(),
-				       strides.data());
-	return {};
-}
-
-void keepFrame(GstMemory *mem, const FrameRef &frame)
-{
-	gst_mini_object_set_qdata(&mem->mini_object, frameQuark(), new FrameRef(frame), dropFrame);
-}
-
-// A GstFdMemory (or GstDmaBufMemory) over a duplicate of `fd`, showing `size` bytes from
-// `offset`; the memory owns and closes the duplicate.
-Result<GstMemory *> fdMemory(const SharedFd &fd, uint64_t offset, uint64_t size, bool dmaBuf)
-{
-	UniqueFd copy = fd.dup();
-	if (!copy.isValid())
-		return Error::format(ErrorCode::Io, "fd", "Duplicating fd %d failed: %s.", fd.get(),
-				     std::strerror(errno));
-	const gsize total = static_cast<gsize>(offset + size);
-	GstMemory *mem = dmaBuf ? gst_dmabuf_allocator_alloc(gDmaBufAllocator, copy.get(), total)
-				: gst_fd_allocator_alloc(gFdAllocator, copy.get(), total,
-							 GST_FD_MEMORY_FLAG_NONE);
-	if (!mem)
-		return Error::format(ErrorCode::Io, "fd", "GStreamer made no memory for fd %d.",
-				     fd.get());
-	(void)copy.release(); // the memory closes it now
-	if (offset)
-		gst_memory_resize(mem, static_cast<gssize>(offset), static_cast<gsize>(size));
-	return mem;
-}
-
-} // namespace
-
-namespace gpuhandle::gst {
-
-Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable, WaitDuration timeout)
-{
-	initOnce();
-	for (uint32_t r = 0; r < frame.numResources(); r++) {
-		const ResourceKind kind = frame.resource(r).kind();
-		if (kind != ResourceKind::CpuBytes && kind != ResourceKind::CpuPlanes &&
-		    kind != ResourceKind::ShmFd)
-			return Error::format(
-				ErrorCode::WrongKind, "frame.resources",
-				"Resource %u of the frame is a %s; system memory wraps "
-				"CpuBytes, CpuPlanes and ShmFd resources only (others are "
-				"mapped or copied by their backend).",
-				r, resourceKindName(kind));
-	}
-	Result<GstVideoFormat> format = videoFormatOf(frame.format());
-	if (!format)
-		return std::move(format).error();
-	// Waits for the acquire point: system-memory consumers read as soon as they get the buffer.
-	Result<CpuMapping> mapped =
-		mapFrame(frame, writable ? MapAccess::ReadWrite : MapAccess::Read, timeout);
-	if (!mapped)
-		return std::move(mapped).error();
-	auto holder = std::make_shared<MappedFrame>(std::move(*mapped), frame.release());
-	const CpuMapping &mapping = holder->mapping;
-	GstBuffer *buffer = gst_buffer_new();
-	std::array<std::array<gsize, 4>, 4> starts{};
-	std::array<std::array<bool, 4>, 4> made{};
-	gsize total = 0;
-	// One memory per CPU range: a resource, or each plane of a CpuPlanes resource.
-	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
-		const PlaneView &view = frame.plane(p);
-		if (made[view.resource][view.subresource])
-			continue;
-		const uint64_t size = frame.resource(view.resource).byteSize(view.subresource);
-		uint8_t *base = mapping.data(p) - view.offset;
-		GstMemory *mem = gst_memory_new_wrapped(
-			writable ? static_cast<GstMemoryFlags>(0) : GST_MEMORY_FLAG_READONLY, base,
-			static_cast<gsize>(size), 0, static_cast<gsize>(size),
-			new MappedFrameRef(holder), dropMappedFrame);
-		gst_buffer_append_memory(buffer, mem);
-		made[view.resource][view.subresource] = true;
-		starts[view.resource][view.subresource] = total;
-		total += static_cast<gsize>(size);
-	}
-	if (Status meta = addVideoMeta(buffer, frame, *format, starts); !meta) {
-		gst_buffer_unref(buffer);
-		return std::move(meta).error();
-	}
-	return buffer;
-}
-
-Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
-{
-	initOnce();
-	const bool dmaBuf = everyResource(frame, ResourceKind::DmaBuf);
-	if (!dmaBuf && !(allowShm && everyResource(frame, ResourceKind::ShmFd)))
-		return Error::format(ErrorCode::WrongKind, "frame.resources",
-				     "The frame's resources (the first a %s) are not all DmaBuf%s.",
-				     resourceKindName(frame.resource(0).kind()),
-				     allowShm ? ", nor all ShmFd" : " (ShmFd is not allowed here)");
-	Result<GstVideoFormat> format = videoFormatOf(frame.format());
-	if (!format)
-		return std::move(format).error();
-	auto keep = std::make_shared<const Frame>(frame);
-	GstBuffer *buffer = gst_buffer_new();
-	std::array<std::array<gsize, 4>, 4> starts{};
-	gsize total = 0;
-	for (uint32_t r = 0; r < frame.numResources(); r++) {
-		const Resource &resource = frame.resource(r);
-		const uint32_t parts = dmaBuf ? resource.get<DmaBuf>()->desc().numObjects : 1;
-		for (uint32_t o = 0; o < parts; o++) {
-			Result<GstMemory *> mem =
-				dmaBuf ? fdMemory(resource.get<DmaBuf>()->desc().objects[o].fd, 0,
-						  resource.byteSize(o), true)
-				       : fdMemory(resource.get<ShmFd>()->desc().fd,
-						  resource.get<ShmFd>()->desc().offset,
-						  resource.byteSize(0), false);
-			if (!mem) {
-				gst_buffer_unref(buffer);
-				return std::move(mem).error();
-			}
-			keepFrame(*mem, keep);
-			gst_buffer_append_memory(buffer, *mem);
-			starts[r][o] = total;
-			total += (*mem)->size;
-		}
-	}
-	if (Status meta = addVideoMeta(buffer, frame, *format, starts); !meta) {
-		gst_buffer_unref(buffer);
-		return std::move(meta).error();
-	}
-	// Never waited here: a DMA-BUF consumer waits on the GPU, or on the CPU when it maps.
-	if (!frame.acquire().isNoop() || !frame.release().isNone())
-		addSyncMeta(buffer, frame.acquire(), frame.release());
-	return buffer;
 }
 
 } // namespace gpuhandle::gst
