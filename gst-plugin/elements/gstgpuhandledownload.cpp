@@ -518,12 +518,49 @@ GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame 
 }
 #endif
 
+// `frame` as the target's GstMemory, when its resources already are the target API's objects
+// on the target's device (textures of the GL context's share group, images of the Vulkan device,
+// DMA-BUFs). Errors: WrongKind / DeviceMismatch / FormatMismatch from the conversion.
+Result<GstBuffer *> wrapAsTarget(GstBaseTransform *trans, const Frame &frame, WaitDuration timeout)
+{
+	DownloadState &s = stateOf(trans);
+	(void)timeout;
+	switch (s.target) {
+	case Target::Gl:
+#if GPUHANDLE_GST_HAVE_GL
+		return glBufferFromFrame(frame, s.glContext, s.info, timeout);
+#else
+		break;
+#endif
+	case Target::Vulkan:
+#if GPUHANDLE_GST_HAVE_VULKAN
+		return vulkanBufferFromFrame(frame, s.vkDevice, s.info, timeout);
+#else
+		break;
+#endif
+	case Target::DmaBuf:
+		return fdBufferFromFrame(frame);
+	case Target::System:
+		break;
+	}
+	return Error::format(ErrorCode::NotSupported, "target", "%s is not built in",
+			     targetName(s.target));
+}
+
 // Into GL, Vulkan or DMA-BUF memory: the planner imports the frame into the target's backend
 // (zero-copy where a route exists), then the result is wrapped as the target's GstMemory.
 GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
 		       const BackendRef &backend, GstBuffer **outbuf)
 {
 	DownloadState &s = stateOf(trans);
+	// Memory of the target API on its device already (GStreamer's own textures from glupload,
+	// or images of the shared Vulkan device): wrapped as it is.
+	if (Result<GstBuffer *> direct = wrapAsTarget(trans, frame, timeoutOf(s)); direct.ok()) {
+		copyMetadata(*direct, inbuf);
+		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+		*outbuf = *direct;
+		return GST_FLOW_OK;
+	}
 	ImportOptions options{};
 	options.source = backend;
 	options.allowCopies = allowCopyOf(s);
@@ -557,24 +594,7 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	}
 	if (imported->fence == FenceTransfer::CpuWait)
 		s.stats.countFenceWait(imported->fenceWait);
-	Result<GstBuffer *> out = Error::format(ErrorCode::NotSupported, "target", "no target");
-	switch (s.target) {
-	case Target::Gl:
-#if GPUHANDLE_GST_HAVE_GL
-		out = glBufferFromFrame(imported->frame, s.glContext, s.info, options.timeout);
-#endif
-		break;
-	case Target::Vulkan:
-#if GPUHANDLE_GST_HAVE_VULKAN
-		out = vulkanBufferFromFrame(imported->frame, s.vkDevice, s.info, options.timeout);
-#endif
-		break;
-	case Target::DmaBuf:
-		out = fdBufferFromFrame(imported->frame);
-		break;
-	case Target::System:
-		break;
-	}
+	Result<GstBuffer *> out = wrapAsTarget(trans, imported->frame, options.timeout);
 #if GPUHANDLE_GST_HAVE_GL
 	if (!out.ok() && s.target == Target::Gl && options.allowCopies)
 		return copyIntoGl(trans, inbuf, frame, backend, outbuf, out.error().message());
