@@ -125,6 +125,13 @@ const GstStructure *formatsOf(const char *feature)
 		"video/x-raw, format = (string) { RGBA, RGBx, BGRA, BGRx, ARGB, xRGB, ABGR, xBGR, "
 		"RGB, BGR, GRAY8, GRAY16_LE, NV12, NV21, I420, YV12, Y444, Y42B, Y41B, YUY2, UYVY, "
 		"AYUV }");
+	// Made once for the process's life, like GstStaticCaps: the leaks tracer must not list them.
+	static const bool marked = [] {
+		GST_MINI_OBJECT_FLAG_SET(gl, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+		GST_MINI_OBJECT_FLAG_SET(vulkan, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+		return true;
+	}();
+	(void)marked;
 	if (g_str_equal(feature, "memory:GLMemory"))
 		return gst_caps_get_structure(gl, 0);
 	if (g_str_equal(feature, "memory:VulkanImage"))

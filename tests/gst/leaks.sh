@@ -1,0 +1,32 @@
+#!/bin/sh
+# GStreamer's leaks tracer over gpuhandle pipelines: every GstObject and GstMiniObject made while a
+# pipeline ran (buffers, memories, caps, pools, contexts, elements) is gone when it ends.
+if ! command -v gst-launch-1.0 >/dev/null 2>&1; then
+	echo "SKIP: gst-launch-1.0 (Debian package gstreamer1.0-tools) is not installed"
+	exit 77
+fi
+export GST_GL_WINDOW=egl-device
+src="videotestsrc num-buffers=30 ! video/x-raw,format=NV12,width=320,height=240"
+failed=0
+ran=0
+run() {
+	out=$(GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 gst-launch-1.0 -q "$@" 2>&1)
+	rc=$?
+	alive=$(printf '%s\n' "$out" | grep -c 'object-alive, type-name=(string)[A-Za-z]')
+	if [ $rc -ne 0 ] || [ "$alive" -ne 0 ] || printf '%s' "$out" | grep -q 'Leaks detected'; then
+		printf '%s\n' "$out" | grep -E 'object-alive, type-name=\(string\)[A-Za-z]|ERROR|rror' | cut -c1-300 | head -20
+		echo "FAIL (exit $rc, $alive objects alive): $*"
+		failed=1
+	else
+		echo "ok: no leaks: $*"
+	fi
+	ran=$((ran + 1))
+}
+for backend in cpu memfd vulkan gl opencl; do
+	run $src ! gpuhandleupload backend=$backend ! gpuhandledownload ! fakesink
+done
+run $src ! gpuhandleupload backend=vulkan ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
+run $src ! glupload ! gpuhandleupload ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
+run $src ! gpuhandleupload backend=memfd ! gpuhandledownload ! videoconvert ! video/x-raw,format=I420 ! fakesink
+echo "$ran pipelines under the leaks tracer"
+exit $failed
