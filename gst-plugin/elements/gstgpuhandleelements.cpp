@@ -145,7 +145,10 @@ GstCaps *templateCaps(const char *feature)
 void warnUnsupportedFormat(GstElement *element, GstQuery *capsQuery, GstVideoFormat &warned)
 {
 	GstCaps *filter = nullptr;
-	gst_query_parse_caps(capsQuery, &filter);
+	if (GST_QUERY_TYPE(capsQuery) == GST_QUERY_ACCEPT_CAPS)
+		gst_query_parse_accept_caps(capsQuery, &filter);
+	else
+		gst_query_parse_caps(capsQuery, &filter);
 	if (!filter || gst_caps_get_size(filter) != 1)
 		return;
 	const gchar *name = gst_structure_get_string(gst_caps_get_structure(filter, 0), "format");

@@ -56,7 +56,8 @@ void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uin
 // The GstVideoFormats gpuhandle has a format for, as a caps list value ("format" field).
 GstCaps *templateCaps(const char *feature);
 
-// A caps query whose filter fixes a format gpuhandle has no entry for (a capsfilter upstream):
+// A caps or accept-caps query whose caps fix a format gpuhandle has no entry for (a capsfilter or
+// an appsrc upstream):
 // negotiation then fails in the source with a bare "not-negotiated", so this posts an element
 // warning naming the format, once per format (`warned` is the element's memory of it).
 void warnUnsupportedFormat(GstElement *element, GstQuery *capsQuery, GstVideoFormat &warned);

@@ -470,7 +470,8 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 {
 	if (handleDevicesQuery(q, stateOf(trans).devices))
 		return TRUE;
-	if (direction == GST_PAD_SINK && GST_QUERY_TYPE(q) == GST_QUERY_CAPS)
+	if (direction == GST_PAD_SINK &&
+	    (GST_QUERY_TYPE(q) == GST_QUERY_CAPS || GST_QUERY_TYPE(q) == GST_QUERY_ACCEPT_CAPS))
 		warnUnsupportedFormat(GST_ELEMENT_CAST(trans), q, stateOf(trans).warnedFormat);
 	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)
 		->query(trans, direction, q);

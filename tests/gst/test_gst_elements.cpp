@@ -541,6 +541,65 @@ START_TEST(fd_count_stable_over_10000_frames)
 }
 END_TEST
 
+// Caps that fix a format gpuhandle has no entry for. Linked in gst-launch syntax, the link fails
+// naming the caps; set at run time (appsrc), negotiation fails and gpuhandleupload's warning
+// names the format (the source's error alone says only "not-negotiated").
+START_TEST(unsupported_format_fails_negotiation_with_a_clear_message)
+{
+	GError *error = nullptr;
+	GstElement *linked = gst_parse_launch(
+		"videotestsrc num-buffers=1 ! video/x-raw,format=RGB15,width=64,height=48 ! "
+		"gpuhandleupload name=up ! gpuhandledownload ! fakesink",
+		&error);
+	ck_assert_msg(error && std::strstr(error->message, "RGB15"), "%s",
+		      error ? error->message : "linked");
+	g_clear_error(&error);
+	gst_clear_object(&linked);
+	GstElement *pipeline = gst_parse_launch(
+		"appsrc name=src format=time caps=\"video/x-raw,format=RGB15,width=64,height=48,"
+		"framerate=30/1\" ! gpuhandleupload name=up ! gpuhandledownload ! fakesink",
+		&error);
+	ck_assert(pipeline && !error);
+	GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	GstBuffer *frame = gst_buffer_new_allocate(nullptr, 64 * 48 * 2, nullptr);
+	GST_BUFFER_PTS(frame) = 0;
+	gst_app_src_push_buffer(GST_APP_SRC(src), frame);
+	gst_object_unref(src);
+	GstBus *bus = gst_element_get_bus(pipeline);
+	std::string warning;
+	bool failed = false;
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (!failed && std::chrono::steady_clock::now() < deadline) {
+		GstMessage *msg = gst_bus_timed_pop_filtered(
+			bus, 100 * GST_MSECOND,
+			static_cast<GstMessageType>(GST_MESSAGE_ERROR | GST_MESSAGE_WARNING));
+		if (!msg)
+			continue;
+		GError *err = nullptr;
+		gchar *debug = nullptr;
+		if (GST_MESSAGE_TYPE(msg) == GST_MESSAGE_WARNING) {
+			gst_message_parse_warning(msg, &err, &debug);
+			if (g_str_equal(GST_OBJECT_NAME(GST_MESSAGE_SRC(msg)), "up"))
+				warning = err->message;
+		} else {
+			gst_message_parse_error(msg, &err, &debug);
+			failed = true;
+		}
+		g_clear_error(&err);
+		g_free(debug);
+		gst_message_unref(msg);
+	}
+	gst_object_unref(bus);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(pipeline);
+	ck_assert_msg(failed, "the pipeline did not fail");
+	ck_assert_msg(warning.find("RGB15") != std::string::npos &&
+			      warning.find("not supported by gpuhandle") != std::string::npos,
+		      "warning: '%s'", warning.c_str());
+}
+END_TEST
+
 START_TEST(wrong_size_buffer_is_an_element_error)
 {
 	GError *error = nullptr;
@@ -592,6 +651,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, buffer_outlives_pipeline_memfd);
 	tcase_add_test(tc, fd_count_stable_over_10000_frames);
 	tcase_add_test(tc, wrong_size_buffer_is_an_element_error);
+	tcase_add_test(tc, unsupported_format_fails_negotiation_with_a_clear_message);
 	tcase_add_test(tc, round_trip_cpu);
 	tcase_add_test(tc, round_trip_memfd);
 	auto have = [](BackendKind kind) { return gHave[static_cast<size_t>(kind)]; };
