@@ -25,6 +25,8 @@ packages=(
   # (bad), gst-inspect-1.0 and gst-launch-1.0 (tools).
   libgstreamer-plugins-bad1.0-dev libxkbcommon-dev libxkbcommon-x11-dev
   gstreamer1.0-plugins-base gstreamer1.0-gl gstreamer1.0-plugins-bad gstreamer1.0-tools
+  # GObject Introspection data of libgstgpuhandle-1.0 (option introspection): g-ir-scanner
+  gobject-introspection libgirepository1.0-dev
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

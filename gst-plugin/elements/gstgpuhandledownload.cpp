@@ -19,6 +19,8 @@
 
 #include <gst/base/gstbasetransform.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -58,6 +60,8 @@ struct DownloadState {
 
 	PathStats stats{};
 	DevicesSlot devices{};
+	// Set by a flush and by the state change to READY: fence waits end at once (FLUSHING).
+	std::atomic<bool> flushing{ false };
 
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
@@ -353,17 +357,36 @@ void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
 			importRouteName(route), *path.reason() ? ": " : "", path.reason());
 }
 
-// Waits for the frame's acquire point, counting the wait; posts the element error on timeout.
-bool waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration timeout)
+// Longest slice of a fence wait between two looks at the flushing flag: a flush or a state change
+// to READY never waits longer than this for a fence that is late.
+constexpr auto kWaitSlice = std::chrono::milliseconds(20);
+
+enum class Acquired { Yes, Flushing, Failed };
+
+// Waits for the frame's acquire point in slices (so a flush or a state change interrupts it),
+// counting the wait; posts the element error when it does not signal within `timeout`.
+Acquired waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration timeout)
 {
 	DownloadState &s = stateOf(trans);
 	if (frame.acquire().isNoop())
-		return true;
+		return Acquired::Yes;
 	Result<bool> signaled = frame.acquire().isSignaled();
 	if (signaled.ok() && *signaled)
-		return true;
+		return Acquired::Yes;
 	const auto started = std::chrono::steady_clock::now();
-	Status waited = frame.acquire().wait(timeout);
+	const auto deadline = started + timeout;
+	Status waited = Status();
+	for (;;) {
+		if (s.flushing.load(std::memory_order_acquire))
+			return Acquired::Flushing;
+		const auto now = std::chrono::steady_clock::now();
+		const auto slice = std::min<WaitDuration>(
+			kWaitSlice, std::chrono::duration_cast<WaitDuration>(deadline - now));
+		waited = frame.acquire().wait(std::max<WaitDuration>(slice, WaitDuration::zero()));
+		if (waited.ok() || waited.error().code() != ErrorCode::Timeout ||
+		    std::chrono::steady_clock::now() >= deadline)
+			break;
+	}
 	s.stats.countFenceWait(std::chrono::steady_clock::now() - started);
 	if (!waited.ok()) {
 		GST_ELEMENT_ERROR(
@@ -371,9 +394,9 @@ bool waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration timeo
 			(_("A frame's fence did not signal in time.")),
 			("waiting for the %s fence: %s", syncKindName(frame.acquire().kind()),
 			 waited.error().message().c_str()));
-		return false;
+		return Acquired::Failed;
 	}
-	return true;
+	return Acquired::Yes;
 }
 
 // Whether a consumer that ignores GstVideoMeta reads `buffer` right: one memory, laid out as
@@ -434,8 +457,14 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 {
 	DownloadState &s = stateOf(trans);
 	const WaitDuration timeout = timeoutOf(s);
-	if (!waitAcquire(trans, frame, timeout))
+	switch (waitAcquire(trans, frame, timeout)) {
+	case Acquired::Yes:
+		break;
+	case Acquired::Flushing:
+		return GST_FLOW_FLUSHING;
+	case Acquired::Failed:
 		return GST_FLOW_ERROR;
+	}
 	// A frame gpuhandleupload made over system memory leaves as that memory.
 	if (GstBuffer *source = sourceBufferOf(frame)) {
 		GstBuffer *out = gst_buffer_copy(source); // shares the memories, keeps the video meta
@@ -669,6 +698,26 @@ void releaseContexts(DownloadState &s)
 #endif
 }
 
+gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
+{
+	if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START)
+		stateOf(trans).flushing.store(true, std::memory_order_release);
+	else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
+		stateOf(trans).flushing.store(false, std::memory_order_release);
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)->sink_event(trans, event);
+}
+
+GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
+{
+	// Before the pads deactivate (which waits for the streaming thread): a fence wait in
+	// progress returns FLUSHING instead of holding the state change for its timeout.
+	if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+		stateOf(element).flushing.store(true, std::memory_order_release);
+	else if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+		stateOf(element).flushing.store(false, std::memory_order_release);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->change_state(element, transition);
+}
+
 gboolean start(GstBaseTransform *trans)
 {
 	stateOf(trans).stats.reset();
@@ -793,6 +842,7 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;
+	element->change_state = changeState;
 	gst_element_class_set_static_metadata(
 		element, "gpuhandle download", "Filter/Video/Hardware",
 		"Moves gpuhandle frames (memory:GpuHandle) into system, GL, Vulkan or DMABuf "
@@ -822,6 +872,7 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 	base->start = start;
 	base->stop = stop;
 	base->query = query;
+	base->sink_event = sinkEvent;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_download_debug, "gpuhandledownload", 0,
 				"gpuhandle download");
 }

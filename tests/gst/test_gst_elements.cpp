@@ -468,6 +468,114 @@ START_TEST(fence_that_never_signals_is_an_element_error)
 }
 END_TEST
 
+// A wait on a fence that is late ends at once when the pipeline flushes or goes to NULL: no state
+// change waits for the fence's timeout.
+START_TEST(flush_and_state_change_interrupt_a_fence_wait)
+{
+	Result<BackendRef> cpu = openBackend(BackendKind::Cpu);
+	ck_assert_ok(cpu);
+	LateFrame late = makeLateFrame(*cpu);
+	auto fed = std::make_unique<FedPipeline>(kFencedCaps, "timeout=10000000000");
+	GstBuffer *buffer = gst::bufferFromFrame(late.fenced, *cpu);
+	GST_BUFFER_PTS(buffer) = 0;
+	ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(fed->src), gst_buffer_ref(buffer)),
+			 GST_FLOW_OK);
+	std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the download is waiting
+	GstElement *down = gst_bin_get_by_name(GST_BIN(fed->pipeline), "down");
+	GstPad *sinkPad = gst_element_get_static_pad(down, "sink");
+	auto started = std::chrono::steady_clock::now();
+	ck_assert(gst_pad_send_event(sinkPad, gst_event_new_flush_start()));
+	ck_assert(gst_pad_send_event(sinkPad, gst_event_new_flush_stop(TRUE)));
+	// The flush reached the waiting streaming thread: nothing came out, no error.
+	ck_assert(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+	ck_assert_str_eq(fed->error(0).c_str(), "");
+	// A second wait, ended by the state change to NULL.
+	GstSegment segment;
+	gst_segment_init(&segment, GST_FORMAT_TIME);
+	ck_assert(gst_pad_send_event(sinkPad, gst_event_new_segment(&segment)));
+	std::thread pusher([&] { gst_pad_chain(sinkPad, buffer); });
+	std::this_thread::sleep_for(std::chrono::milliseconds(200));
+	started = std::chrono::steady_clock::now();
+	gst_element_set_state(fed->pipeline, GST_STATE_NULL);
+	const auto took = std::chrono::steady_clock::now() - started;
+	pusher.join();
+	ck_assert_msg(took < std::chrono::seconds(2), "NULL took %lld ms",
+		      static_cast<long long>(
+			      std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+	gst_object_unref(sinkPad);
+	gst_object_unref(down);
+	fed.reset();
+	late.fence->signal();
+}
+END_TEST
+
+// Caps change mid-stream (size and format): the elements renegotiate (new pool, new layout) and
+// every frame still arrives intact.
+START_TEST(caps_change_renegotiates)
+{
+	GError *error = nullptr;
+	GstElement *pipeline = gst_parse_launch(
+		"appsrc name=src format=time ! gpuhandleupload backend=memfd name=up ! "
+		"gpuhandledownload ! appsink name=sink sync=false",
+		&error);
+	ck_assert(pipeline && !error);
+	GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	struct Step {
+		const char *format;
+		Size size;
+	};
+	const Step steps[] = { { "NV12", { 64, 48 } }, { "I420", { 33, 17 } }, { "RGBA", { 320, 240 } } };
+	guint64 pts = 0;
+	for (const Step &step : steps) {
+		GstCaps *caps = gst_caps_from_string(rawCaps(step.format, step.size).c_str());
+		gst_app_src_set_caps(GST_APP_SRC(src), caps);
+		GstVideoInfo info;
+		ck_assert(gst_video_info_from_caps(&info, caps));
+		gst_caps_unref(caps);
+		for (int i = 0; i < 2; ++i) {
+			GstBuffer *frame = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info),
+								   nullptr);
+			GstMapInfo map;
+			gst_buffer_map(frame, &map, GST_MAP_WRITE);
+			for (gsize b = 0; b < map.size; ++b)
+				map.data[b] = static_cast<guint8>(b * 7 + i);
+			gst_buffer_unmap(frame, &map);
+			GST_BUFFER_PTS(frame) = pts++ * GST_MSECOND;
+			ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(frame)),
+					 GST_FLOW_OK);
+			GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink),
+									 10 * GST_SECOND);
+			ck_assert_msg(sample != nullptr, "no frame for %s", step.format);
+			Run got, want;
+			appendFrame(got, sample);
+			GstSample *expected = gst_sample_new(frame, gst_sample_get_caps(sample), nullptr,
+							     nullptr);
+			appendFrame(want, expected);
+			ck_assert_msg(got.bytes == want.bytes, "%s %dx%d: bytes differ%s", step.format,
+				      step.size.width, step.size.height,
+				      firstDifference(got.bytes, want.bytes).c_str());
+			gst_sample_unref(expected);
+			gst_sample_unref(sample);
+			gst_buffer_unref(frame);
+		}
+	}
+	GstElement *up = gst_bin_get_by_name(GST_BIN(pipeline), "up");
+	GstStructure *stats = nullptr;
+	g_object_get(up, "stats", &stats, nullptr);
+	guint64 frames = 0;
+	ck_assert(gst_structure_get_uint64(stats, "frames", &frames));
+	ck_assert_uint_eq(frames, 6);
+	gst_structure_free(stats);
+	gst_object_unref(up);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(src);
+	gst_object_unref(sink);
+	gst_object_unref(pipeline);
+}
+END_TEST
+
 // The application holds a buffer after the pipeline is gone: it still maps, with the right
 // bytes, and freeing it closes every fd the pipeline opened.
 void bufferOutlivesPipeline(const char *backend)
@@ -648,6 +756,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, memfd_path_counts_one_copy);
 	tcase_add_test(tc, late_fence_makes_the_consumer_wait);
 	tcase_add_test(tc, fence_that_never_signals_is_an_element_error);
+	tcase_add_test(tc, flush_and_state_change_interrupt_a_fence_wait);
+	tcase_add_test(tc, caps_change_renegotiates);
 	tcase_add_test(tc, buffer_outlives_pipeline_memfd);
 	tcase_add_test(tc, fd_count_stable_over_10000_frames);
 	tcase_add_test(tc, wrong_size_buffer_is_an_element_error);
