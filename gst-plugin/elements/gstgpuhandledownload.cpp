@@ -631,6 +631,13 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	if (imported->fence == FenceTransfer::CpuWait)
 		s.stats.countFenceWait(imported->fenceWait);
 	Result<GstBuffer *> out = wrapAsTarget(trans, imported->frame, options.timeout);
+	if (!out.ok() && s.target == Target::DmaBuf) {
+		// memfd frames leave as DMA-BUFs where the kernel can make them (udmabuf).
+		Result<Frame> exported =
+			s.targetBackend->exportFrame(imported->frame, ResourceKind::DmaBuf);
+		out = exported.ok() ? wrapAsTarget(trans, *exported, options.timeout)
+				    : Result<GstBuffer *>(exported.error());
+	}
 #if GPUHANDLE_GST_HAVE_GL
 	if (!out.ok() && s.target == Target::Gl && options.allowCopies)
 		return copyIntoGl(trans, inbuf, frame, backend, outbuf, out.error().message());

@@ -576,6 +576,28 @@ START_TEST(caps_change_renegotiates)
 }
 END_TEST
 
+// memory:DMABuf out: memfd frames leave as DMA-BUFs where the kernel makes them (udmabuf), with
+// the same bytes; without /dev/udmabuf (and no GPU exporter) the element says why it cannot.
+START_TEST(dmabuf_out_or_a_clear_error)
+{
+	const Size size{ 64, 48 };
+	Run reference = runPipeline(source("NV12", size) + " ! " + kSink);
+	Run run = runPipeline(source("NV12", size) +
+			      " ! gpuhandleupload backend=memfd ! gpuhandledownload name=down ! "
+			      "video/x-raw(memory:DMABuf) ! " + kSink);
+	if (access("/dev/udmabuf", R_OK | W_OK) == 0) {
+		ck_assert_msg(run.error.empty(), "%s", run.error.c_str());
+		ck_assert_msg(run.bytes == reference.bytes, "bytes differ%s",
+			      firstDifference(run.bytes, reference.bytes).c_str());
+	} else {
+		std::printf("No /dev/udmabuf here: checking the error instead of DMA-BUF bytes.\n");
+		ck_assert_msg(run.error.find("DMABuf") != std::string::npos &&
+				      run.error.find("DMA-BUF") != std::string::npos,
+			      "expected an error naming DMABuf and why, got '%s'", run.error.c_str());
+	}
+}
+END_TEST
+
 // The application holds a buffer after the pipeline is gone: it still maps, with the right
 // bytes, and freeing it closes every fd the pipeline opened.
 void bufferOutlivesPipeline(const char *backend)
@@ -758,6 +780,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, fence_that_never_signals_is_an_element_error);
 	tcase_add_test(tc, flush_and_state_change_interrupt_a_fence_wait);
 	tcase_add_test(tc, caps_change_renegotiates);
+	tcase_add_test(tc, dmabuf_out_or_a_clear_error);
 	tcase_add_test(tc, buffer_outlives_pipeline_memfd);
 	tcase_add_test(tc, fd_count_stable_over_10000_frames);
 	tcase_add_test(tc, wrong_size_buffer_is_an_element_error);
