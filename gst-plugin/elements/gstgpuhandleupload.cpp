@@ -15,6 +15,12 @@
 #if GPUHANDLE_GST_HAVE_VULKAN
 #include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
 #endif
+#if GPUHANDLE_GST_HAVE_CUDA
+#include <gst/gpuhandle/gstgpuhandlecuda.hpp>
+#endif
+#if GPUHANDLE_GST_HAVE_VA
+#include <gst/gpuhandle/gstgpuhandleva.hpp>
+#endif
 
 #include <gst/base/gstbasetransform.h>
 
@@ -51,6 +57,9 @@ struct UploadState {
 	GstBufferPool *pool = nullptr; // frames of `backend` (not for cpu)
 	uint64_t modifier = 0;    // DMA-BUF input: the caps' modifier (linear on 1.22)
 	GstVideoFormat warnedFormat = GST_VIDEO_FORMAT_UNKNOWN; // see warnUnsupportedFormat
+#if GPUHANDLE_GST_HAVE_VULKAN
+	GstVulkanInstance *vkInstance = nullptr; // shared with Vulkan neighbours, see vulkanInstanceQuery
+#endif
 };
 
 } // namespace
@@ -85,6 +94,12 @@ std::vector<const char *> sinkFeatures()
 #endif
 #if GPUHANDLE_GST_HAVE_VULKAN
 	features.push_back("memory:VulkanImage");
+#endif
+#if GPUHANDLE_GST_HAVE_CUDA
+	features.push_back("memory:CUDAMemory");
+#endif
+#if GPUHANDLE_GST_HAVE_VA
+	features.push_back("memory:VAMemory");
 #endif
 	return features;
 }
@@ -132,6 +147,10 @@ BufferMemory memoryOfCaps(GstCaps *caps)
 		return BufferMemory::GlMemory;
 	if (gst_caps_features_contains(features, "memory:VulkanImage"))
 		return BufferMemory::VulkanImage;
+	if (gst_caps_features_contains(features, "memory:CUDAMemory"))
+		return BufferMemory::CudaMemory;
+	if (gst_caps_features_contains(features, "memory:VAMemory"))
+		return BufferMemory::VaMemory;
 	return BufferMemory::System;
 }
 
@@ -348,6 +367,26 @@ Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &b
 		return frameFromVulkanBuffer(inbuf, s.info);
 	}
 #endif
+#if GPUHANDLE_GST_HAVE_CUDA
+	case BufferMemory::CudaMemory: {
+		Result<BackendRef> cuda = cudaBackendForBuffer(inbuf);
+		if (!cuda.ok())
+			return std::move(cuda).error();
+		backend = *cuda;
+		Result<Frame> frame = frameFromCudaBuffer(inbuf, s.info);
+		return frame.ok() ? backend->importFrame(*frame, ImportRoute::Direct) : frame;
+	}
+#endif
+#if GPUHANDLE_GST_HAVE_VA
+	case BufferMemory::VaMemory: {
+		Result<BackendRef> va = vaBackendForBuffer(inbuf);
+		if (!va.ok())
+			return std::move(va).error();
+		backend = *va;
+		Result<Frame> frame = frameFromVaBuffer(inbuf, s.info);
+		return frame.ok() ? backend->importFrame(*frame, ImportRoute::Direct) : frame;
+	}
+#endif
 	default:
 		backend = s.backend;
 		return frameFromSystemBuffer(inbuf, s.info, MapAccess::Read);
@@ -466,10 +505,64 @@ gboolean start(GstBaseTransform *trans)
 	return TRUE;
 }
 
+#if GPUHANDLE_GST_HAVE_VULKAN
+// GStreamer 1.22 opens Vulkan devices with no external-memory extension, so its images could only
+// leave through the CPU. The instance gpuhandleupload shares makes devices that export memory
+// (a handler connected first, e.g. by the application, still wins: the signal takes the first
+// device returned).
+GstVulkanDevice *createExportingDevice(GstVulkanInstance *instance, gpointer)
+{
+	GstVulkanDevice *device = gst_vulkan_device_new_with_index(instance, 0);
+	for (const char *name : { "VK_KHR_external_memory", "VK_KHR_external_memory_fd" })
+		if (!gst_vulkan_device_enable_extension(device, name))
+			GST_INFO_OBJECT(device, "%s is not offered: Vulkan images leave through a copy",
+					name);
+	return device;
+}
+
+void exportDevicesOf(GstVulkanInstance *instance)
+{
+	static const char *kConnected = "gpuhandle-exporting-devices";
+	if (g_object_get_data(G_OBJECT(instance), kConnected))
+		return;
+	g_object_set_data(G_OBJECT(instance), kConnected, GINT_TO_POINTER(1));
+	g_signal_connect(instance, "create-device", G_CALLBACK(createExportingDevice), nullptr);
+}
+
+// A Vulkan neighbour (vulkanupload) asks for the pipeline's instance before it makes its device:
+// answered with one whose devices export memory, made now if the pipeline has none yet.
+gboolean vulkanInstanceQuery(GstBaseTransform *trans, GstQuery *q)
+{
+	const gchar *type = nullptr;
+	if (GST_QUERY_TYPE(q) != GST_QUERY_CONTEXT || !gst_query_parse_context_type(q, &type) ||
+	    g_strcmp0(type, GST_VULKAN_INSTANCE_CONTEXT_TYPE_STR) != 0)
+		return FALSE;
+	UploadState &s = stateOf(trans);
+	if (!s.vkInstance) {
+		GstVulkanInstance *instance = gst_vulkan_instance_new();
+		GError *error = nullptr;
+		if (!gst_vulkan_instance_open(instance, &error)) {
+			GST_INFO_OBJECT(trans, "no Vulkan instance: %s", error ? error->message : "?");
+			g_clear_error(&error);
+			gst_object_unref(instance);
+			return FALSE;
+		}
+		s.vkInstance = instance;
+	}
+	exportDevicesOf(s.vkInstance);
+	return gst_vulkan_handle_context_query(GST_ELEMENT_CAST(trans), q, nullptr, s.vkInstance,
+					       nullptr);
+}
+#endif
+
 gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 {
 	if (handleDevicesQuery(q, stateOf(trans).devices))
 		return TRUE;
+#if GPUHANDLE_GST_HAVE_VULKAN
+	if (vulkanInstanceQuery(trans, q))
+		return TRUE;
+#endif
 	if (direction == GST_PAD_SINK &&
 	    (GST_QUERY_TYPE(q) == GST_QUERY_CAPS || GST_QUERY_TYPE(q) == GST_QUERY_ACCEPT_CAPS))
 		warnUnsupportedFormat(GST_ELEMENT_CAST(trans), q, stateOf(trans).warnedFormat);
@@ -480,6 +573,9 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 void setContext(GstElement *element, GstContext *context)
 {
 	handleDevicesSetContext(context, stateOf(element).devices);
+#if GPUHANDLE_GST_HAVE_VULKAN
+	gst_vulkan_handle_set_context(element, context, nullptr, &stateOf(element).vkInstance);
+#endif
 	GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->set_context(element, context);
 }
 
@@ -528,6 +624,9 @@ void finalize(GObject *object)
 {
 	auto *self = static_cast<GstGpuHandleUpload *>(static_cast<void *>(object));
 	clearPool(*self->state);
+#if GPUHANDLE_GST_HAVE_VULKAN
+	gst_clear_object(&self->state->vkInstance);
+#endif
 	delete self->state;
 	self->state = nullptr;
 	G_OBJECT_CLASS(gst_gpu_handle_upload_parent_class)->finalize(object);

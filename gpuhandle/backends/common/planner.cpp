@@ -49,6 +49,15 @@ bool plannerLogging()
 	std::fprintf(stderr, "gpuhandle planner: %s\n", line);
 }
 
+// The handle kinds a backend exports, for messages ("none" when it exports none).
+std::string exportedKinds(const Backend &backend)
+{
+	std::string out;
+	for (ResourceKind kind : backend.capabilities().exports)
+		out += std::string(out.empty() ? "" : ", ") + resourceKindName(kind);
+	return out.empty() ? "none" : out;
+}
+
 // Why a copy was needed; static strings, as ExecutionPath keeps the pointer.
 const char *copyReason(const Backend &target, const BackendRef &source)
 {
@@ -322,11 +331,20 @@ std::optional<Frame> Planner::tryGpuCopy()
 			return std::move(*dst);
 		why += copied.error().message() + " ";
 	}
-	// Into source memory that the target imports.
+	// Into source memory that the target imports (the zero-copy route after one device copy):
+	// the storage the target wants where the source makes it, else one both take.
+	AllocateRequest staged = request;
+	if (!source->supportsFormat(staged.format, staged.storage))
+		for (FrameStorage storage : target_.capabilities().storages)
+			if (source->supportsFormat(staged.format, storage) &&
+			    target_.supportsFormat(staged.format, storage)) {
+				staged.storage = storage;
+				break;
+			}
 	for (auto [kind, via] : shared) {
 		if (!contains(source->capabilities().exports, kind) || !contains(target_.capabilities().routes, via))
 			continue;
-		Result<Frame> staging = source->allocate(request);
+		Result<Frame> staging = source->allocate(staged);
 		if (!staging.ok()) {
 			why += staging.error().message() + " ";
 			continue;
@@ -339,7 +357,11 @@ std::optional<Frame> Planner::tryGpuCopy()
 		why += imported.error().message() + " ";
 	}
 	if (why.empty())
-		why = "the two backends share no exportable handle type (opaque fd or DMA-BUF).";
+		why = "the two backends share no exportable handle type (opaque fd or DMA-BUF): " +
+		      source->deviceInfo().name + " (" + backendKindName(source->kind()) +
+		      ") exports " + exportedKinds(*source) + " and " + target_.deviceInfo().name +
+		      " (" + backendKindName(target_.kind()) + ") exports " +
+		      exportedKinds(target_) + ".";
 	refuse(route, Error(ErrorCode::NotSupported, "target", why));
 	return std::nullopt;
 }

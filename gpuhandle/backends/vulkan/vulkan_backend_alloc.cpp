@@ -106,6 +106,12 @@ Result<uint8_t *> Allocation::mapped(const char *fn)
 	std::lock_guard lock(mapMutex_);
 	if (mapped_)
 		return mapped_;
+	if (foreign)
+		return Error::format(
+			ErrorCode::NotSupported, "frame",
+			"vulkan: %s: the resource is the host's, not memory this backend "
+			"allocated; it is read through a copy.",
+			fn);
 	if (!state->hasMemoryFlags(memoryTypeIndex, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
 		return Error::format(ErrorCode::NotSupported, "frame",
 				     "vulkan: %s: memory type %u is not host-visible, so it cannot be mapped.",
@@ -431,11 +437,6 @@ Result<std::array<Allocation *, 4>> VulkanBackend::allocationsOf(const Frame &fr
 			return notThisBackendsFrame(kName, operation);
 	}
 	return out;
-}
-
-bool VulkanBackend::holds(const Frame &frame) const
-{
-	return frame.numResources() > 0 && allocationsOf(frame, "holds()").ok();
 }
 
 } // namespace gpuhandle

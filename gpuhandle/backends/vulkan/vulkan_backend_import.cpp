@@ -1,4 +1,5 @@
-// The Vulkan backend's exports and imports: opaque fds (between devices of one driver) and host
+// The Vulkan backend's exports and imports: the host's own images and buffers of its device
+// (foreign views, the Direct route), opaque fds (between devices of one driver) and host
 // pointers (VK_EXT_external_memory_host); DMA-BUFs are in vulkan_backend_dmabuf.cpp.
 #include "vulkan_backend_internal.h"
 
@@ -7,14 +8,123 @@
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
+#include <optional>
 #include <string>
 
 namespace gpuhandle {
 
 using namespace vkbackend;
 
+namespace vkbackend {
+
+bool isForeign(const Resource &resource, VkDevice device)
+{
+	const void *owner = nullptr;
+	if (const VulkanImage *image = resource.get<VulkanImage>())
+		owner = image->desc().device;
+	else if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
+		owner = buffer->desc().device;
+	return owner && owner == static_cast<const void *>(device) && !allocationOf(resource);
+}
+
+Result<std::shared_ptr<Allocation>> foreignView(const std::shared_ptr<DeviceState> &state,
+						const Frame &frame, uint32_t index)
+{
+	const Resource &resource = frame.resource(index);
+	auto a = std::make_shared<Allocation>(state);
+	a->foreign = true;
+	a->source = resource;
+	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>()) {
+		a->buffer = reinterpret_cast<VkBuffer>(buffer->desc().buffer);
+		a->bufferSize = buffer->desc().size;
+		return a;
+	}
+	const VulkanImageDesc &image = resource.get<VulkanImage>()->desc();
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
+	if (!info)
+		return std::move(info).error();
+	// An image is one plane: the producer made it with that plane's VkFormat and size.
+	std::optional<uint32_t> plane;
+	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
+		const PlaneView &view = frame.plane(p);
+		if (view.resource != index)
+			continue;
+		if (plane || view.offset != 0)
+			return Error::format(
+				ErrorCode::NotSupported, "planes",
+				"vulkan: resource %u, a Vulkan image the backend did not "
+				"allocate, holds %s; only one plane per image, at offset "
+				"0, is read from such an image.",
+				index, plane ? "several planes" : "a plane at an offset");
+		plane = p;
+	}
+	if (!plane)
+		return Error::format(ErrorCode::InvalidArgument, "planes",
+				     "vulkan: no plane of the frame lives in resource %u.", index);
+	const PlaneInfo &format = (*info)->planes[*plane];
+	a->image = reinterpret_cast<VkImage>(image.image);
+	a->optimal = image.rowPitch == 0;
+	a->rowPitch = image.rowPitch;
+	a->planeFormat = format.format;
+	a->width = format.rowTexels(frame.width());
+	a->height = format.rows(frame.height());
+	// Where a host leaves the images it shares (frameFromVulkanBuffer moves GStreamer's there),
+	// owned by no other queue family: every use starts and ends with a barrier (submitCopies).
+	a->layout = VK_IMAGE_LAYOUT_GENERAL;
+	return a;
+}
+
+void FrameAllocations::keep(uint32_t numResources, std::vector<KeepAliveRef> &out) const
+{
+	for (uint32_t i = 0; i < numResources; i++)
+		out.push_back(held[i]);
+}
+
+} // namespace vkbackend
+
+Result<FrameAllocations> VulkanBackend::accessOf(const Frame &frame, const char *operation) const
+{
+	FrameAllocations out;
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const Resource &resource = frame.resource(i);
+		if (isForeign(resource, state_->device)) {
+			auto view = foreignView(state_, frame, i);
+			if (!view)
+				return std::move(view).error();
+			out.held[i] = std::move(*view);
+		} else {
+			out.held[i] = allocationOf(resource);
+			if (!out.held[i] || out.held[i]->state != state_)
+				return notThisBackendsFrame(kName, operation);
+		}
+		out.at[i] = out.held[i].get();
+	}
+	return out;
+}
+
+bool VulkanBackend::holds(const Frame &frame) const
+{
+	if (frame.numResources() == 0)
+		return false;
+	for (uint32_t i = 0; i < frame.numResources(); i++) {
+		const Resource &resource = frame.resource(i);
+		const std::shared_ptr<Allocation> ours = allocationOf(resource);
+		if (ours ? ours->state != state_ : !isForeign(resource, state_->device))
+			return false;
+	}
+	return true;
+}
+
 Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
 {
+	for (uint32_t i = 0; i < frame.numResources(); i++)
+		if (isForeign(frame.resource(i), state_->device))
+			return Error::format(
+				ErrorCode::NotSupported, "frame",
+				"vulkan: resource %u is the host's own %s, whose memory "
+				"was not made exportable; it is exported after a copy "
+				"into exportable memory.",
+				i, resourceKindName(frame.resource(i).kind()));
 	auto allocations = allocationsOf(frame, "exportFrame()");
 	if (!allocations)
 		return std::move(allocations).error();
@@ -200,6 +310,52 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 	return frameLike(frame, std::span(out.data(), frame.numResources()));
 }
 
+Status VulkanBackend::shareImages(const Frame &frame,
+				  const std::array<Allocation *, 4> &allocations, uint32_t family)
+{
+	bool any = false;
+	{
+		std::lock_guard lock(state_->queueMutex);
+		for (uint32_t i = 0; i < frame.numResources(); i++)
+			any |= allocations[i]->image &&
+			       allocations[i]->externalFamily == VK_QUEUE_FAMILY_IGNORED;
+	}
+	if (!any)
+		return {};
+	std::vector<Allocation *> released;
+	std::vector<KeepAliveRef> keep; // the allocations: never a DeviceUser (see Pending)
+	for (uint32_t i = 0; i < frame.numResources(); i++)
+		keep.push_back(allocationOf(frame.resource(i)));
+	const DeviceState &s = *state_;
+	return state_->submit(
+		"vulkan: exportFrame()",
+		[&](VkCommandBuffer commands) {
+			std::vector<VkImageMemoryBarrier> barriers;
+			for (uint32_t i = 0; i < frame.numResources(); i++) {
+				Allocation *a = allocations[i];
+				if (!a->image || a->externalFamily != VK_QUEUE_FAMILY_IGNORED)
+					continue;
+				released.push_back(a);
+				barriers.push_back(generalBarrier(*a, a->layout, s.queueFamily,
+								  family,
+								  VK_ACCESS_TRANSFER_WRITE_BIT, 0));
+			}
+			if (!barriers.empty())
+				s.fn.CmdPipelineBarrier(commands,
+							VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+							VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
+							nullptr, 0, nullptr,
+							static_cast<uint32_t>(barriers.size()),
+							barriers.data());
+		},
+		[&] {
+			for (Allocation *a : released) {
+				a->layout = VK_IMAGE_LAYOUT_GENERAL;
+				a->externalFamily = family;
+			}
+		},
+		kDefaultWaitTimeout, std::move(keep));
+}
 
 // A binary semaphore of this device, not yet waited on (a raw carrier: an imported point's
 // waiter has consumed the signal already), as a SYNC_FD any API can wait on. Exporting a

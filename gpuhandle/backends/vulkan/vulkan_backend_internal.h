@@ -195,6 +195,11 @@ public:
 	// family first, which keeps what the other side wrote, and releases it back after.
 	// Under state->queueMutex.
 	uint32_t externalFamily = VK_QUEUE_FAMILY_IGNORED;
+	// A view made for one call over an image or buffer of the backend's VkDevice that no
+	// gpuhandle backend allocated (a host's, such as GStreamer's): it owns nothing, has no
+	// memory to map (map() copies through a staging buffer), and an image is taken to be in
+	// GENERAL with the host's work on it submitted before (see foreignView()).
+	bool foreign = false;
 
 private:
 	std::mutex mapMutex_;
@@ -218,13 +223,42 @@ public:
 // The allocation anchoring a VulkanBuffer or VulkanImage of the backend, or null for any other
 // resource.
 std::shared_ptr<Allocation> allocationOf(const Resource &resource);
+// Whether `resource` is a VulkanImage or VulkanBuffer on `device` that no gpuhandle Vulkan
+// backend allocated or imported (a host's own image or buffer).
+bool isForeign(const Resource &resource, VkDevice device);
+// A foreign view (Allocation::foreign) over resource `index` of `frame`, which isForeign() on
+// `state`'s device: a buffer as it is, an image as the one plane of the frame that it holds
+// (its plane format and size come from the frame's format). It keeps the resource (and so its
+// anchor) alive. NotSupported for an image holding several planes or at an offset.
+Result<std::shared_ptr<Allocation>> foreignView(const std::shared_ptr<DeviceState> &state,
+						const Frame &frame, uint32_t index);
+
+// The allocations behind a frame's resources for map() and copyFrame(): the backend's own, and
+// foreign views made for the call (which only `held` holds: no anchor of the frame does).
+struct FrameAllocations {
+	std::array<Allocation *, 4> at{};
+	std::array<std::shared_ptr<Allocation>, 4> held{};
+
+	// Appends what commands on the frame keep alive while they may run: the allocations, never
+	// a resource anchor (a pending submission must not hold a DeviceUser: see there).
+	void keep(uint32_t numResources, std::vector<KeepAliveRef> &out) const;
+};
+
+// An image barrier into GENERAL (from `from`), optionally moving the image between families.
+VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uint32_t srcFamily,
+				    uint32_t dstFamily, VkAccessFlags srcAccess,
+				    VkAccessFlags dstAccess);
 // The buffer or image of `allocation->bound`, anchored by a ResourceAnchor of `user`.
 Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
 				  std::shared_ptr<Allocation> allocation);
 
 // Thread safety and the host's queue: see DeviceState. On a host's device, the host must not
-// submit on the VkQueue it gave while map() of an optimal image, copyFrame() or exportFrame() of
-// an image runs on another thread.
+// submit on the VkQueue it gave while map() of an optimal image or of a foreign resource,
+// copyFrame() or exportFrame() of an image runs on another thread. Frames over the host's own
+// images and buffers of this VkDevice (foreign: the host keeps them alive through their anchors)
+// are held (holds(), the Direct route), mapped through a staging copy and copied from or into;
+// they are not exported (their memory was not made exportable): the planner copies them into
+// this backend's exportable memory first.
 class VulkanBackend final : public Backend
 {
 public:
@@ -248,6 +282,9 @@ private:
 	// The allocation of each resource of a frame of this backend, or WrongKind.
 	Result<std::array<Allocation *, 4>> allocationsOf(const Frame &frame,
 							   const char *operation) const;
+	// allocationsOf, where foreign resources of this VkDevice get foreign views (see
+	// Allocation::foreign): WrongKind for resources of other devices, APIs or backends.
+	Result<FrameAllocations> accessOf(const Frame &frame, const char *operation) const;
 	Result<std::shared_ptr<Allocation>> allocateImage(PlaneFormat format, uint32_t width,
 							  uint32_t height, bool optimal,
 							  bool exportable);

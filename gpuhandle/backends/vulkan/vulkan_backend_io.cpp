@@ -1,5 +1,6 @@
 // The Vulkan backend's queue and the work on it: submissions bounded by a timeout, CPU mapping
-// (optimal images through a staging buffer) and device copies between buffers and images.
+// (optimal images and the host's own memory through a staging buffer) and device copies between
+// buffers and images, the backend's or the host's.
 #include "vulkan_backend_internal.h"
 
 #include <algorithm>
@@ -130,18 +131,6 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 	return detail::vulkanError(name, "vkWaitForFences", r);
 }
 
-} // namespace vkbackend
-
-namespace {
-
-// What commands on a frame's resources keep alive while they may run: the allocations, not the
-// resource anchors (a pending submission must never hold a DeviceUser: see there).
-void keepOf(const Frame &frame, std::vector<KeepAliveRef> &out)
-{
-	for (uint32_t i = 0; i < frame.numResources(); i++)
-		out.push_back(allocationOf(frame.resource(i)));
-}
-
 VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uint32_t srcFamily,
 				    uint32_t dstFamily, VkAccessFlags srcAccess, VkAccessFlags dstAccess)
 {
@@ -157,6 +146,10 @@ VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uin
 	barrier.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
 	return barrier;
 }
+
+} // namespace vkbackend
+
+namespace {
 
 constexpr VkAccessFlags kTransferAccess = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
@@ -287,18 +280,42 @@ void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy 
 					  c.dst->buffer, 1, &region);
 }
 
+// Around copies of a host's own images and buffers, which carry no semaphore: what the host
+// submitted before (on this queue) has finished and is visible to the copies, and what they
+// wrote is visible to whatever the host submits after. Its images stay in GENERAL.
+void hostBarrier(const DeviceState &s, VkCommandBuffer commands, bool before)
+{
+	const VkMemoryBarrier barrier{
+		VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
+		before ? VK_ACCESS_MEMORY_WRITE_BIT : VK_ACCESS_TRANSFER_WRITE_BIT,
+		before ? kTransferAccess : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT
+	};
+	s.fn.CmdPipelineBarrier(
+		commands,
+		before ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT : VK_PIPELINE_STAGE_TRANSFER_BIT,
+		before ? VK_PIPELINE_STAGE_TRANSFER_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
+		&barrier, 0, nullptr, 0, nullptr);
+}
+
 Status submitCopies(DeviceState &s, const char *name, const std::vector<PlaneCopy> &copies,
 		    WaitDuration timeout, std::vector<KeepAliveRef> keep)
 {
 	if (copies.empty())
 		return {};
+	const bool foreign = std::any_of(copies.begin(), copies.end(), [](const PlaneCopy &c) {
+		return c.src->foreign || c.dst->foreign;
+	});
 	ImageUses uses(s);
 	return s.submit(
 		name,
 		[&](VkCommandBuffer commands) {
+			if (foreign)
+				hostBarrier(s, commands, true);
 			for (const PlaneCopy &c : copies)
 				recordCopy(s, commands, c, uses);
 			uses.finish(commands);
+			if (foreign)
+				hostBarrier(s, commands, false);
 		},
 		[&] { uses.submitted(); }, timeout, std::move(keep));
 }
@@ -307,24 +324,30 @@ Status submitCopies(DeviceState &s, const char *name, const std::vector<PlaneCop
 
 Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
 {
-	auto allocations = allocationsOf(frame, "map()");
+	auto allocations = accessOf(frame, "map()");
 	if (!allocations)
 		return std::move(allocations).error();
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
+	if (!info)
+		return std::move(info).error();
 	if (Status waited = frame.acquire().wait(timeout); !waited)
 		return std::move(waited).error();
 	std::array<uint8_t *, 4> planes{};
 	std::array<uint32_t, 4> strides{};
-	std::vector<PlaneCopy> staged; // optimal planes, through one staging buffer
+	// Optimal planes and the host's (foreign) ones, through one staging buffer.
+	std::vector<PlaneCopy> staged;
 	uint64_t stagingSize = 0;
 	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
 		const PlaneView &view = frame.plane(p);
-		Allocation *a = (*allocations)[view.resource];
-		if (a->image && a->optimal) {
+		Allocation *a = allocations->at[view.resource];
+		if ((a->image && a->optimal) || a->foreign) {
+			const PlaneInfo &plane = (*info)->planes[p];
 			PlaneCopy c;
 			c.src = a;
-			c.texels = a->width;
-			c.rows = a->height;
-			c.texelBytes = bytesPerTexel(a->planeFormat);
+			c.srcView = a->buffer ? view : PlaneView{};
+			c.texels = a->image ? a->width : plane.rowTexels(frame.width());
+			c.rows = a->image ? a->height : plane.rows(frame.height());
+			c.texelBytes = bytesPerTexel(a->image ? a->planeFormat : plane.format);
 			c.dstView = PlaneView{ 0, 0, stagingSize, c.texels * c.texelBytes };
 			stagingSize += (uint64_t{ c.dstView.stride } * c.rows + 15) & ~uint64_t{ 15 };
 			strides[p] = c.dstView.stride;
@@ -343,18 +366,18 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 		strides[p] = view.stride;
 	}
 
-	// Flushes what the CPU wrote into non-coherent memory.
+	// Flushes what the CPU wrote into non-coherent memory mapped in place.
 	auto flush = [state = state_, allocations = *allocations, n = frame.numResources(),
 		      access]() -> Status {
 		if (access == MapAccess::Read)
 			return {};
 		for (uint32_t i = 0; i < n; i++)
-			if (!allocations[i]->optimal &&
-			    !state->hasMemoryFlags(allocations[i]->memoryTypeIndex,
+			if (const Allocation *a = allocations.at[i];
+			    !a->optimal && !a->foreign &&
+			    !state->hasMemoryFlags(a->memoryTypeIndex,
 						   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
 				VkMappedMemoryRange range{ VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
-							   nullptr, allocations[i]->memory, 0,
-							   VK_WHOLE_SIZE };
+							   nullptr, a->memory, 0, VK_WHOLE_SIZE };
 				state->fn.FlushMappedMemoryRanges(state->device, 1, &range);
 			}
 		return {};
@@ -383,7 +406,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 	if (!base)
 		return std::move(base).error();
 	std::vector<KeepAliveRef> keep{ buffer };
-	keepOf(frame, keep);
+	allocations->keep(frame.numResources(), keep);
 	for (PlaneCopy &c : staged)
 		c.dst = buffer.get();
 	if (access != MapAccess::Write)
@@ -413,10 +436,10 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 
 Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout)
 {
-	auto to = allocationsOf(dst, "copyFrame()");
+	auto to = accessOf(dst, "copyFrame()");
 	if (!to)
 		return std::move(to).error();
-	auto from = allocationsOf(src, "copyFrame()");
+	auto from = accessOf(src, "copyFrame()");
 	if (!from)
 		return std::move(from).error();
 	if (dst.format() != src.format() || dst.width() != src.width() ||
@@ -440,7 +463,7 @@ Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 	std::vector<PlaneCopy> copies;
 	for (uint32_t p = 0; p < src.numPlanes(); p++) {
 		const PlaneInfo &plane = (*info)->planes[p];
-		PlaneCopy c{ (*from)[src.plane(p).resource], (*to)[dst.plane(p).resource],
+		PlaneCopy c{ from->at[src.plane(p).resource], to->at[dst.plane(p).resource],
 			     src.plane(p), dst.plane(p), plane.rowTexels(src.width()),
 			     plane.rows(src.height()), bytesPerTexel(plane.format) };
 		if (Status s = checkTexelAligned(c, p); !s)
@@ -448,53 +471,9 @@ Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 		copies.push_back(c);
 	}
 	std::vector<KeepAliveRef> keep;
-	keepOf(src, keep);
-	keepOf(dst, keep);
+	from->keep(src.numResources(), keep);
+	to->keep(dst.numResources(), keep);
 	return submitCopies(*state_, "vulkan: copyFrame()", copies, timeout, std::move(keep));
-}
-
-Status VulkanBackend::shareImages(const Frame &frame,
-				  const std::array<Allocation *, 4> &allocations, uint32_t family)
-{
-	bool any = false;
-	{
-		std::lock_guard lock(state_->queueMutex);
-		for (uint32_t i = 0; i < frame.numResources(); i++)
-			any |= allocations[i]->image &&
-			       allocations[i]->externalFamily == VK_QUEUE_FAMILY_IGNORED;
-	}
-	if (!any)
-		return {};
-	std::vector<Allocation *> released;
-	std::vector<KeepAliveRef> keep;
-	keepOf(frame, keep);
-	const DeviceState &s = *state_;
-	return state_->submit(
-		"vulkan: exportFrame()",
-		[&](VkCommandBuffer commands) {
-			std::vector<VkImageMemoryBarrier> barriers;
-			for (uint32_t i = 0; i < frame.numResources(); i++) {
-				Allocation *a = allocations[i];
-				if (!a->image || a->externalFamily != VK_QUEUE_FAMILY_IGNORED)
-					continue;
-				released.push_back(a);
-				barriers.push_back(generalBarrier(*a, a->layout, s.queueFamily, family,
-								  VK_ACCESS_TRANSFER_WRITE_BIT, 0));
-			}
-			if (!barriers.empty())
-				s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-							VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
-							nullptr, 0, nullptr,
-							static_cast<uint32_t>(barriers.size()),
-							barriers.data());
-		},
-		[&] {
-			for (Allocation *a : released) {
-				a->layout = VK_IMAGE_LAYOUT_GENERAL;
-				a->externalFamily = family;
-			}
-		},
-		kDefaultWaitTimeout, std::move(keep));
 }
 
 } // namespace gpuhandle

@@ -43,15 +43,16 @@ Result<Frame> frameFromGlBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 // GlTexture objects of `context`'s EGL context, or of a GStreamer context sharing with it (a
 // frame of frameFromGlBuffer), one per plane, of the size and the sized internal format
 // GStreamer makes for `info`'s planes. The memories carry GStreamer's own (often unsized)
-// texture format, as its GLMemory does; the GstVideoMeta's offsets are counted across them. The
-// frame's acquire point is waited for on the CPU, bounded by `timeout`, and a GstGLSyncMeta is
-// set, so GL consumers wait on the GPU for work before the buffer. (GStreamer 1.22's own CPU
-// transfers of 4:2:0 GLMemory with an odd height run past their PBO, a GStreamer bug; GL
-// consumers and gst_gl_memory_read_pixels() are not affected.) Errors: NullHandle,
-// InvalidArgument, NotSupported (a format without a gpuhandle equivalent or that GLMemory does
-// not hold), FormatMismatch (format, size, shared textures, texture formats or sizes GStreamer
-// would not use), WrongKind (not textures), DeviceMismatch (textures of an unrelated context),
-// Timeout, Backend.
+// texture format, as its GLMemory does, and are laid out as GStreamer's GL buffer pool lays out
+// its own: planes back to back, each memory stride x component-height bytes, the memories' and
+// the GstVideoMeta's plane offsets the sums of the sizes before them (not `info`'s offsets,
+// which round a 4:2:0 luma plane up to an even height), so that GLMemory's CPU transfers
+// (gldownload) find each plane in its memory. The frame's acquire point is waited for on the
+// CPU, bounded by `timeout`, and a GstGLSyncMeta is set, so GL consumers wait on the GPU for
+// work before the buffer. Errors: NullHandle, InvalidArgument, NotSupported (a format without
+// a gpuhandle equivalent or that GLMemory does not hold), FormatMismatch (format, size, shared
+// textures, texture formats or sizes GStreamer would not use), WrongKind (not textures),
+// DeviceMismatch (textures of an unrelated context), Timeout, Backend.
 Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
 				      const GstVideoInfo &info,
 				      WaitDuration timeout = kDefaultWaitTimeout);

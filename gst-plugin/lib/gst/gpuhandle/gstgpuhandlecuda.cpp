@@ -1,0 +1,283 @@
+// GstCudaMemory -> gpuhandle frames; GStreamer's CUDA context as a gpuhandle CUDA backend.
+#include <gst/gpuhandle/gstgpuhandlecuda.hpp>
+
+// GStreamer's CUDA library is unstable API: its headers #warning without this.
+#ifndef GST_USE_UNSTABLE_API
+#define GST_USE_UNSTABLE_API 1
+#endif
+
+#include <gpuhandle/context.h>
+#include <gpuhandle/cuda_resources.h>
+
+#include <memory>
+#include <mutex>
+
+#include <gst/cuda/gstcudacontext.h>
+#include <gst/cuda/gstcudamemory.h>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+
+GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_cuda_debug);
+#define GST_CAT_DEFAULT gst_gpu_handle_cuda_debug
+
+using namespace gpuhandle;
+
+namespace {
+
+void initDebug()
+{
+	static std::once_flag once;
+	std::call_once(once, [] {
+		GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_cuda_debug, "gpuhandlecuda", 0,
+					"gpuhandle CUDA memory and backend");
+	});
+}
+
+// GObject's type-check macros cast C-style; their expansions land here.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+bool isCudaContext(gpointer object)
+{
+	return object && GST_IS_CUDA_CONTEXT(object);
+}
+#pragma GCC diagnostic pop
+
+// GST_MAP_CUDA lies past GstMapFlags' named values, as GStreamer defines it.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wconversion"
+GstMapFlags cudaReadMap()
+{
+	return static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_CUDA);
+}
+#pragma GCC diagnostic pop
+
+const char *videoFormatName(GstVideoFormat format)
+{
+	const char *name = gst_video_format_to_string(format);
+	return name ? name : "unknown";
+}
+
+const char *memTypeOf(GstMemory *mem)
+{
+	return mem && mem->allocator && mem->allocator->mem_type ? mem->allocator->mem_type
+								 : "typeless";
+}
+
+// A reference on GStreamer's CUDA context, for a backend's Context.
+struct ContextHold final : KeepAlive {
+	explicit ContextHold(GstCudaContext *c)
+		: context(static_cast<GstCudaContext *>(gst_object_ref(c)))
+	{
+	}
+	ContextHold(const ContextHold &) = delete;
+	ContextHold &operator=(const ContextHold &) = delete;
+	~ContextHold() override { gst_object_unref(context); }
+
+	GstCudaContext *const context;
+};
+
+// The anchor of frames over CUDA memory: a buffer reference (its memory holds the context).
+struct BufferAnchor final : KeepAlive {
+	explicit BufferAnchor(GstBuffer *b) : buffer(gst_buffer_ref(b)) {}
+	BufferAnchor(const BufferAnchor &) = delete;
+	BufferAnchor &operator=(const BufferAnchor &) = delete;
+	~BufferAnchor() override { gst_buffer_unref(buffer); }
+
+	GstBuffer *const buffer;
+};
+
+// One backend per context, found through a weak reference in the context's qdata (the backend
+// holds the context, so a strong reference there would be a cycle). Opening is not done under
+// the lock: two first callers may both open one, and the first to store it wins.
+std::mutex gCacheMutex;
+
+GQuark backendQuark()
+{
+	static const GQuark quark = g_quark_from_static_string("gpuhandle-cuda-backend");
+	return quark;
+}
+
+void deleteWeakBackend(gpointer weak)
+{
+	delete static_cast<std::weak_ptr<Backend> *>(weak);
+}
+
+BackendRef cachedBackend(GObject *object)
+{
+	std::lock_guard<std::mutex> lock(gCacheMutex);
+	auto *weak =
+		static_cast<std::weak_ptr<Backend> *>(g_object_get_qdata(object, backendQuark()));
+	return weak ? weak->lock() : nullptr;
+}
+
+BackendRef cacheBackend(GObject *object, BackendRef backend)
+{
+	std::lock_guard<std::mutex> lock(gCacheMutex);
+	auto *weak =
+		static_cast<std::weak_ptr<Backend> *>(g_object_get_qdata(object, backendQuark()));
+	if (weak)
+		if (BackendRef existing = weak->lock())
+			return existing;
+	g_object_set_qdata_full(object, backendQuark(), new std::weak_ptr<Backend>(backend),
+				deleteWeakBackend);
+	return backend;
+}
+
+// The argument checks cudaBackendFor and cudaBufferFromFrame share.
+Status checkContext(GstCudaContext *context)
+{
+	if (!context)
+		return Error(ErrorCode::NullHandle, "context", "The GstCudaContext is null.");
+	if (!isCudaContext(context))
+		return Error(ErrorCode::InvalidArgument, "context",
+			     "The object given as the CUDA context is not a GstCudaContext.");
+	return {};
+}
+
+} // namespace
+
+namespace gpuhandle::gst {
+
+Result<BackendRef> cudaBackendFor(GstCudaContext *context)
+{
+	initDebug();
+	if (Status checked = checkContext(context); !checked)
+		return std::move(checked).error();
+	void *handle = gst_cuda_context_get_handle(context);
+	if (!handle)
+		return Error(ErrorCode::InvalidState, "context",
+			     "The GstCudaContext wraps no CUcontext (it was not made by "
+			     "gst_cuda_context_new or gst_cuda_context_new_wrapped).");
+	auto *object = reinterpret_cast<GObject *>(context);
+	if (BackendRef cached = cachedBackend(object))
+		return cached;
+	guint deviceId = 0;
+	g_object_get(object, "cuda-device-id", &deviceId, nullptr);
+	CudaContext native;
+	native.context = handle;
+	native.stream = nullptr; // the legacy default stream, which GStreamer 1.22 copies on
+	native.ordinal = static_cast<int32_t>(deviceId);
+	Result<ContextRef> made =
+		Context::create(std::move(native), std::make_shared<ContextHold>(context));
+	if (!made)
+		return std::move(made).error();
+	BackendOpenOptions options;
+	options.context = std::move(*made);
+	Result<BackendRef> opened = openBackend(BackendKind::Cuda, options);
+	if (!opened)
+		return std::move(opened).error();
+	GST_DEBUG("gpuhandle CUDA backend opened in GStreamer's context %p: %s",
+		  static_cast<void *>(context), (*opened)->deviceInfo().toString().c_str());
+	return cacheBackend(object, std::move(*opened));
+}
+
+Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info)
+{
+	initDebug();
+	if (!buffer)
+		return Error(ErrorCode::NullHandle, "buffer", "The buffer is null.");
+	const guint memories = gst_buffer_n_memory(buffer);
+	for (guint i = 0; i < memories; i++) {
+		GstMemory *mem = gst_buffer_peek_memory(buffer, i);
+		if (!gst_is_cuda_memory(mem))
+			return Error::format(ErrorCode::WrongKind, "buffer.memory",
+					     "Memory %u of the buffer is a %s memory, not a "
+					     "GstCudaMemory.",
+					     i, memTypeOf(mem));
+	}
+	if (memories != 1)
+		return Error::format(ErrorCode::InvalidArgument, "buffer.memory",
+				     "The buffer has %u memories; GStreamer's CUDA buffers hold "
+				     "every plane in one GstCudaMemory.",
+				     memories);
+	GstMemory *mem = gst_buffer_peek_memory(buffer, 0);
+	const GstCudaMemory &cuda = *reinterpret_cast<GstCudaMemory *>(mem);
+	const GstVideoInfo &laid = cuda.info; // the planes as GStreamer allocated them
+	const GstVideoFormat videoFormat = GST_VIDEO_INFO_FORMAT(&info);
+	if (GST_VIDEO_INFO_FORMAT(&laid) != videoFormat ||
+	    GST_VIDEO_INFO_WIDTH(&laid) != GST_VIDEO_INFO_WIDTH(&info) ||
+	    GST_VIDEO_INFO_HEIGHT(&laid) != GST_VIDEO_INFO_HEIGHT(&info))
+		return Error::format(
+			ErrorCode::FormatMismatch, "info",
+			"The CUDA memory holds a %dx%d %s frame; the video info says %dx%d %s.",
+			GST_VIDEO_INFO_WIDTH(&laid), GST_VIDEO_INFO_HEIGHT(&laid),
+			videoFormatName(GST_VIDEO_INFO_FORMAT(&laid)), GST_VIDEO_INFO_WIDTH(&info),
+			GST_VIDEO_INFO_HEIGHT(&info), videoFormatName(videoFormat));
+	Result<PixelFormat> format = pixelFormatOf(videoFormat);
+	if (!format)
+		return std::move(format).error();
+	const PixelFormatInfo &pixels = **pixelFormatInfo(*format);
+	const uint32_t planes = GST_VIDEO_INFO_N_PLANES(&laid);
+	if (planes != pixels.numPlanes)
+		return Error::format(ErrorCode::NotSupported, "info.format",
+				     "GStreamer holds %s in %u planes, gpuhandle's %s has %u.",
+				     videoFormatName(videoFormat), planes, pixelFormatName(*format),
+				     pixels.numPlanes);
+	// The planes are counted from the allocation's start; a shared sub-range is not.
+	if (mem->offset != 0)
+		return Error::format(ErrorCode::NotSupported, "buffer.memory",
+				     "The CUDA memory starts %zu bytes into its allocation (a "
+				     "shared sub-range); its planes are laid out from the start.",
+				     static_cast<size_t>(mem->offset));
+	GstMapInfo map;
+	if (!gst_memory_map(mem, &map, cudaReadMap()))
+		return Error(ErrorCode::Backend, "buffer.memory",
+			     "Mapping the CUDA memory for CUDA (GST_MAP_CUDA) failed: GStreamer "
+			     "could not upload what the CPU wrote, or push its context.");
+	// The device pointer outlives the map: it belongs to the memory, which the anchor keeps.
+	const auto pointer = reinterpret_cast<uint64_t>(map.data);
+	const uint64_t size = map.maxsize;
+	gst_memory_unmap(mem, &map);
+	CudaPitched2DDesc pitched;
+	pitched.pointer = pointer;
+	pitched.pitch = static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&laid, 0));
+	pitched.numPlanes = planes;
+	for (uint32_t p = 0; p < planes; p++)
+		pitched.planeOffsets[p] = GST_VIDEO_INFO_PLANE_OFFSET(&laid, p);
+	pitched.size = size;
+	pitched.context = gst_cuda_context_get_handle(cuda.context);
+	pitched.anchor = std::make_shared<BufferAnchor>(buffer);
+	Result<CudaPitched2D> resource = CudaPitched2D::create(std::move(pitched));
+	if (!resource)
+		return std::move(resource).error();
+	FrameDesc desc;
+	desc.format = *format;
+	desc.width = static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&info));
+	desc.height = static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&info));
+	desc.colorimetry = colorimetryOf(info);
+	desc.numResources = 1;
+	desc.resources[0] = std::move(*resource);
+	desc.numPlanes = planes;
+	for (uint32_t p = 0; p < planes; p++)
+		desc.planes[p] =
+			PlaneView{ 0, 0, GST_VIDEO_INFO_PLANE_OFFSET(&laid, p),
+				   static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&laid, p)) };
+	return Frame::create(std::move(desc));
+}
+
+Result<GstBuffer *> cudaBufferFromFrame(const Frame &frame, GstCudaContext *context,
+					const GstVideoInfo &info)
+{
+	initDebug();
+	if (Status checked = checkContext(context); !checked)
+		return std::move(checked).error();
+	// GStreamer 1.24's gst_cuda_allocator_alloc_wrapped would do; this build keeps to 1.22.
+	return Error::format(
+		ErrorCode::NotSupported, "context",
+		"GStreamer 1.22's CUDA library cannot wrap the %ux%u %s frame's device memory as "
+		"a GstCudaMemory (%s): it makes CUDA memory only over what it allocates itself "
+		"(gst_cuda_allocator_alloc), and gpuhandle does not use the wrapping call 1.24 "
+		"added. Copy the frame into a buffer of GStreamer's CUDA buffer pool instead.",
+		frame.width(), frame.height(), pixelFormatName(frame.format()),
+		videoFormatName(GST_VIDEO_INFO_FORMAT(&info)));
+}
+
+Result<BackendRef> cudaBackendForBuffer(GstBuffer *buffer)
+{
+	GstMemory *mem = buffer && gst_buffer_n_memory(buffer) > 0 ? gst_buffer_peek_memory(buffer, 0)
+								     : nullptr;
+	if (!mem || !gst_is_cuda_memory(mem))
+		return Error(ErrorCode::WrongKind, "buffer", "The buffer holds no GstCudaMemory.");
+	return cudaBackendFor(reinterpret_cast<GstCudaMemory *>(mem)->context);
+}
+
+} // namespace gpuhandle::gst

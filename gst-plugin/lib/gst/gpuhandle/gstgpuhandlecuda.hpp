@@ -1,0 +1,56 @@
+// GstCudaMemory -> gpuhandle frames, and GStreamer's CUDA context as a gpuhandle CUDA backend.
+// Built when gstreamer-cuda-1.0, the CUDA Toolkit's cuda.h and gpuhandle's CUDA backend are found
+// (GPUHANDLE_GST_HAVE_CUDA in <gst/gpuhandle/gstgpuhandleconfig.h>).
+#pragma once
+
+#include <gpuhandle/backends/backend.h>
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+
+#include <gst/gst.h>
+#include <gst/video/video.h>
+
+// GStreamer's CUDA headers need the Toolkit's cuda.h and GST_USE_UNSTABLE_API; the context is
+// only passed through here, so its declaration (the one gstcudacontext.h makes) is enough.
+typedef struct _GstCudaContext GstCudaContext;
+
+namespace gpuhandle::gst {
+
+// A gpuhandle CUDA backend working inside `context`'s CUcontext (gst_cuda_context_get_handle),
+// on the device of its "cuda-device-id" property, submitting on the legacy default stream
+// (the one GStreamer 1.22's CUDA memory copies on, synchronously). It holds a reference to
+// `context` for as long as it or any frame it made lives. Cached per context: while one lives,
+// the same context gives the same BackendRef. Nothing here loads libcuda through GStreamer: a
+// context with a CUcontext exists only where GStreamer loaded it, and gpuhandle's backend loads
+// it itself. Errors: NullHandle, InvalidArgument (not a GstCudaContext), InvalidState (the
+// context has no CUcontext), and openBackend's errors (NotSupported without a usable driver).
+Result<BackendRef> cudaBackendFor(GstCudaContext *context);
+// cudaBackendFor the context of `buffer`'s first GstCudaMemory. Errors: WrongKind (no CUDA
+// memory), and cudaBackendFor's.
+Result<BackendRef> cudaBackendForBuffer(GstBuffer *buffer);
+
+// A frame of one CudaPitched2D resource over `buffer`'s GstCudaMemory, without a copy: the
+// device pointer a GST_MAP_READ | GST_MAP_CUDA map gives, the planes at the offsets and strides
+// of the memory's own GstVideoInfo (GstCudaMemory.info: GStreamer pads every plane to the pitch
+// cuMemAllocPitch chose), the memory's CUcontext; a buffer reference is the anchor. The map
+// first uploads what a CPU writer left in the memory, on the default stream and synchronously
+// (GStreamer 1.22), so the frame's acquire point is a no-op. The frame is for reading: a CUDA
+// writer maps the memory with GST_MAP_WRITE | GST_MAP_CUDA itself, so that GStreamer downloads
+// its work before the next CPU map. A backend uses it through importFrame(ImportRoute::Direct)
+// (cudaBackendFor the memory's context). Errors: NullHandle, WrongKind (not CUDA memory),
+// InvalidArgument (not exactly one memory), FormatMismatch (the memory's info is of another
+// format or size than `info`), NotSupported (a format without a gpuhandle equivalent or whose
+// planes GStreamer counts differently, a memory that is a sub-range of its allocation),
+// Backend (the CUDA map failed).
+Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
+
+// Not possible with GStreamer 1.22: its public CUDA API makes GstCudaMemory only over memory it
+// allocates itself (gst_cuda_allocator_alloc); it has no call that wraps a device pointer
+// someone else owns (gst_cuda_allocator_alloc_wrapped came with 1.24). So, once its arguments
+// are checked, this answers NotSupported saying so; a producer copies its frame into a buffer
+// of GStreamer's CUDA buffer pool instead. Errors: NullHandle, InvalidArgument (not a
+// GstCudaContext), NotSupported.
+Result<GstBuffer *> cudaBufferFromFrame(const Frame &frame, GstCudaContext *context,
+					const GstVideoInfo &info);
+
+} // namespace gpuhandle::gst
