@@ -418,12 +418,40 @@ bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info)
 // Maps `frame` (through its backend) and copies its rows into `out`, a buffer of the negotiated
 // caps that maps for writing (system memory, or GLMemory, which uploads on unmap). Posts the
 // element error and returns false when either side does not map.
-bool copyFrameInto(GstBaseTransform *trans, const Frame &frame, const BackendRef &backend,
-		   GstBuffer *out, WaitDuration timeout)
+// The bytes of a frame gpuhandleupload wrapped from a native GStreamer memory (GLMemory,
+// VulkanImage, ...) that the frame's backend cannot map (it maps what it allocated or imported):
+// the native buffer, kept as the input's GstParentBufferMeta, is mapped by its own allocator,
+// which downloads it. False when the input has no parent or either side does not map.
+bool copyParentInto(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer *out)
+{
+	DownloadState &s = stateOf(trans);
+	GstParentBufferMeta *parent = gst_buffer_get_parent_buffer_meta(inbuf);
+	if (!parent)
+		return false;
+	GstVideoFrame src, dst;
+	if (!gst_video_frame_map(&src, &s.info, parent->buffer, GST_MAP_READ))
+		return false;
+	if (!gst_video_frame_map(&dst, &s.info, out, GST_MAP_WRITE)) {
+		gst_video_frame_unmap(&src);
+		return false;
+	}
+	const bool copied = gst_video_frame_copy(&dst, &src) != FALSE;
+	gst_video_frame_unmap(&dst);
+	gst_video_frame_unmap(&src);
+	return copied;
+}
+
+bool copyFrameInto(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+		   const BackendRef &backend, GstBuffer *out, WaitDuration timeout)
 {
 	DownloadState &s = stateOf(trans);
 	Result<CpuMapping> src = backend ? backend->map(frame, MapAccess::Read, timeout)
 					 : mapFrame(frame, MapAccess::Read, timeout);
+	if (!src.ok() && src.error().code() != ErrorCode::Timeout && copyParentInto(trans, inbuf, out)) {
+		GST_LOG_OBJECT(trans, "read through GStreamer's own memory: %s",
+			       src.error().message().c_str());
+		return true;
+	}
 	GstVideoFrame dst;
 	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
 	if (!src.ok() || !formatInfo.ok() ||
@@ -502,7 +530,7 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 				    ->prepare_output_buffer(trans, inbuf, outbuf);
 	if (ret != GST_FLOW_OK)
 		return ret;
-	if (!copyFrameInto(trans, frame, backend, *outbuf, timeout)) {
+	if (!copyFrameInto(trans, inbuf, frame, backend, *outbuf, timeout)) {
 		gst_clear_buffer(outbuf);
 		return GST_FLOW_ERROR;
 	}
@@ -542,7 +570,7 @@ GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame 
 	GstFlowReturn ret = gst_buffer_pool_acquire_buffer(s.glPool, outbuf, nullptr);
 	if (ret != GST_FLOW_OK)
 		return ret;
-	if (!copyFrameInto(trans, frame, backend, *outbuf, timeoutOf(s))) {
+	if (!copyFrameInto(trans, inbuf, frame, backend, *outbuf, timeoutOf(s))) {
 		gst_clear_buffer(outbuf);
 		return GST_FLOW_ERROR;
 	}

@@ -479,6 +479,10 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 	}
 	if (!frame->acquire().isNoop() || !frame->release().isNone())
 		addSyncMeta(out, frame->acquire(), frame->release());
+	// A native memory stays findable (and alive) as the parent: a consumer whose backend cannot
+	// map GStreamer's own textures or images reads them through GStreamer.
+	if (s.input != BufferMemory::System)
+		gst_buffer_add_parent_buffer_meta(out, inbuf);
 	copyMetadata(out, inbuf);
 	s.stats.count(ExecutionPath::Kind::ZeroCopy);
 	*outbuf = out;

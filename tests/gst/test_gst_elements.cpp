@@ -311,6 +311,31 @@ START_TEST(gl_memory_stays_in_the_shared_context)
 }
 END_TEST
 
+// GStreamer's own GL textures and Vulkan images into system memory: gpuhandle's backends do not
+// map memory they did not make, so the frames are read through GStreamer (the native buffer
+// gpuhandleupload keeps as the parent), with the same bytes.
+START_TEST(native_memories_download_to_system_memory)
+{
+	struct Case {
+		const char *format;
+		const char *upload;
+	};
+	for (const Case &c : { Case{ "RGBA", "glupload" }, Case{ "NV12", "glupload" },
+			       Case{ "RGBA", "vulkanupload" } }) {
+		const Size size{ 64, 48 };
+		Run reference = runPipeline(source(c.format, size) + " ! " + kSink);
+		Run run = runPipeline(source(c.format, size) + " ! " + c.upload +
+				      " ! gpuhandleupload name=up ! gpuhandledownload name=down ! " +
+				      rawCaps(c.format, size) + " ! " + kSink);
+		ck_assert_msg(run.error.empty(), "%s %s: %s", c.upload, c.format, run.error.c_str());
+		ck_assert_msg(run.bytes == reference.bytes, "%s %s: bytes differ%s", c.upload,
+			      c.format, firstDifference(run.bytes, reference.bytes).c_str());
+		ck_assert_uint_eq(run.stat("up", "zero-copy"), 2);
+		ck_assert_uint_eq(run.stat("down", "cpu-copies"), 2);
+	}
+}
+END_TEST
+
 // allow-copy=false turns a frame that would need a copy into a not-negotiated error.
 START_TEST(allow_copy_false_refuses_copies)
 {
@@ -795,6 +820,7 @@ int main(int argc, char **argv)
 			tcase_add_test(tc, vulkan_to_gl_without_a_copy);
 			tcase_add_test(tc, allow_copy_false_refuses_copies);
 			tcase_add_test(tc, gl_memory_stays_in_the_shared_context);
+			tcase_add_test(tc, native_memories_download_to_system_memory);
 		}
 	}
 	if (have(BackendKind::OpenGL))
