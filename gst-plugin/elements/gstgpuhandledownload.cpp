@@ -70,6 +70,12 @@ struct DownloadState {
 	bool downstreamVideoMeta = false;
 	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
 	ImportRoute lastRoute = ImportRoute::Direct;
+	// Guards the GL and Vulkan object fields below: context queries and set_context arrive from
+	// other threads while the streaming thread negotiates. Recursive, as GstGLBaseFilter's: the
+	// neighbours' answers to the queries made under it come back into this element (query,
+	// set_context) on the same thread. The streaming thread alone replaces glContext and
+	// vkDevice, so it reads them without the lock.
+	std::recursive_mutex contextMutex{};
 #if GPUHANDLE_GST_HAVE_GL
 	GstGLDisplay *glDisplay = nullptr;
 	GstGLContext *glOtherContext = nullptr;
@@ -195,7 +201,7 @@ Target targetOfCaps(GstCaps *caps)
 WaitDuration timeoutOf(DownloadState &s)
 {
 	std::lock_guard<std::mutex> lock(s.mutex);
-	return std::chrono::duration_cast<WaitDuration>(std::chrono::nanoseconds(s.timeoutNs));
+	return timeoutFromNs(s.timeoutNs);
 }
 
 bool allowCopyOf(DownloadState &s)
@@ -220,22 +226,21 @@ bool openTarget(GstBaseTransform *trans)
 		break;
 	case Target::Gl:
 #if GPUHANDLE_GST_HAVE_GL
-		if (Status found = ensureGlContext(GST_ELEMENT_CAST(trans), GST_PAD_SRC, &s.glDisplay,
-						   &s.glOtherContext, &s.glContext);
-		    !found.ok())
-			backend = found.error();
-		else
-			backend = glBackendFor(s.glContext);
+	{
+		std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
+		Status found = ensureGlContext(GST_ELEMENT_CAST(trans), GST_PAD_SRC, &s.glDisplay,
+					       &s.glOtherContext, &s.glContext);
+		backend = found.ok() ? glBackendFor(s.glContext) : Result<BackendRef>(found.error());
+	}
 #endif
 		break;
 	case Target::Vulkan:
 #if GPUHANDLE_GST_HAVE_VULKAN
-		if (Status found = ensureVulkanDevice(GST_ELEMENT_CAST(trans), &s.vkInstance,
-						      &s.vkDevice);
-		    !found.ok())
-			backend = found.error();
-		else
-			backend = vulkanBackendFor(s.vkDevice);
+	{
+		std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
+		Status found = ensureVulkanDevice(GST_ELEMENT_CAST(trans), &s.vkInstance, &s.vkDevice);
+		backend = found.ok() ? vulkanBackendFor(s.vkDevice) : Result<BackendRef>(found.error());
+	}
 #endif
 		break;
 	}
@@ -271,6 +276,12 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	s.format = *format;
 	s.target = targetOfCaps(outcaps);
 	s.lastPath = ExecutionPath::Kind::NotRun;
+#if GPUHANDLE_GST_HAVE_GL
+	if (s.glPool) { // made for the old caps (and maybe another context)
+		gst_buffer_pool_set_active(s.glPool, FALSE);
+		gst_clear_object(&s.glPool);
+	}
+#endif
 	return openTarget(trans) ? TRUE : FALSE;
 }
 
@@ -335,13 +346,11 @@ gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 		->decide_allocation(trans, query);
 }
 
-void copyMetadata(GstBuffer *out, GstBuffer *in)
+// Timestamps, flags and the metas GstBaseTransform carries over (crop, time codes, ...): its own
+// copy_metadata, which prepare_output_buffer would have run had it made the buffer.
+void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in)
 {
-	gst_buffer_copy_into(out, in, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
-	const guint flags = GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT |
-			    GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE | GST_BUFFER_FLAG_MARKER |
-			    GST_BUFFER_FLAG_HEADER;
-	GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAGS(in) & flags);
+	GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)->copy_metadata(trans, in, out);
 }
 
 void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
@@ -357,10 +366,6 @@ void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
 			importRouteName(route), *path.reason() ? ": " : "", path.reason());
 }
 
-// Longest slice of a fence wait between two looks at the flushing flag: a flush or a state change
-// to READY never waits longer than this for a fence that is late.
-constexpr auto kWaitSlice = std::chrono::milliseconds(20);
-
 enum class Acquired { Yes, Flushing, Failed };
 
 // Waits for the frame's acquire point in slices (so a flush or a state change interrupts it),
@@ -373,30 +378,49 @@ Acquired waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration t
 	Result<bool> signaled = frame.acquire().isSignaled();
 	if (signaled.ok() && *signaled)
 		return Acquired::Yes;
-	const auto started = std::chrono::steady_clock::now();
-	const auto deadline = started + timeout;
-	Status waited = Status();
-	for (;;) {
-		if (s.flushing.load(std::memory_order_acquire))
-			return Acquired::Flushing;
-		const auto now = std::chrono::steady_clock::now();
-		const auto slice = std::min<WaitDuration>(
-			kWaitSlice, std::chrono::duration_cast<WaitDuration>(deadline - now));
-		waited = frame.acquire().wait(std::max<WaitDuration>(slice, WaitDuration::zero()));
-		if (waited.ok() || waited.error().code() != ErrorCode::Timeout ||
-		    std::chrono::steady_clock::now() >= deadline)
-			break;
-	}
-	s.stats.countFenceWait(std::chrono::steady_clock::now() - started);
-	if (!waited.ok()) {
-		GST_ELEMENT_ERROR(
-			trans, RESOURCE, BUSY,
-			(_("A frame's fence did not signal in time.")),
-			("waiting for the %s fence: %s", syncKindName(frame.acquire().kind()),
-			 waited.error().message().c_str()));
+	std::chrono::nanoseconds waited{ 0 };
+	std::optional<Error> why;
+	const SlicedWait done = waitSliced(frame.acquire(), timeout, s.flushing, waited, why);
+	if (done == SlicedWait::Flushing)
+		return Acquired::Flushing;
+	s.stats.countFenceWait(waited);
+	if (done == SlicedWait::Failed) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, BUSY, (_("A frame's fence did not signal in time.")),
+				  ("waiting for the %s fence: %s", syncKindName(frame.acquire().kind()),
+				   why ? why->message().c_str() : "?"));
 		return Acquired::Failed;
 	}
 	return Acquired::Yes;
+}
+
+GstFlowReturn flowOf(Acquired acquired)
+{
+	switch (acquired) {
+	case Acquired::Yes:
+		return GST_FLOW_OK;
+	case Acquired::Flushing:
+		return GST_FLOW_FLUSHING;
+	case Acquired::Failed:
+		break;
+	}
+	return GST_FLOW_ERROR;
+}
+
+// Whether a consumer that ignores GstVideoMeta reads a system-memory wrap of `frame` right: one
+// CPU range laid out as GStreamer lays out `info` by default.
+bool frameHasDefaultLayout(const Frame &frame, const GstVideoInfo &info)
+{
+	if (frame.numResources() != 1)
+		return false;
+	const ResourceKind kind = frame.resource(0).kind();
+	if (kind != ResourceKind::CpuBytes && kind != ResourceKind::ShmFd &&
+	    !(kind == ResourceKind::CpuPlanes && frame.numPlanes() == 1))
+		return false;
+	for (uint32_t p = 0; p < frame.numPlanes(); ++p)
+		if (frame.plane(p).offset != GST_VIDEO_INFO_PLANE_OFFSET(&info, p) ||
+		    frame.plane(p).stride != static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)))
+			return false;
+	return true;
 }
 
 // Whether a consumer that ignores GstVideoMeta reads `buffer` right: one memory, laid out as
@@ -485,37 +509,37 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 {
 	DownloadState &s = stateOf(trans);
 	const WaitDuration timeout = timeoutOf(s);
-	switch (waitAcquire(trans, frame, timeout)) {
-	case Acquired::Yes:
-		break;
-	case Acquired::Flushing:
-		return GST_FLOW_FLUSHING;
-	case Acquired::Failed:
-		return GST_FLOW_ERROR;
-	}
-	// A frame gpuhandleupload made over system memory leaves as that memory.
+	if (GstFlowReturn ret = flowOf(waitAcquire(trans, frame, timeout)); ret != GST_FLOW_OK)
+		return ret;
+	// A frame gpuhandleupload made over system memory leaves as that memory, when downstream
+	// reads its layout.
 	if (GstBuffer *source = sourceBufferOf(frame)) {
-		GstBuffer *out = gst_buffer_copy(source); // shares the memories, keeps the video meta
+		if (s.downstreamVideoMeta || hasDefaultLayout(source, s.info)) {
+			GstBuffer *out = gst_buffer_copy(source); // shares the memories and video meta
+			gst_buffer_unref(source);
+			copyMetadata(trans, out, inbuf);
+			notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+			*outbuf = out;
+			return GST_FLOW_OK;
+		}
 		gst_buffer_unref(source);
-		copyMetadata(out, inbuf);
-		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
-		*outbuf = out;
-		return GST_FLOW_OK;
 	}
-	Result<GstBuffer *> wrapped = systemBufferFromFrame(frame, false, timeout);
-	if (wrapped.ok() && (s.downstreamVideoMeta || hasDefaultLayout(*wrapped, s.info))) {
-		copyMetadata(*wrapped, inbuf);
-		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
-		*outbuf = *wrapped;
-		return GST_FLOW_OK;
-	}
-	if (wrapped.ok()) {
-		GST_DEBUG_OBJECT(trans, "the frame's layout is not GStreamer's default, and downstream "
-					"takes no GstVideoMeta: copying");
-		gst_buffer_unref(*wrapped);
-	} else {
+	// Decided before wrapping: a wrap that is dropped would signal the frame's release gate
+	// while the copy below still reads the frame.
+	if (s.downstreamVideoMeta || frameHasDefaultLayout(frame, s.info)) {
+		Result<GstBuffer *> wrapped = systemBufferFromFrame(frame, false, timeout);
+		if (wrapped.ok()) {
+			keepInputAlive(*wrapped, inbuf); // pooled frames stay out of the pool meanwhile
+			copyMetadata(trans, *wrapped, inbuf);
+			notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+			*outbuf = *wrapped;
+			return GST_FLOW_OK;
+		}
 		GST_DEBUG_OBJECT(trans, "not wrapped as system memory: %s",
 				 wrapped.error().message().c_str());
+	} else {
+		GST_DEBUG_OBJECT(trans, "the frame's layout is not GStreamer's default, and downstream "
+					"takes no GstVideoMeta: copying");
 	}
 	if (!allowCopyOf(s)) {
 		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
@@ -574,7 +598,7 @@ GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame 
 		gst_clear_buffer(outbuf);
 		return GST_FLOW_ERROR;
 	}
-	copyMetadata(*outbuf, inbuf);
+	copyMetadata(trans, *outbuf, inbuf);
 	GST_DEBUG_OBJECT(trans, "no texture route (%s): copied through system memory", why.c_str());
 	notePath(trans, ExecutionPath::cpuCopy("no route gives GL textures of this format"),
 		 ImportRoute::CpuCopy);
@@ -617,10 +641,20 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		       const BackendRef &backend, GstBuffer **outbuf)
 {
 	DownloadState &s = stateOf(trans);
+	// The acquire point is waited here, in slices that a flush ends, before anything wraps or
+	// imports the frame: consumers of DMA-BUFs and of GStreamer's GL and Vulkan memories read
+	// at once and know nothing of gpuhandle's fences.
+	if (GstFlowReturn ret = flowOf(waitAcquire(trans, frame, timeoutOf(s))); ret != GST_FLOW_OK)
+		return ret;
 	// Memory of the target API on its device already (GStreamer's own textures from glupload,
 	// or images of the shared Vulkan device): wrapped as it is.
-	if (Result<GstBuffer *> direct = wrapAsTarget(trans, frame, timeoutOf(s)); direct.ok()) {
-		copyMetadata(*direct, inbuf);
+	Result<GstBuffer *> direct = wrapAsTarget(trans, frame, timeoutOf(s));
+	if (!direct.ok())
+		GST_LOG_OBJECT(trans, "not %s as it is: %s", targetName(s.target),
+			       direct.error().message().c_str());
+	if (direct.ok()) {
+		keepInputAlive(*direct, inbuf);
+		copyMetadata(trans, *direct, inbuf);
 		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
 		*outbuf = *direct;
 		return GST_FLOW_OK;
@@ -688,7 +722,9 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 				   out.error().message().c_str()));
 		return GST_FLOW_ERROR;
 	}
-	copyMetadata(*out, inbuf);
+	if (imported->path.kind() == ExecutionPath::Kind::ZeroCopy)
+		keepInputAlive(*out, inbuf); // the output aliases the input's (maybe pooled) memory
+	copyMetadata(trans, *out, inbuf);
 	notePath(trans, imported->path, imported->route);
 	*outbuf = *out;
 	return GST_FLOW_OK;
@@ -718,6 +754,7 @@ GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
 void releaseContexts(DownloadState &s)
 {
 	s.targetBackend.reset();
+	std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
 #if GPUHANDLE_GST_HAVE_GL
 	if (s.glPool) {
 		gst_buffer_pool_set_active(s.glPool, FALSE);
@@ -771,16 +808,45 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 	if (handleDevicesQuery(q, s.devices))
 		return TRUE;
 	if (GST_QUERY_TYPE(q) == GST_QUERY_CONTEXT) {
+		// Answered with references taken under the lock: set_context may replace the
+		// objects meanwhile.
+		gboolean answered = FALSE;
 #if GPUHANDLE_GST_HAVE_GL
-		if (gst_gl_handle_context_query(GST_ELEMENT_CAST(trans), q, s.glDisplay, s.glContext,
-						s.glOtherContext))
-			return TRUE;
+		GstGLDisplay *display = nullptr;
+		GstGLContext *context = nullptr, *other = nullptr;
 #endif
 #if GPUHANDLE_GST_HAVE_VULKAN
-		if (gst_vulkan_handle_context_query(GST_ELEMENT_CAST(trans), q, nullptr,
-						    s.vkInstance, s.vkDevice))
-			return TRUE;
+		GstVulkanInstance *instance = nullptr;
+		GstVulkanDevice *device = nullptr;
 #endif
+		{
+			std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
+#if GPUHANDLE_GST_HAVE_GL
+			display = s.glDisplay ? static_cast<GstGLDisplay *>(gst_object_ref(s.glDisplay)) : nullptr;
+			context = s.glContext ? static_cast<GstGLContext *>(gst_object_ref(s.glContext)) : nullptr;
+			other = s.glOtherContext ? static_cast<GstGLContext *>(gst_object_ref(s.glOtherContext)) : nullptr;
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+			instance = s.vkInstance ? static_cast<GstVulkanInstance *>(gst_object_ref(s.vkInstance)) : nullptr;
+			device = s.vkDevice ? static_cast<GstVulkanDevice *>(gst_object_ref(s.vkDevice)) : nullptr;
+#endif
+		}
+#if GPUHANDLE_GST_HAVE_GL
+		answered = gst_gl_handle_context_query(GST_ELEMENT_CAST(trans), q, display, context,
+						       other);
+		gst_clear_object(&display);
+		gst_clear_object(&context);
+		gst_clear_object(&other);
+#endif
+#if GPUHANDLE_GST_HAVE_VULKAN
+		if (!answered)
+			answered = gst_vulkan_handle_context_query(GST_ELEMENT_CAST(trans), q, nullptr,
+								   instance, device);
+		gst_clear_object(&instance);
+		gst_clear_object(&device);
+#endif
+		if (answered)
+			return TRUE;
 	}
 	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
 		->query(trans, direction, q);
@@ -790,12 +856,15 @@ void setContext(GstElement *element, GstContext *context)
 {
 	DownloadState &s = stateOf(element);
 	handleDevicesSetContext(context, s.devices);
+	{
+		std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
 #if GPUHANDLE_GST_HAVE_GL
-	gst_gl_handle_set_context(element, context, &s.glDisplay, &s.glOtherContext);
+		gst_gl_handle_set_context(element, context, &s.glDisplay, &s.glOtherContext);
 #endif
 #if GPUHANDLE_GST_HAVE_VULKAN
-	gst_vulkan_handle_set_context(element, context, nullptr, &s.vkInstance);
+		gst_vulkan_handle_set_context(element, context, nullptr, &s.vkInstance);
 #endif
+	}
 	GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->set_context(element, context);
 }
 
@@ -865,7 +934,7 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 		g_param_spec_uint64("timeout", "Timeout",
 				    "Longest wait for a frame's fence, in nanoseconds; a fence that "
 				    "does not signal in time is an element error",
-				    1, G_MAXUINT64, defaultTimeoutNs(), flags));
+				    1, kMaxTimeoutNs, defaultTimeoutNs(), flags));
 	g_object_class_install_property(
 		object, PropStats,
 		g_param_spec_boxed("stats", "Statistics",

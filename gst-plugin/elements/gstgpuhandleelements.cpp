@@ -170,4 +170,41 @@ guint64 defaultTimeoutNs()
 		std::chrono::duration_cast<std::chrono::nanoseconds>(kDefaultWaitTimeout).count());
 }
 
+WaitDuration timeoutFromNs(guint64 ns)
+{
+	return std::chrono::duration_cast<WaitDuration>(
+		std::chrono::nanoseconds(static_cast<int64_t>(std::min(ns, kMaxTimeoutNs))));
+}
+
+SlicedWait waitSliced(const SyncPoint &point, WaitDuration timeout,
+		      const std::atomic<bool> &flushing, std::chrono::nanoseconds &waited,
+		      std::optional<Error> &why)
+{
+	constexpr auto kSlice = std::chrono::milliseconds(20);
+	const auto started = std::chrono::steady_clock::now();
+	const auto deadline = started + timeout;
+	for (;;) {
+		if (flushing.load(std::memory_order_acquire)) {
+			waited = std::chrono::steady_clock::now() - started;
+			return SlicedWait::Flushing;
+		}
+		const auto left = std::chrono::duration_cast<WaitDuration>(
+			deadline - std::chrono::steady_clock::now());
+		Status done = point.wait(std::clamp<WaitDuration>(left, WaitDuration::zero(), kSlice));
+		const bool late = std::chrono::steady_clock::now() >= deadline;
+		if (done.ok() || done.error().code() != ErrorCode::Timeout || late) {
+			waited = std::chrono::steady_clock::now() - started;
+			if (done.ok())
+				return SlicedWait::Signaled;
+			why = done.error();
+			return SlicedWait::Failed;
+		}
+	}
+}
+
+void keepInputAlive(GstBuffer *output, GstBuffer *input)
+{
+	gst_buffer_add_parent_buffer_meta(output, input);
+}
+
 } // namespace gpuhandle::gst

@@ -4,11 +4,14 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/backends/cpu_map.h>
 #include <gpuhandle/pixel_format.h>
+#include <gpuhandle/sync_point.h>
 
 #include <gst/video/video.h>
 
 #include <glib/gi18n-lib.h>
 
+#include <atomic>
+#include <chrono>
 #include <optional>
 
 // The element types (gstgpuhandleupload.cpp, gstgpuhandledownload.cpp).
@@ -62,7 +65,23 @@ GstCaps *templateCaps(const char *feature);
 // warning naming the format, once per format (`warned` is the element's memory of it).
 void warnUnsupportedFormat(GstElement *element, GstQuery *capsQuery, GstVideoFormat &warned);
 
-// The default `timeout` property: gpuhandle's default wait timeout, in nanoseconds.
+// The default `timeout` property: gpuhandle's default wait timeout, in nanoseconds; and its
+// largest value (one day: larger ones would overflow the deadline arithmetic).
 guint64 defaultTimeoutNs();
+inline constexpr guint64 kMaxTimeoutNs = 86400ull * 1000000000ull;
+// The property's value as a wait duration.
+WaitDuration timeoutFromNs(guint64 ns);
+
+// A fence wait that a flush or a state change can end: waits for `point` in slices of 20 ms,
+// looking at `flushing` between them, until `timeout`. Sets `waited` to the time spent.
+enum class SlicedWait { Signaled, Flushing, Failed };
+SlicedWait waitSliced(const SyncPoint &point, WaitDuration timeout,
+		      const std::atomic<bool> &flushing, std::chrono::nanoseconds &waited,
+		      std::optional<Error> &why);
+
+// The output aliases `input`'s memory (a zero-copy wrap or import): the output keeps the input
+// buffer alive (a GstParentBufferMeta), so that a pool upstream does not reuse the memory while
+// the output is still read.
+void keepInputAlive(GstBuffer *output, GstBuffer *input);
 
 } // namespace gpuhandle::gst

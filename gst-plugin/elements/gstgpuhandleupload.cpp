@@ -24,6 +24,7 @@
 
 #include <gst/base/gstbasetransform.h>
 
+#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
@@ -57,8 +58,13 @@ struct UploadState {
 	GstBufferPool *pool = nullptr; // frames of `backend` (not for cpu)
 	uint64_t modifier = 0;    // DMA-BUF input: the caps' modifier (linear on 1.22)
 	GstVideoFormat warnedFormat = GST_VIDEO_FORMAT_UNKNOWN; // see warnUnsupportedFormat
+	// Set by a flush and by the change to READY: the wait for an input's fence ends at once.
+	std::atomic<bool> flushing{ false };
 #if GPUHANDLE_GST_HAVE_VULKAN
-	GstVulkanInstance *vkInstance = nullptr; // shared with Vulkan neighbours, see vulkanInstanceQuery
+	// Shared with Vulkan neighbours (see vulkanInstanceQuery); queries and set_context come
+	// from several threads, so it is guarded by vkMutex.
+	std::mutex vkMutex{};
+	GstVulkanInstance *vkInstance = nullptr;
 #endif
 };
 
@@ -323,13 +329,11 @@ gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *decideQuery, GstQu
 	return TRUE;
 }
 
-void copyMetadata(GstBuffer *out, GstBuffer *in)
+// Timestamps, flags and the metas GstBaseTransform carries over: its own copy_metadata, which
+// prepare_output_buffer would have run had it made the buffer.
+void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in)
 {
-	gst_buffer_copy_into(out, in, GST_BUFFER_COPY_TIMESTAMPS, 0, static_cast<gsize>(-1));
-	const guint flags = GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_DELTA_UNIT |
-			    GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE | GST_BUFFER_FLAG_MARKER |
-			    GST_BUFFER_FLAG_HEADER;
-	GST_BUFFER_FLAG_SET(out, GST_BUFFER_FLAGS(in) & flags);
+	GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)->copy_metadata(trans, in, out);
 }
 
 // The input as a frame, without a copy; its backend is where the memory lives.
@@ -348,6 +352,10 @@ Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &b
 #if GPUHANDLE_GST_HAVE_GL
 	case BufferMemory::GlMemory: {
 		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
+		if (!gst_is_gl_memory(mem))
+			return Error::format(ErrorCode::WrongKind, "buffer",
+					     "The caps say GLMemory, but the buffer holds %s memory.",
+					     mem->allocator ? mem->allocator->mem_type : "unknown");
 		Result<BackendRef> gl =
 			glBackendFor(reinterpret_cast<GstGLBaseMemory *>(mem)->context);
 		if (!gl.ok())
@@ -359,6 +367,10 @@ Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &b
 #if GPUHANDLE_GST_HAVE_VULKAN
 	case BufferMemory::VulkanImage: {
 		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
+		if (!gst_is_vulkan_image_memory(mem))
+			return Error::format(ErrorCode::WrongKind, "buffer",
+					     "The caps say VulkanImage, but the buffer holds %s memory.",
+					     mem->allocator ? mem->allocator->mem_type : "unknown");
 		Result<BackendRef> vk =
 			vulkanBackendFor(reinterpret_cast<GstVulkanImageMemory *>(mem)->device);
 		if (!vk.ok())
@@ -401,8 +413,25 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	WaitDuration timeout;
 	{
 		std::lock_guard<std::mutex> lock(s.mutex);
-		timeout = std::chrono::duration_cast<WaitDuration>(
-			std::chrono::nanoseconds(s.timeoutNs));
+		timeout = timeoutFromNs(s.timeoutNs);
+	}
+	// The input's fence (its sync meta), waited in slices that a flush ends.
+	if (!input.acquire().isNoop()) {
+		std::chrono::nanoseconds waited{ 0 };
+		std::optional<Error> why;
+		switch (waitSliced(input.acquire(), timeout, s.flushing, waited, why)) {
+		case SlicedWait::Signaled:
+			break;
+		case SlicedWait::Flushing:
+			return GST_FLOW_FLUSHING;
+		case SlicedWait::Failed:
+			GST_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+					  (_("A frame's fence did not signal in time.")),
+					  ("the input's %s fence: %s",
+					   syncKindName(input.acquire().kind()),
+					   why ? why->message().c_str() : "?"));
+			return GST_FLOW_ERROR;
+		}
 	}
 	GstBuffer *out = nullptr;
 	GstFlowReturn ret = gst_buffer_pool_acquire_buffer(s.pool, &out, nullptr);
@@ -441,7 +470,7 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 				  ("%s", ended.error().message().c_str()));
 		return GST_FLOW_ERROR;
 	}
-	copyMetadata(out, inbuf);
+	copyMetadata(trans, out, inbuf);
 	s.stats.count(ExecutionPath::Kind::CpuCopy);
 	*outbuf = out;
 	return GST_FLOW_OK;
@@ -459,6 +488,19 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 				  ("no allocation query reached gpuhandleupload"));
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
+	if (gst_buffer_n_memory(inbuf) == 0) {
+		if (GST_BUFFER_FLAG_IS_SET(inbuf, GST_BUFFER_FLAG_GAP)) {
+			// A gap carries no picture: it goes on as an empty gap buffer.
+			*outbuf = gst_buffer_new();
+			copyMetadata(trans, *outbuf, inbuf);
+			GST_BUFFER_FLAG_SET(*outbuf, GST_BUFFER_FLAG_GAP);
+			return GST_FLOW_OK;
+		}
+		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,
+				  (_("An input buffer could not be used as a video frame.")),
+				  ("the buffer has no memory"));
+		return GST_FLOW_ERROR;
+	}
 	BackendRef backend;
 	Result<Frame> frame = wrapInput(trans, inbuf, backend);
 	if (!frame.ok()) {
@@ -470,7 +512,8 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 	}
 	if (s.pool)
 		return copyIntoPool(trans, inbuf, *frame, outbuf);
-	GstBuffer *out = bufferFromFrame(*frame, backend);
+	// Upstream owns the memory: the wrap refuses write maps (a tee may share the buffer).
+	GstBuffer *out = bufferFromFrame(*frame, backend, true);
 	if (!out) {
 		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,
 				  (_("An input buffer could not be used as a video frame.")),
@@ -478,12 +521,15 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 		return GST_FLOW_ERROR;
 	}
 	if (!frame->acquire().isNoop() || !frame->release().isNone())
-		addSyncMeta(out, frame->acquire(), frame->release());
+		// The release gate stays with the frame (signalled when its last user is done): a
+		// meta of its own would signal it when this buffer goes, while the consumer's
+		// zero-copy output may still read the memory.
+		addSyncMeta(out, frame->acquire());
 	// A native memory stays findable (and alive) as the parent: a consumer whose backend cannot
 	// map GStreamer's own textures or images reads them through GStreamer.
 	if (s.input != BufferMemory::System)
 		gst_buffer_add_parent_buffer_meta(out, inbuf);
-	copyMetadata(out, inbuf);
+	copyMetadata(trans, out, inbuf);
 	s.stats.count(ExecutionPath::Kind::ZeroCopy);
 	*outbuf = out;
 	return GST_FLOW_OK;
@@ -493,6 +539,24 @@ GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
 {
 	// prepare_output_buffer did the work: the output wraps or holds the frame already.
 	return GST_FLOW_OK;
+}
+
+gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
+{
+	if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START)
+		stateOf(trans).flushing.store(true, std::memory_order_release);
+	else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
+		stateOf(trans).flushing.store(false, std::memory_order_release);
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)->sink_event(trans, event);
+}
+
+GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
+{
+	if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+		stateOf(element).flushing.store(true, std::memory_order_release);
+	else if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+		stateOf(element).flushing.store(false, std::memory_order_release);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->change_state(element, transition);
 }
 
 gboolean stop(GstBaseTransform *trans)
@@ -542,6 +606,7 @@ gboolean vulkanInstanceQuery(GstBaseTransform *trans, GstQuery *q)
 	    g_strcmp0(type, GST_VULKAN_INSTANCE_CONTEXT_TYPE_STR) != 0)
 		return FALSE;
 	UploadState &s = stateOf(trans);
+	std::lock_guard<std::mutex> lock(s.vkMutex);
 	if (!s.vkInstance) {
 		GstVulkanInstance *instance = gst_vulkan_instance_new();
 		GError *error = nullptr;
@@ -578,7 +643,10 @@ void setContext(GstElement *element, GstContext *context)
 {
 	handleDevicesSetContext(context, stateOf(element).devices);
 #if GPUHANDLE_GST_HAVE_VULKAN
-	gst_vulkan_handle_set_context(element, context, nullptr, &stateOf(element).vkInstance);
+	{
+		std::lock_guard<std::mutex> lock(stateOf(element).vkMutex);
+		gst_vulkan_handle_set_context(element, context, nullptr, &stateOf(element).vkInstance);
+	}
 #endif
 	GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->set_context(element, context);
 }
@@ -664,7 +732,7 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 		object, PropTimeout,
 		g_param_spec_uint64("timeout", "Timeout",
 				    "Longest wait for a frame's fence or a device, in nanoseconds",
-				    1, G_MAXUINT64, defaultTimeoutNs(), flags));
+				    1, kMaxTimeoutNs, defaultTimeoutNs(), flags));
 	g_object_class_install_property(
 		object, PropStats,
 		g_param_spec_boxed("stats", "Statistics",
@@ -676,6 +744,7 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;
+	element->change_state = changeState;
 	gst_element_class_set_static_metadata(
 		element, "gpuhandle upload", "Filter/Video/Hardware",
 		"Wraps system, DMABuf, GL and Vulkan memory as gpuhandle frames "
@@ -704,6 +773,7 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 	base->start = start;
 	base->stop = stop;
 	base->query = query;
+	base->sink_event = sinkEvent;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_upload_debug, "gpuhandleupload", 0,
 				"gpuhandle upload");
 }

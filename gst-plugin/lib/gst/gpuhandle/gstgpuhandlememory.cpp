@@ -309,7 +309,8 @@ gint gst_gpu_handle_memory_get_backend(GstMemory *mem)
 
 namespace gpuhandle::gst {
 
-GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &backend)
+GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &backend,
+			bool readOnly)
 {
 	gst_gpu_handle_init();
 	if (index >= frame.numResources()) {
@@ -331,12 +332,13 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 		return nullptr;
 	}
 	m->state = state;
-	gst_memory_init(&m->mem, static_cast<GstMemoryFlags>(0), gAllocator, nullptr,
+	gst_memory_init(&m->mem, readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
+			gAllocator, nullptr,
 			static_cast<gsize>(size), 0, 0, static_cast<gsize>(size));
 	return &m->mem;
 }
 
-GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend)
+GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend, bool readOnly)
 {
 	gst_gpu_handle_init();
 	Result<uint32_t> format = toApiFormat(FormatApi::GStreamer, frame.format());
@@ -350,7 +352,7 @@ GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend)
 	std::array<gsize, 4> sizes{};
 	gsize total = 0;
 	for (uint32_t r = 0; r < frame.numResources(); r++) {
-		GstMemory *mem = wrapResource(frame, r, backend);
+		GstMemory *mem = wrapResource(frame, r, backend, readOnly);
 		if (!mem) {
 			gst_buffer_unref(buffer);
 			return nullptr;

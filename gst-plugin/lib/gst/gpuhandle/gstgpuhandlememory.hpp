@@ -21,15 +21,17 @@ namespace gpuhandle::gst {
 // whole frame (GST_MAP_WRITE as read-write, keeping the contents); nested maps reuse it and the
 // last unmap ends it. Not shareable: gst_memory_share() returns null, so GStreamer copies a
 // region into system memory instead. Returns null (with a GST_WARNING naming why) for an index
-// out of range.
-GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &backend);
+// out of range. `readOnly` memories (GST_MEMORY_FLAG_READONLY) refuse write maps: for frames
+// over memory the caller does not own (an upstream buffer it wraps).
+GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &backend,
+			bool readOnly = false);
 
 // A buffer with one GpuHandle memory per resource of `frame`, and a GstVideoMeta giving each
 // plane's memory-relative offset and stride (so gst_video_frame_map() works where the memories
 // map). Planes must be in distinct resources or ordered within one; the video meta's offsets are
 // counted across the buffer's memories, as GStreamer defines them. Null when the frame's format
-// has no GstVideoFormat.
-GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend);
+// has no GstVideoFormat. `readOnly` as for wrapResource.
+GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend, bool readOnly = false);
 
 // The frame, resource index and backend a GpuHandle memory carries; null/0 for other memories.
 const Frame *memoryFrame(GstMemory *mem);
