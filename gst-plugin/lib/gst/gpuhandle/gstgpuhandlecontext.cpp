@@ -169,6 +169,13 @@ DeviceSetRef ensureDevices(GstElement *element, DevicesSlot &slot)
 	initDebug();
 	if (DeviceSetRef devices = slot.get())
 		return devices;
+	// One element at a time looks and, finding nothing, makes and announces a set: two
+	// streaming threads (elements on either side of a queue) would otherwise both make one,
+	// and open every device twice. The second finds the first's through its peers or its bin.
+	static std::recursive_mutex lookup;
+	std::lock_guard<std::recursive_mutex> lock(lookup);
+	if (DeviceSetRef devices = slot.get())
+		return devices;
 	if (queryPeers(element, GST_PAD_SRC, slot) || queryPeers(element, GST_PAD_SINK, slot))
 		return slot.get();
 	// A bin that knows the context (or an application's sync handler) calls set_context on
