@@ -200,6 +200,7 @@ MaybeError adoptHostDevice(DeviceState &state, const ContextRef &context, const 
 	state.device = static_cast<VkDevice>(host.device);
 	state.queue = static_cast<VkQueue>(host.queue);
 	state.queueFamily = host.queueFamilyIndex;
+	state.queueLock = host.queueLock;
 	enabled = host.enabledDeviceExtensions;
 	return std::nullopt;
 }

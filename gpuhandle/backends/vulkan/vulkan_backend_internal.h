@@ -74,9 +74,9 @@ struct Pending {
 // The queue: on the backend's own device nobody else submits on it. On a host's device it is the
 // queue the host gave in VulkanContext, and Vulkan requires external synchronisation of
 // vkQueueSubmit on one queue; queueMutex covers only the backend's own submissions (map() of
-// optimal images, copyFrame(), exportFrame() of images). The host must not submit on that queue
-// while one of those calls runs on another thread (VulkanContext has no lock hook, and which
-// other queues the host's device was created with cannot be known).
+// optimal images, copyFrame(), exportFrame() of images), and VulkanContext::queueLock, when the
+// host gives one, is taken around each of them (GStreamer's gst_vulkan_queue_submit_lock).
+// Without it the host must not submit on that queue while one of those calls runs.
 class DeviceState final : public KeepAlive
 {
 public:
@@ -129,6 +129,7 @@ public:
 	Uuid driverUuid{};
 	VkPhysicalDeviceMemoryProperties memory{};
 	std::mutex queueMutex;
+	std::function<void(bool lock)> queueLock{}; // the host's, around each vkQueueSubmit
 	VkCommandPool pool = VK_NULL_HANDLE; // under queueMutex
 
 private:

@@ -102,8 +102,13 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 		submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
 		submit.commandBufferCount = 1;
 		submit.pCommandBuffers = &commands;
-		if (r == VK_SUCCESS)
+		if (r == VK_SUCCESS) {
+			if (queueLock)
+				queueLock(true);
 			r = fn.QueueSubmit(queue, 1, &submit, fence);
+			if (queueLock)
+				queueLock(false);
+		}
 		if (r != VK_SUCCESS) {
 			if (fence)
 				fn.DestroyFence(device, fence, nullptr);

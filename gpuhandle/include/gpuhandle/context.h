@@ -9,6 +9,7 @@
 #include <gpuhandle/uuid.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -35,6 +36,11 @@ struct VulkanContext {
 	std::optional<Luid> deviceLuid{};    // ... ::deviceLUID (Windows)
 	std::optional<PciBusId> pciBusId{};  // VK_EXT_pci_bus_info
 	std::optional<DrmNode> renderNode{}; // VK_EXT_physical_device_drm
+	// The host's lock of `queue` (Vulkan requires vkQueueSubmit on one queue to be externally
+	// synchronised): called with true before and false after each submission gpuhandle makes
+	// on it, from any thread. Empty: the host submits on `queue` only from threads that never
+	// run gpuhandle work at the same time.
+	std::function<void(bool lock)> queueLock{};
 };
 
 struct GlContext {

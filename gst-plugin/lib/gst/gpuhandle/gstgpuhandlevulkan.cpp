@@ -145,6 +145,14 @@ Result<BackendRef> vulkanBackendFor(GstVulkanDevice *device)
 	native.physicalDevice = gst_vulkan_device_get_physical_device(device);
 	native.device = device->device;
 	native.queue = queue->queue;
+	// GStreamer's elements submit on this queue too, under its submit lock: so does gpuhandle.
+	// The context's anchor holds the queue, so the pointer outlives every submission.
+	native.queueLock = [queue](bool lock) {
+		if (lock)
+			gst_vulkan_queue_submit_lock(queue);
+		else
+			gst_vulkan_queue_submit_unlock(queue);
+	};
 	native.queueFamilyIndex = queue->family;
 	native.getInstanceProcAddr =
 		gst_vulkan_instance_get_proc_address(device->instance, "vkGetInstanceProcAddr");
