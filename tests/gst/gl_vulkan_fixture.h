@@ -2,6 +2,7 @@
 // through GStreamer's own maps, and one-buffer pipelines through a GStreamer element.
 #pragma once
 
+#include <gpuhandle/backends/backend.h>
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/pixel_format.h>
 
@@ -10,7 +11,6 @@
 #include <mutex>
 #include <string>
 
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
 #include <gst/video/video.h>
 
 // Last: it includes Check, whose fail() macro breaks standard headers included after it.
@@ -54,6 +54,23 @@ inline GstVideoInfo videoInfo(GstVideoFormat format, Size size)
 	gst_video_info_init(&info);
 	gst_video_info_set_format(&info, format, size.width, size.height);
 	return info;
+}
+
+// A seed for the pattern of one format and size, so that cases do not share bytes.
+inline uint32_t seedOf(GstVideoFormat format, Size size)
+{
+	return static_cast<uint32_t>(format) * 7 + size.width + size.height;
+}
+
+// A frame `backend` allocates (exportable), asserted.
+inline Frame allocate(Backend &backend, PixelFormat format, Size size, FrameStorage storage)
+{
+	AllocateRequest request{ format, size.width, size.height, {}, storage, 0, true };
+	Result<Frame> frame = backend.allocate(request);
+	ck_assert_msg(frame.ok(), "%s %s %ux%u: %s", backendKindName(backend.kind()),
+		      pixelFormatName(format), size.width, size.height,
+		      frame.ok() ? "" : frame.error().message().c_str());
+	return *frame;
 }
 
 inline PixelFormat pixelFormatOf(GstVideoFormat format)

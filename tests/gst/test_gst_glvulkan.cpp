@@ -27,21 +27,6 @@ constexpr Size kSizes[] = { { 1, 1 }, { 33, 17 }, { 1920, 1080 } };
 constexpr GstVideoFormat kFormats420[] = { GST_VIDEO_FORMAT_NV12, GST_VIDEO_FORMAT_I420 };
 constexpr Size kOddSizes[] = { { 64, 1 }, { 33, 17 }, { 64, 15 } };
 
-uint32_t seedOf(GstVideoFormat format, Size size)
-{
-	return static_cast<uint32_t>(format) * 7 + size.width + size.height;
-}
-
-Frame allocate(Backend &backend, PixelFormat format, Size size, FrameStorage storage)
-{
-	AllocateRequest request{ format, size.width, size.height, {}, storage, 0, true };
-	Result<Frame> frame = backend.allocate(request);
-	ck_assert_msg(frame.ok(), "%s %s %ux%u: %s", backendKindName(backend.kind()),
-		      pixelFormatName(format), size.width, size.height,
-		      frame.ok() ? "" : frame.error().message().c_str());
-	return *frame;
-}
-
 } // namespace
 
 // One backend per GStreamer context, working inside that context's EGL context.
@@ -89,7 +74,7 @@ START_TEST(gl_memory_buffers_become_frames)
 	for (GstVideoFormat format : kFormats)
 		for (Size size : kSizes) {
 			const GstVideoInfo info = test::videoInfo(format, size);
-			const uint32_t seed = seedOf(format, size);
+			const uint32_t seed = test::seedOf(format, size);
 			GstBuffer *buffer = test::glPatternBuffer(gl.context, info, seed);
 			ck_assert_ptr_nonnull(buffer);
 			Result<Frame> frame = gst::frameFromGlBuffer(buffer, info);
@@ -136,9 +121,9 @@ START_TEST(gl_backend_textures_become_gl_memory)
 	for (GstVideoFormat format : kFormats)
 		for (Size size : kSizes) {
 			const GstVideoInfo info = test::videoInfo(format, size);
-			const uint32_t seed = seedOf(format, size) + 1;
-			Frame frame = allocate(**backend, test::pixelFormatOf(format), size,
-					       FrameStorage::OptimalImage);
+			const uint32_t seed = test::seedOf(format, size) + 1;
+			Frame frame = test::allocate(**backend, test::pixelFormatOf(format), size,
+						     FrameStorage::OptimalImage);
 			test::writePatternOk(**backend, frame, seed);
 			Result<GstBuffer *> buffer =
 				gst::glBufferFromFrame(frame, gl.context, info);
@@ -191,8 +176,8 @@ START_TEST(gl_sync_meta_and_release_gate_follow_the_buffer)
 
 	Result<BackendRef> backend = gst::glBackendFor(gl.context);
 	ck_assert_ok(backend);
-	Frame frame =
-		allocate(**backend, PixelFormat::NV12, { 33, 17 }, FrameStorage::OptimalImage);
+	Frame frame = test::allocate(**backend, PixelFormat::NV12, { 33, 17 },
+				     FrameStorage::OptimalImage);
 	Result<ReleaseGate> gate = ReleaseGate::create();
 	ck_assert_ok(gate);
 	frame.setRelease(*gate);
@@ -224,9 +209,9 @@ START_TEST(vulkan_frames_reach_gst_gl_without_copy)
 		for (GstVideoFormat format : kFormats)
 			for (Size size : kSizes) {
 				const GstVideoInfo info = test::videoInfo(format, size);
-				const uint32_t seed = seedOf(format, size) + 2;
-				Frame frame =
-					allocate(**vk, test::pixelFormatOf(format), size, storage);
+				const uint32_t seed = test::seedOf(format, size) + 2;
+				Frame frame = test::allocate(**vk, test::pixelFormatOf(format),
+							     size, storage);
 				test::writePatternOk(**vk, frame, seed);
 				ImportOptions options;
 				options.source = *vk;
@@ -271,9 +256,9 @@ START_TEST(odd_height_420_textures_reach_gldownload)
 	for (GstVideoFormat format : kFormats420)
 		for (Size size : kOddSizes) {
 			const GstVideoInfo info = test::videoInfo(format, size);
-			const uint32_t seed = seedOf(format, size) + 5;
-			Frame frame = allocate(**backend, test::pixelFormatOf(format), size,
-					       FrameStorage::OptimalImage);
+			const uint32_t seed = test::seedOf(format, size) + 5;
+			Frame frame = test::allocate(**backend, test::pixelFormatOf(format), size,
+						     FrameStorage::OptimalImage);
 			test::writePatternOk(**backend, frame, seed);
 			Result<GstBuffer *> buffer =
 				gst::glBufferFromFrame(frame, gl.context, info);
@@ -308,9 +293,9 @@ START_TEST(odd_height_420_vulkan_frames_reach_gldownload)
 		for (GstVideoFormat format : kFormats420)
 			for (Size size : kOddSizes) {
 				const GstVideoInfo info = test::videoInfo(format, size);
-				const uint32_t seed = seedOf(format, size) + 6;
-				Frame frame =
-					allocate(**vk, test::pixelFormatOf(format), size, storage);
+				const uint32_t seed = test::seedOf(format, size) + 6;
+				Frame frame = test::allocate(**vk, test::pixelFormatOf(format),
+							     size, storage);
 				test::writePatternOk(**vk, frame, seed);
 				ImportOptions options;
 				options.source = *vk;
@@ -360,9 +345,10 @@ START_TEST(gl_conversions_refuse_what_they_cannot_hold)
 
 	Result<BackendRef> backend = gst::glBackendFor(gl.context);
 	ck_assert_ok(backend);
-	Frame textures =
-		allocate(**backend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::OptimalImage);
-	Frame bytes = allocate(**backend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::Buffer);
+	Frame textures = test::allocate(**backend, PixelFormat::RGBA, { 33, 17 },
+					FrameStorage::OptimalImage);
+	Frame bytes =
+		test::allocate(**backend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::Buffer);
 	ck_assert_error(gst::glBufferFromFrame(bytes, gl.context, rgba), ErrorCode::WrongKind,
 			"frame");
 	ck_assert_error(gst::glBufferFromFrame(textures, nullptr, rgba), ErrorCode::NullHandle,
@@ -381,8 +367,8 @@ START_TEST(gl_conversions_refuse_what_they_cannot_hold)
 	ck_assert_ptr_nonnull(alone);
 	Result<BackendRef> aloneBackend = gst::glBackendFor(alone);
 	ck_assert_ok(aloneBackend);
-	Frame foreign =
-		allocate(**aloneBackend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::OptimalImage);
+	Frame foreign = test::allocate(**aloneBackend, PixelFormat::RGBA, { 33, 17 },
+				       FrameStorage::OptimalImage);
 	ck_assert_error(gst::glBufferFromFrame(foreign, gl.context, rgba),
 			ErrorCode::DeviceMismatch, "frame");
 	GstGLContext *sharing = gl.newContext(gl.context);

@@ -22,21 +22,6 @@ constexpr GstVideoFormat kFormats[] = { GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_
 					GST_VIDEO_FORMAT_I420 };
 constexpr Size kSizes[] = { { 1, 1 }, { 33, 17 }, { 1920, 1080 } };
 
-uint32_t seedOf(GstVideoFormat format, Size size)
-{
-	return static_cast<uint32_t>(format) * 7 + size.width + size.height;
-}
-
-Frame allocate(Backend &backend, PixelFormat format, Size size, FrameStorage storage)
-{
-	AllocateRequest request{ format, size.width, size.height, {}, storage, 0, true };
-	Result<Frame> frame = backend.allocate(request);
-	ck_assert_msg(frame.ok(), "%s %s %ux%u: %s", backendKindName(backend.kind()),
-		      pixelFormatName(format), size.width, size.height,
-		      frame.ok() ? "" : frame.error().message().c_str());
-	return *frame;
-}
-
 } // namespace
 
 START_TEST(vulkan_backend_is_cached_per_device)
@@ -72,7 +57,7 @@ START_TEST(gst_vulkan_images_become_frames)
 	for (GstVideoFormat format : kFormats)
 		for (Size size : kSizes) {
 			const GstVideoInfo info = test::videoInfo(format, size);
-			const uint32_t seed = seedOf(format, size) + 3;
+			const uint32_t seed = test::seedOf(format, size) + 3;
 			GstCaps *buffers =
 				test::capsOf(info, GST_CAPS_FEATURE_MEMORY_VULKAN_BUFFER);
 			GstCaps *images = test::capsOf(info, GST_CAPS_FEATURE_MEMORY_VULKAN_IMAGE);
@@ -130,9 +115,9 @@ START_TEST(backend_images_become_gst_vulkan_memory)
 		for (GstVideoFormat format : kFormats)
 			for (Size size : kSizes) {
 				const GstVideoInfo info = test::videoInfo(format, size);
-				const uint32_t seed = seedOf(format, size) + 4;
-				Frame frame = allocate(**backend, test::pixelFormatOf(format), size,
-						       storage);
+				const uint32_t seed = test::seedOf(format, size) + 4;
+				Frame frame = test::allocate(**backend, test::pixelFormatOf(format),
+							     size, storage);
 				test::writePatternOk(**backend, frame, seed);
 				Result<GstBuffer *> buffer =
 					gst::vulkanBufferFromFrame(frame, vk.device, info);
@@ -193,9 +178,10 @@ START_TEST(vulkan_conversions_refuse_what_they_cannot_hold)
 
 	Result<BackendRef> backend = gst::vulkanBackendFor(vk.device);
 	ck_assert_ok(backend);
-	Frame image =
-		allocate(**backend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::OptimalImage);
-	Frame bytes = allocate(**backend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::Buffer);
+	Frame image = test::allocate(**backend, PixelFormat::RGBA, { 33, 17 },
+				     FrameStorage::OptimalImage);
+	Frame bytes =
+		test::allocate(**backend, PixelFormat::RGBA, { 33, 17 }, FrameStorage::Buffer);
 	ck_assert_error(gst::vulkanBufferFromFrame(bytes, vk.device, rgba), ErrorCode::WrongKind,
 			"frame");
 	ck_assert_error(gst::vulkanBufferFromFrame(image, nullptr, rgba), ErrorCode::NullHandle,
@@ -208,15 +194,16 @@ START_TEST(vulkan_conversions_refuse_what_they_cannot_hold)
 		gst::vulkanBufferFromFrame(image, vk.device,
 					   test::videoInfo(GST_VIDEO_FORMAT_v210, { 33, 17 })),
 		ErrorCode::NotSupported, "info.format");
-	Frame yuyv =
-		allocate(**backend, PixelFormat::YUYV422, { 34, 18 }, FrameStorage::OptimalImage);
+	Frame yuyv = test::allocate(**backend, PixelFormat::YUYV422, { 34, 18 },
+				    FrameStorage::OptimalImage);
 	ck_assert_error(gst::vulkanBufferFromFrame(yuyv, vk.device, yuy2), ErrorCode::NotSupported,
 			"info.format");
 
 	// An image of another VkDevice (gpuhandle's own) cannot be GStreamer's device's memory.
 	Result<BackendRef> own = openBackend(BackendKind::Vulkan);
 	ck_assert_ok(own);
-	Frame foreign = allocate(**own, PixelFormat::RGBA, { 33, 17 }, FrameStorage::OptimalImage);
+	Frame foreign =
+		test::allocate(**own, PixelFormat::RGBA, { 33, 17 }, FrameStorage::OptimalImage);
 	ck_assert_error(gst::vulkanBufferFromFrame(foreign, vk.device, rgba),
 			ErrorCode::DeviceMismatch, "frame");
 }

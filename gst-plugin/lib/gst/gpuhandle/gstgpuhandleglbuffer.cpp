@@ -65,7 +65,8 @@ std::array<uint32_t, 2> glPlaneSize(const GstVideoInfo &info, uint32_t plane)
 // plane at gst_gl_get_plane_start(), the info's offset less those sizes, inside its memory: with
 // gst_video_info_set_format()'s offsets, which round a 4:2:0 luma plane up to an even height,
 // chroma of an odd-height frame would start a row into a memory holding exactly its rows, and
-// the download would run past the PBO (chroma left zero) or past the memory's CPU copy.
+// the transfers would run a row past it: out of the PBO (glReadPixels fails, chroma is left
+// zero) or past the memory's CPU copy (glTexSubImage2D reads beyond it).
 GstVideoInfo glMemoryLayout(const GstVideoInfo &info)
 {
 	GstVideoInfo layout = info;
