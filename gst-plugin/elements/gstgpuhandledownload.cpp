@@ -20,6 +20,7 @@
 #include <gst/base/gstbasetransform.h>
 
 #include <algorithm>
+#include <vector>
 #include <atomic>
 #include <chrono>
 #include <mutex>
@@ -68,6 +69,7 @@ struct DownloadState {
 	Target target = Target::System;
 	BackendRef targetBackend{}; // GL, Vulkan or fd
 	bool downstreamVideoMeta = false;
+	bool downstreamSyncMeta = false; // downstream waits on GstGpuHandleSyncMeta itself
 	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
 	ImportRoute lastRoute = ImportRoute::Direct;
 	// Guards the GL and Vulkan object fields below: context queries and set_context arrive from
@@ -125,64 +127,13 @@ std::vector<const char *> srcFeatures()
 	return features;
 }
 
-// The formats a memory's GStreamer elements take (GL and Vulkan have fixed lists; GStreamer's
-// GL library aborts on others), or null for any format.
-const GstStructure *formatsOf(const char *feature)
-{
-	static GstCaps *gl = gst_caps_from_string(
-		"video/x-raw, format = (string) " GST_GL_MEMORY_VIDEO_FORMATS_STR);
-	static GstCaps *vulkan = gst_caps_from_string(
-		"video/x-raw, format = (string) { RGBA, RGBx, BGRA, BGRx, ARGB, xRGB, ABGR, xBGR, "
-		"RGB, BGR, GRAY8, GRAY16_LE, NV12, NV21, I420, YV12, Y444, Y42B, Y41B, YUY2, UYVY, "
-		"AYUV }");
-	// Made once for the process's life, like GstStaticCaps: the leaks tracer must not list them.
-	static const bool marked = [] {
-		GST_MINI_OBJECT_FLAG_SET(gl, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
-		GST_MINI_OBJECT_FLAG_SET(vulkan, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
-		return true;
-	}();
-	(void)marked;
-	if (g_str_equal(feature, "memory:GLMemory"))
-		return gst_caps_get_structure(gl, 0);
-	if (g_str_equal(feature, "memory:VulkanImage"))
-		return gst_caps_get_structure(vulkan, 0);
-	return nullptr;
-}
-
-GstCaps *withFeatures(GstCaps *caps, const std::vector<const char *> &features)
-{
-	GstCaps *out = gst_caps_new_empty();
-	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
-		for (const char *feature : features) {
-			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
-			gst_structure_remove_fields(s, "texture-target", "drm-format", nullptr);
-			if (const GstStructure *formats = formatsOf(feature)) {
-				GstStructure *both = gst_structure_intersect(s, formats);
-				gst_structure_free(s);
-				if (!both)
-					continue;
-				s = both;
-			}
-			if (g_str_equal(feature, "memory:GLMemory"))
-				gst_structure_set(s, "texture-target", G_TYPE_STRING, "2D", nullptr);
-			out = gst_caps_merge_structure_full(out, s,
-							    gst_caps_features_new(feature, nullptr));
-		}
-	}
-	return out;
-}
-
 GstCaps *transformCaps(GstBaseTransform *, GstPadDirection direction, GstCaps *caps,
 		       GstCaps *filter)
 {
 	GstCaps *out = direction == GST_PAD_SINK
-			       ? withFeatures(caps, srcFeatures())
-			       : withFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE });
-	if (filter) {
-		GstCaps *both = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
-		gst_caps_unref(out);
-		out = both;
-	}
+			       ? capsWithFeatures(caps, srcFeatures())
+			       : capsWithFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE });
+	out = intersectFilter(out, filter);
 	return out;
 }
 
@@ -315,6 +266,8 @@ gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 	DownloadState &s = stateOf(trans);
 	s.downstreamVideoMeta =
 		gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr) != FALSE;
+	s.downstreamSyncMeta = gst_query_find_allocation_meta(
+				       query, GST_GPU_HANDLE_SYNC_META_API_TYPE, nullptr) != FALSE;
 	if (s.target != Target::System) {
 		// Output buffers wrap imported frames; no pool of ours or downstream's is used.
 		while (gst_query_get_n_allocation_pools(query) > 0)
@@ -635,17 +588,31 @@ Result<GstBuffer *> wrapAsTarget(GstBaseTransform *trans, const Frame &frame, Wa
 			     targetName(s.target));
 }
 
+bool fenceStaysOnGpu(const DownloadState &s, const SyncPoint &acquire)
+{
+	if (acquire.isNoop() || !s.targetBackend)
+		return false;
+	if (s.target == Target::DmaBuf && s.downstreamSyncMeta)
+		return true;
+	const std::vector<SyncKind> &imports = s.targetBackend->capabilities().fenceImports;
+	return std::find(imports.begin(), imports.end(), acquire.kind()) != imports.end();
+}
+
 // Into GL, Vulkan or DMA-BUF memory: the planner imports the frame into the target's backend
 // (zero-copy where a route exists), then the result is wrapped as the target's GstMemory.
 GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
 		       const BackendRef &backend, GstBuffer **outbuf)
 {
 	DownloadState &s = stateOf(trans);
-	// The acquire point is waited here, in slices that a flush ends, before anything wraps or
-	// imports the frame: consumers of DMA-BUFs and of GStreamer's GL and Vulkan memories read
-	// at once and know nothing of gpuhandle's fences.
-	if (GstFlowReturn ret = flowOf(waitAcquire(trans, frame, timeoutOf(s))); ret != GST_FLOW_OK)
-		return ret;
+	// Consumers of DMA-BUFs and of GStreamer's GL and Vulkan memories read at once and know
+	// nothing of gpuhandle's fences: the acquire point is waited here, in slices that a flush
+	// ends, unless the wait can stay on the GPU (the target's queue imports the fence, which
+	// the planner then carries) or downstream waits on the sync meta itself (DMA-BUFs).
+	if (!fenceStaysOnGpu(s, frame.acquire())) {
+		if (GstFlowReturn ret = flowOf(waitAcquire(trans, frame, timeoutOf(s)));
+		    ret != GST_FLOW_OK)
+			return ret;
+	}
 	// Memory of the target API on its device already (GStreamer's own textures from glupload,
 	// or images of the shared Vulkan device): wrapped as it is.
 	Result<GstBuffer *> direct = wrapAsTarget(trans, frame, timeoutOf(s));
@@ -772,21 +739,13 @@ void releaseContexts(DownloadState &s)
 
 gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
 {
-	if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START)
-		stateOf(trans).flushing.store(true, std::memory_order_release);
-	else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
-		stateOf(trans).flushing.store(false, std::memory_order_release);
+	noteFlush(event, stateOf(trans).flushing);
 	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)->sink_event(trans, event);
 }
 
 GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
 {
-	// Before the pads deactivate (which waits for the streaming thread): a fence wait in
-	// progress returns FLUSHING instead of holding the state change for its timeout.
-	if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-		stateOf(element).flushing.store(true, std::memory_order_release);
-	else if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-		stateOf(element).flushing.store(false, std::memory_order_release);
+	noteFlush(transition, stateOf(element).flushing);
 	return GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->change_state(element, transition);
 }
 
@@ -931,18 +890,11 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 				     TRUE, flags));
 	g_object_class_install_property(
 		object, PropTimeout,
-		g_param_spec_uint64("timeout", "Timeout",
-				    "Longest wait for a frame's fence, in nanoseconds; a fence that "
-				    "does not signal in time is an element error",
-				    1, kMaxTimeoutNs, defaultTimeoutNs(), flags));
+		timeoutParamSpec("Longest wait for a frame's fence, in nanoseconds; a fence that "
+				 "does not signal in time is an element error"));
 	g_object_class_install_property(
 		object, PropStats,
-		g_param_spec_boxed("stats", "Statistics",
-				   "Frames and the paths they took: frames, zero-copy, gpu-copies, "
-				   "cpu-copies, fence-waits, wait-time (ns)",
-				   GST_TYPE_STRUCTURE,
-				   static_cast<GParamFlags>(G_PARAM_READABLE |
-							    G_PARAM_STATIC_STRINGS)));
+		statsParamSpec());
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;
@@ -959,7 +911,7 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 	GstCaps *srcCaps = gst_caps_new_empty();
 	for (const char *feature : srcFeatures()) {
 		GstCaps *any = templateCaps(feature);
-		gst_caps_append(srcCaps, withFeatures(any, { feature }));
+		gst_caps_append(srcCaps, capsWithFeatures(any, { feature }));
 		gst_caps_unref(any);
 	}
 	gst_element_class_add_pad_template(

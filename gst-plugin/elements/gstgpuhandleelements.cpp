@@ -2,7 +2,11 @@
 #include "gstgpuhandleelements.h"
 
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+#if GPUHANDLE_GST_HAVE_GL
+#include <gst/gl/gl.h>
+#endif
 
 #include <gpuhandle/sync_point.h>
 
@@ -205,6 +209,101 @@ SlicedWait waitSliced(const SyncPoint &point, WaitDuration timeout,
 void keepInputAlive(GstBuffer *output, GstBuffer *input)
 {
 	gst_buffer_add_parent_buffer_meta(output, input);
+}
+
+// The formats a memory's GStreamer elements take (GL and Vulkan have fixed lists; GStreamer's
+// GL library aborts on others), or null for any format.
+namespace {
+
+const GstStructure *formatsOf(const char *feature)
+{
+	static GstCaps *gl = gst_caps_from_string(
+		"video/x-raw, format = (string) " GST_GL_MEMORY_VIDEO_FORMATS_STR);
+	static GstCaps *vulkan = gst_caps_from_string(
+		"video/x-raw, format = (string) { RGBA, RGBx, BGRA, BGRx, ARGB, xRGB, ABGR, xBGR, "
+		"RGB, BGR, GRAY8, GRAY16_LE, NV12, NV21, I420, YV12, Y444, Y42B, Y41B, YUY2, UYVY, "
+		"AYUV }");
+	// Made once for the process's life, like GstStaticCaps: the leaks tracer must not list them.
+	static const bool marked = [] {
+		GST_MINI_OBJECT_FLAG_SET(gl, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+		GST_MINI_OBJECT_FLAG_SET(vulkan, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+		return true;
+	}();
+	(void)marked;
+	if (g_str_equal(feature, "memory:GLMemory"))
+		return gst_caps_get_structure(gl, 0);
+	if (g_str_equal(feature, "memory:VulkanImage"))
+		return gst_caps_get_structure(vulkan, 0);
+	return nullptr;
+}
+
+} // namespace
+
+GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features)
+{
+	GstCaps *out = gst_caps_new_empty();
+	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
+		for (const char *feature : features) {
+			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
+			gst_structure_remove_fields(s, "texture-target", "drm-format", nullptr);
+			if (const GstStructure *formats = formatsOf(feature)) {
+				GstStructure *both = gst_structure_intersect(s, formats);
+				gst_structure_free(s);
+				if (!both)
+					continue;
+				s = both;
+			}
+			if (g_str_equal(feature, "memory:GLMemory"))
+				gst_structure_set(s, "texture-target", G_TYPE_STRING, "2D", nullptr);
+			out = gst_caps_merge_structure_full(out, s,
+							    gst_caps_features_new(feature, nullptr));
+		}
+	}
+	return out;
+}
+
+GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter)
+{
+	if (!filter)
+		return caps;
+	GstCaps *both = gst_caps_intersect_full(filter, caps, GST_CAPS_INTERSECT_FIRST);
+	gst_caps_unref(caps);
+	return both;
+}
+
+GParamSpec *timeoutParamSpec(const char *blurb)
+{
+	return g_param_spec_uint64("timeout", "Timeout", blurb, 1, kMaxTimeoutNs, defaultTimeoutNs(),
+				   static_cast<GParamFlags>(G_PARAM_READWRITE |
+							    G_PARAM_STATIC_STRINGS |
+							    GST_PARAM_MUTABLE_READY));
+}
+
+GParamSpec *statsParamSpec()
+{
+	return g_param_spec_boxed("stats", "Statistics",
+				  "Frames and the paths they took: frames, zero-copy, gpu-copies, "
+				  "cpu-copies, fence-waits, wait-time (ns)",
+				  GST_TYPE_STRUCTURE,
+				  static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+}
+
+void noteFlush(GstEvent *event, std::atomic<bool> &flushing)
+{
+	if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START)
+		flushing.store(true, std::memory_order_release);
+	else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
+		flushing.store(false, std::memory_order_release);
+}
+
+void noteFlush(GstStateChange transition, std::atomic<bool> &flushing)
+{
+	// Before the pads deactivate (which waits for the streaming thread): a fence wait in
+	// progress returns FLUSHING instead of holding the state change for its timeout.
+	if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
+		flushing.store(true, std::memory_order_release);
+	else if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
+		flushing.store(false, std::memory_order_release);
 }
 
 } // namespace gpuhandle::gst

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <chrono>
 #include <optional>
+#include <vector>
 
 // The element types (gstgpuhandleupload.cpp, gstgpuhandledownload.cpp).
 extern "C" GType gst_gpu_handle_upload_get_type(void);
@@ -55,6 +56,21 @@ std::optional<TargetHint> findTargetHint(GstQuery *allocationQuery);
 void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uint8_t *const src[4],
 		   const uint32_t srcStride[4], const PixelFormatInfo &format, uint32_t width,
 		   uint32_t height);
+
+// `caps` with every structure given each of `features` (fields of other memories removed; GL and
+// Vulkan memory limited to the formats GStreamer's elements take for them, GL textures 2D).
+GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features);
+// transform_caps' last step: `caps` intersected with `filter` (when set), `caps` consumed.
+GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter);
+
+// The properties both elements have.
+GParamSpec *timeoutParamSpec(const char *blurb);
+GParamSpec *statsParamSpec();
+
+// Keeps an element's flushing flag: set by FLUSH_START and by the change to READY, cleared by
+// FLUSH_STOP and by the change to PAUSED.
+void noteFlush(GstEvent *event, std::atomic<bool> &flushing);
+void noteFlush(GstStateChange transition, std::atomic<bool> &flushing);
 
 // The GstVideoFormats gpuhandle has a format for, as a caps list value ("format" field).
 GstCaps *templateCaps(const char *feature);

@@ -110,32 +110,13 @@ std::vector<const char *> sinkFeatures()
 	return features;
 }
 
-// `caps` with every structure given each of `features` (fields of other memories removed).
-GstCaps *withFeatures(GstCaps *caps, const std::vector<const char *> &features)
-{
-	GstCaps *out = gst_caps_new_empty();
-	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
-		for (const char *feature : features) {
-			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
-			gst_structure_remove_fields(s, "texture-target", "drm-format", nullptr);
-			out = gst_caps_merge_structure_full(out, s,
-							    gst_caps_features_new(feature, nullptr));
-		}
-	}
-	return out;
-}
-
 GstCaps *transformCaps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
 		       GstCaps *filter)
 {
 	GstCaps *out = direction == GST_PAD_SINK
-			       ? withFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE })
-			       : withFeatures(caps, sinkFeatures());
-	if (filter) {
-		GstCaps *both = gst_caps_intersect_full(filter, out, GST_CAPS_INTERSECT_FIRST);
-		gst_caps_unref(out);
-		out = both;
-	}
+			       ? capsWithFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE })
+			       : capsWithFeatures(caps, sinkFeatures());
+	out = intersectFilter(out, filter);
 	GST_TRACE_OBJECT(trans, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
 			 direction == GST_PAD_SINK ? "sink" : "src", static_cast<void *>(caps),
 			 static_cast<void *>(out));
@@ -543,19 +524,13 @@ GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
 
 gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
 {
-	if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_START)
-		stateOf(trans).flushing.store(true, std::memory_order_release);
-	else if (GST_EVENT_TYPE(event) == GST_EVENT_FLUSH_STOP)
-		stateOf(trans).flushing.store(false, std::memory_order_release);
+	noteFlush(event, stateOf(trans).flushing);
 	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)->sink_event(trans, event);
 }
 
 GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
 {
-	if (transition == GST_STATE_CHANGE_PAUSED_TO_READY)
-		stateOf(element).flushing.store(true, std::memory_order_release);
-	else if (transition == GST_STATE_CHANGE_READY_TO_PAUSED)
-		stateOf(element).flushing.store(false, std::memory_order_release);
+	noteFlush(transition, stateOf(element).flushing);
 	return GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->change_state(element, transition);
 }
 
@@ -730,17 +705,10 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 				  storageChoiceType(), static_cast<int>(StorageChoice::Auto), flags));
 	g_object_class_install_property(
 		object, PropTimeout,
-		g_param_spec_uint64("timeout", "Timeout",
-				    "Longest wait for a frame's fence or a device, in nanoseconds",
-				    1, kMaxTimeoutNs, defaultTimeoutNs(), flags));
+		timeoutParamSpec("Longest wait for a frame's fence or a device, in nanoseconds"));
 	g_object_class_install_property(
 		object, PropStats,
-		g_param_spec_boxed("stats", "Statistics",
-				   "Frames and the paths they took: frames, zero-copy, gpu-copies, "
-				   "cpu-copies, fence-waits, wait-time (ns)",
-				   GST_TYPE_STRUCTURE,
-				   static_cast<GParamFlags>(G_PARAM_READABLE |
-							    G_PARAM_STATIC_STRINGS)));
+		statsParamSpec());
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;

@@ -15,6 +15,7 @@
 #include <gst/cuda/gstcudacontext.h>
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+#include "gstgpuhandlegpushared.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_cuda_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_cuda_debug
@@ -85,41 +86,11 @@ struct BufferAnchor final : KeepAlive {
 	GstBuffer *const buffer;
 };
 
-// One backend per context, found through a weak reference in the context's qdata (the backend
-// holds the context, so a strong reference there would be a cycle). Opening is not done under
-// the lock: two first callers may both open one, and the first to store it wins.
-std::mutex gCacheMutex;
-
+// One backend per object (see detail::cacheBackend in gstgpuhandlegpushared.h).
 GQuark backendQuark()
 {
 	static const GQuark quark = g_quark_from_static_string("gpuhandle-cuda-backend");
 	return quark;
-}
-
-void deleteWeakBackend(gpointer weak)
-{
-	delete static_cast<std::weak_ptr<Backend> *>(weak);
-}
-
-BackendRef cachedBackend(GObject *object)
-{
-	std::lock_guard<std::mutex> lock(gCacheMutex);
-	auto *weak =
-		static_cast<std::weak_ptr<Backend> *>(g_object_get_qdata(object, backendQuark()));
-	return weak ? weak->lock() : nullptr;
-}
-
-BackendRef cacheBackend(GObject *object, BackendRef backend)
-{
-	std::lock_guard<std::mutex> lock(gCacheMutex);
-	auto *weak =
-		static_cast<std::weak_ptr<Backend> *>(g_object_get_qdata(object, backendQuark()));
-	if (weak)
-		if (BackendRef existing = weak->lock())
-			return existing;
-	g_object_set_qdata_full(object, backendQuark(), new std::weak_ptr<Backend>(backend),
-				deleteWeakBackend);
-	return backend;
 }
 
 // The argument checks cudaBackendFor and cudaBufferFromFrame share.
@@ -148,7 +119,7 @@ Result<BackendRef> cudaBackendFor(GstCudaContext *context)
 			     "The GstCudaContext wraps no CUcontext (it was not made by "
 			     "gst_cuda_context_new or gst_cuda_context_new_wrapped).");
 	auto *object = reinterpret_cast<GObject *>(context);
-	if (BackendRef cached = cachedBackend(object))
+	if (BackendRef cached = detail::cachedBackend(object, backendQuark()))
 		return cached;
 	guint deviceId = 0;
 	g_object_get(object, "cuda-device-id", &deviceId, nullptr);
@@ -167,7 +138,7 @@ Result<BackendRef> cudaBackendFor(GstCudaContext *context)
 		return std::move(opened).error();
 	GST_DEBUG("gpuhandle CUDA backend opened in GStreamer's context %p: %s",
 		  static_cast<void *>(context), (*opened)->deviceInfo().toString().c_str());
-	return cacheBackend(object, std::move(*opened));
+	return detail::cacheBackend(object, backendQuark(), std::move(*opened));
 }
 
 Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info)

@@ -1,4 +1,4 @@
-// What the GL and Vulkan conversions share (not installed): one backend per GStreamer object,
+// What the GL, Vulkan, CUDA and VA conversions share (not installed): one backend per GStreamer object,
 // and a video info's format named and looked up.
 #pragma once
 

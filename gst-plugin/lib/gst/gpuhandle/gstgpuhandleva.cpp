@@ -14,6 +14,7 @@
 #include <optional>
 
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+#include "gstgpuhandlegpushared.h"
 #include <gst/va/gstva.h>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_va_debug);
@@ -91,41 +92,11 @@ struct BufferAnchor final : KeepAlive {
 	GstBuffer *const buffer;
 };
 
-// One backend per display, found through a weak reference in the display's qdata (the backend
-// holds the display, so a strong reference there would be a cycle). Opening is not done under
-// the lock: two first callers may both open one, and the first to store it wins.
-std::mutex gCacheMutex;
-
+// One backend per object (see detail::cacheBackend in gstgpuhandlegpushared.h).
 GQuark backendQuark()
 {
 	static const GQuark quark = g_quark_from_static_string("gpuhandle-va-backend");
 	return quark;
-}
-
-void deleteWeakBackend(gpointer weak)
-{
-	delete static_cast<std::weak_ptr<Backend> *>(weak);
-}
-
-BackendRef cachedBackend(GObject *object)
-{
-	std::lock_guard<std::mutex> lock(gCacheMutex);
-	auto *weak =
-		static_cast<std::weak_ptr<Backend> *>(g_object_get_qdata(object, backendQuark()));
-	return weak ? weak->lock() : nullptr;
-}
-
-BackendRef cacheBackend(GObject *object, BackendRef backend)
-{
-	std::lock_guard<std::mutex> lock(gCacheMutex);
-	auto *weak =
-		static_cast<std::weak_ptr<Backend> *>(g_object_get_qdata(object, backendQuark()));
-	if (weak)
-		if (BackendRef existing = weak->lock())
-			return existing;
-	g_object_set_qdata_full(object, backendQuark(), new std::weak_ptr<Backend>(backend),
-				deleteWeakBackend);
-	return backend;
 }
 
 } // namespace
@@ -145,7 +116,7 @@ Result<BackendRef> vaBackendFor(GstVaDisplay *display)
 		return Error(ErrorCode::InvalidState, "display",
 			     "The GstVaDisplay has no VADisplay (it is not initialized).");
 	auto *object = reinterpret_cast<GObject *>(display);
-	if (BackendRef cached = cachedBackend(object))
+	if (BackendRef cached = detail::cachedBackend(object, backendQuark()))
 		return cached;
 	VaApiContext native;
 	native.display = handle;
@@ -161,7 +132,7 @@ Result<BackendRef> vaBackendFor(GstVaDisplay *display)
 		return std::move(opened).error();
 	GST_DEBUG("gpuhandle VA-API backend opened on GStreamer's display %p: %s",
 		  static_cast<void *>(display), (*opened)->deviceInfo().toString().c_str());
-	return cacheBackend(object, std::move(*opened));
+	return detail::cacheBackend(object, backendQuark(), std::move(*opened));
 }
 
 Result<Frame> frameFromVaBuffer(GstBuffer *buffer, const GstVideoInfo &info)
