@@ -1,5 +1,5 @@
-// What the GL, Vulkan, CUDA and VA conversions share (not installed): one backend per GStreamer object,
-// and a video info's format named and looked up.
+// What the GL, Vulkan, CUDA and VA conversions share (not installed): one backend per GStreamer
+// object, and a video info's format named and looked up.
 #pragma once
 
 #include <gpuhandle/backends/backend.h>
