@@ -1,0 +1,220 @@
+// AVFrame -> Frame: software frames as CpuPlanes over data[]/linesize[], anchored by their buffers.
+#include <gpuhandle/ffmpeg/frame.h>
+#include <gpuhandle/ffmpeg/pixel_formats.h>
+
+#include <gpuhandle/cpu_resources.h>
+
+#include <array>
+#include <climits>
+#include <memory>
+#include <vector>
+
+extern "C" {
+#include <libavutil/frame.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/version.h>
+}
+
+namespace gpuhandle::ffmpeg {
+
+namespace {
+
+// References to every buffer of an AVFrame: the planes stay valid while any copy of the Frame
+// lives, whatever the caller does with its own AVFrame. Cheaper than av_frame_clone(), which
+// also copies side data and metadata the Frame never reads.
+class AvBuffersAnchor : public KeepAlive
+{
+public:
+	AvBuffersAnchor() = default;
+	AvBuffersAnchor(const AvBuffersAnchor &) = delete;
+	AvBuffersAnchor &operator=(const AvBuffersAnchor &) = delete;
+	~AvBuffersAnchor() override
+	{
+		for (AVBufferRef *&ref : refs_)
+			av_buffer_unref(&ref);
+	}
+
+	// False when av_buffer_ref failed (out of memory).
+	bool add(AVBufferRef *buffer)
+	{
+		AVBufferRef *ref = av_buffer_ref(buffer);
+		if (!ref)
+			return false;
+		refs_.push_back(ref);
+		return true;
+	}
+
+private:
+	std::vector<AVBufferRef *> refs_{};
+};
+
+Result<std::shared_ptr<AvBuffersAnchor>> anchorBuffers(const AVFrame *frame)
+{
+	auto anchor = std::make_shared<AvBuffersAnchor>();
+	bool ok = true;
+	for (AVBufferRef *buffer : frame->buf)
+		if (buffer)
+			ok = ok && anchor->add(buffer);
+	for (int i = 0; i < frame->nb_extended_buf; i++)
+		ok = ok && anchor->add(frame->extended_buf[i]);
+	if (!ok)
+		return Error::format(ErrorCode::OutOfMemory, "frame.buf",
+				     "Referencing the AVFrame's buffers failed (av_buffer_ref).");
+	return anchor;
+}
+
+Status checkCrop(const FrameProperties &p, int width, int height)
+{
+	if (p.cropLeft + p.cropRight >= static_cast<uint64_t>(width) ||
+	    p.cropTop + p.cropBottom >= static_cast<uint64_t>(height) || p.cropLeft > INT_MAX ||
+	    p.cropRight > INT_MAX || p.cropTop > INT_MAX || p.cropBottom > INT_MAX)
+		return Error::format(
+			ErrorCode::OutOfRange, "crop",
+			"The crop (left %llu, right %llu, top %llu, bottom %llu) leaves "
+			"nothing of a %dx%d frame.",
+			static_cast<unsigned long long>(p.cropLeft),
+			static_cast<unsigned long long>(p.cropRight),
+			static_cast<unsigned long long>(p.cropTop),
+			static_cast<unsigned long long>(p.cropBottom), width, height);
+	return {};
+}
+
+} // namespace
+
+FrameProperties framePropertiesOf(const AVFrame *frame) noexcept
+{
+	FrameProperties p;
+	if (!frame)
+		return p;
+	p.pts = frame->pts;
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+	p.duration = frame->duration;
+#else
+	p.duration = frame->pkt_duration;
+#endif
+	p.timeBase = frame->time_base;
+	p.sampleAspectRatio = frame->sample_aspect_ratio;
+	p.cropTop = frame->crop_top;
+	p.cropBottom = frame->crop_bottom;
+	p.cropLeft = frame->crop_left;
+	p.cropRight = frame->crop_right;
+	return p;
+}
+
+Status applyFrameProperties(AVFrame *frame, const FrameProperties &properties)
+{
+	if (!frame)
+		return Error::format(ErrorCode::NullHandle, "frame", "No AVFrame was given.");
+	if (properties.cropLeft || properties.cropRight || properties.cropTop ||
+	    properties.cropBottom) {
+		if (Status crop = checkCrop(properties, frame->width, frame->height); !crop)
+			return crop;
+	}
+	frame->pts = properties.pts;
+#if LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(57, 30, 100)
+	frame->duration = properties.duration;
+#else
+	frame->pkt_duration = properties.duration;
+#endif
+	frame->time_base = properties.timeBase;
+	frame->sample_aspect_ratio = properties.sampleAspectRatio;
+	frame->crop_top = static_cast<size_t>(properties.cropTop);
+	frame->crop_bottom = static_cast<size_t>(properties.cropBottom);
+	frame->crop_left = static_cast<size_t>(properties.cropLeft);
+	frame->crop_right = static_cast<size_t>(properties.cropRight);
+	return {};
+}
+
+Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties)
+{
+	if (!frame)
+		return Error::format(ErrorCode::NullHandle, "frame", "No AVFrame was given.");
+	const int number = frame->format;
+	if (number < 0 || !av_pix_fmt_desc_get(static_cast<AVPixelFormat>(number)))
+		return Error::format(ErrorCode::InvalidArgument, "frame.format",
+				     "The AVFrame's format %d is not a pixel format this libavutil "
+				     "(%s) knows (an audio frame, or an unset format?).",
+				     number, LIBAVUTIL_IDENT);
+	const std::string name = avPixelFormatName(number);
+	if (isHwPixelFormat(number)) {
+		if (!frame->hw_frames_ctx)
+			return Error::format(ErrorCode::InvalidArgument, "frame.hw_frames_ctx",
+					     "The %s AVFrame has no hw_frames_ctx: a hardware "
+					     "frame cannot be described without its frames "
+					     "context.",
+					     name.c_str());
+		return Error::format(ErrorCode::NotSupported, "frame.format",
+				     "%s frames come in a later version of libgpuhandle-ffmpeg; "
+				     "this one takes software frames (av_hwframe_transfer_data() "
+				     "gives one).",
+				     name.c_str());
+	}
+	Result<PixelFormat> format = fromAvPixelFormat(static_cast<AVPixelFormat>(number));
+	if (!format)
+		return Error::format(format.error().code(), "frame.format", "%s",
+				     format.error().message().c_str());
+	if (frame->width <= 0 || frame->height <= 0)
+		return Error::format(ErrorCode::ZeroSize, "frame.width",
+				     "The %s AVFrame is %dx%d: no picture.", name.c_str(),
+				     frame->width, frame->height);
+	if (!frame->buf[0])
+		return Error::format(ErrorCode::InvalidArgument, "frame.buf",
+				     "The %s AVFrame is not reference-counted (buf[0] is null), so "
+				     "nothing can keep its planes alive; av_frame_make_writable() "
+				     "or av_frame_ref() makes a counted copy.",
+				     name.c_str());
+	FrameProperties props = framePropertiesOf(frame);
+	if (props.cropLeft || props.cropRight || props.cropTop || props.cropBottom) {
+		if (Status crop = checkCrop(props, frame->width, frame->height); !crop)
+			return std::move(crop).error();
+	}
+
+	const PixelFormatInfo &info = **pixelFormatInfo(*format);
+	const int avPlanes = av_pix_fmt_count_planes(static_cast<AVPixelFormat>(number));
+	if (avPlanes != info.numPlanes)
+		return Error::format(ErrorCode::FormatMismatch, "frame.format",
+				     "%s has %d planes in this libavutil, %u in gpuhandle's %s.",
+				     name.c_str(), avPlanes, info.numPlanes, info.name);
+	const auto width = static_cast<uint32_t>(frame->width);
+	const auto height = static_cast<uint32_t>(frame->height);
+	CpuPlanesDesc desc;
+	desc.numPlanes = info.numPlanes;
+	for (uint32_t p = 0; p < info.numPlanes; p++) {
+		if (!frame->data[p])
+			return Error::format(ErrorCode::NullHandle, "frame.data",
+					     "Plane %u of the %s AVFrame has no data pointer.", p,
+					     name.c_str());
+		if (frame->linesize[p] < 0)
+			return Error::format(ErrorCode::NotSupported, "frame.linesize",
+					     "Plane %u of the %s AVFrame has a negative linesize "
+					     "(%d): a bottom-up picture, which a CPU plane cannot "
+					     "describe; copy it (av_frame_copy into a new frame) "
+					     "first.",
+					     p, name.c_str(), frame->linesize[p]);
+		if (frame->linesize[p] == 0)
+			return Error::format(ErrorCode::ZeroSize, "frame.linesize",
+					     "Plane %u of the %s AVFrame has a linesize of 0.", p,
+					     name.c_str());
+		desc.planes[p].data = frame->data[p];
+		desc.planes[p].stride = static_cast<uint32_t>(frame->linesize[p]);
+		desc.planes[p].rows = info.planes[p].rows(height);
+	}
+	Result<std::shared_ptr<AvBuffersAnchor>> anchor = anchorBuffers(frame);
+	if (!anchor)
+		return std::move(anchor).error();
+	desc.anchor = std::move(*anchor);
+	Result<CpuPlanes> planes = CpuPlanes::create(std::move(desc));
+	if (!planes)
+		return std::move(planes).error();
+	Colorimetry colorimetry = colorimetryOf(frame);
+	if (colorimetry.range == ColorRange::Unknown &&
+	    isFullRangeAlias(static_cast<AVPixelFormat>(number)))
+		colorimetry.range = ColorRange::Full;
+	Result<Frame> wrapped =
+		Frame::wrap(*format, width, height, colorimetry, Resource(std::move(*planes)));
+	if (wrapped && properties)
+		*properties = props;
+	return wrapped;
+}
+
+} // namespace gpuhandle::ffmpeg
