@@ -1,4 +1,4 @@
-// gpuhandledownload: memory:GpuHandle in; system, GL, Vulkan or DMABuf memory out, by the planner.
+// gpuhandledownload: memory:GpuHandle in; system, GL, Vulkan, DMABuf or CUDA memory out (planner).
 #include "gstgpuhandleelements.h"
 #include "gstgpuhandlestats.h"
 
@@ -13,6 +13,9 @@
 #endif
 #if GPUHANDLE_GST_HAVE_VULKAN
 #include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
+#endif
+#if GPUHANDLE_GST_HAVE_CUDA
+#include <gst/gpuhandle/gstgpuhandlecuda.hpp>
 #endif
 
 #include <gpuhandle/backends/planner.h>
@@ -37,7 +40,7 @@ namespace {
 enum Property { PropAllowCopy = 1, PropTimeout, PropStats };
 
 // Where frames go, from the negotiated src caps.
-enum class Target { System, Gl, Vulkan, DmaBuf };
+enum class Target { System, Gl, Vulkan, DmaBuf, Cuda };
 
 const char *targetName(Target target)
 {
@@ -50,6 +53,8 @@ const char *targetName(Target target)
 		return "VulkanImage";
 	case Target::DmaBuf:
 		return "DMABuf";
+	case Target::Cuda:
+		return "CUDAMemory";
 	}
 	return "?";
 }
@@ -67,12 +72,12 @@ struct DownloadState {
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
 	Target target = Target::System;
-	BackendRef targetBackend{}; // GL, Vulkan or fd
+	BackendRef targetBackend{}; // GL, Vulkan, CUDA or fd
 	bool downstreamVideoMeta = false;
 	bool downstreamSyncMeta = false; // downstream waits on GstGpuHandleSyncMeta itself
 	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
 	ImportRoute lastRoute = ImportRoute::Direct;
-	// Guards the GL and Vulkan object fields below: context queries and set_context arrive from
+	// Guards the GL, Vulkan and CUDA object fields below: context queries and set_context arrive from
 	// other threads while the streaming thread negotiates. Recursive, as GstGLBaseFilter's: the
 	// neighbours' answers to the queries made under it come back into this element (query,
 	// set_context) on the same thread. The streaming thread alone replaces glContext and
@@ -87,6 +92,12 @@ struct DownloadState {
 #if GPUHANDLE_GST_HAVE_VULKAN
 	GstVulkanInstance *vkInstance = nullptr;
 	GstVulkanDevice *vkDevice = nullptr;
+#endif
+#if GPUHANDLE_GST_HAVE_CUDA
+	GstCudaContext *cudaContext = nullptr;
+	// GStreamer 1.22 wraps no foreign device memory: frames are copied on the GPU into this
+	// pool's buffers. Made on first use, for the negotiated caps.
+	GstBufferPool *cudaPool = nullptr;
 #endif
 };
 
@@ -124,6 +135,9 @@ std::vector<const char *> srcFeatures()
 	features.push_back("memory:VulkanImage");
 #endif
 	features.push_back("memory:DMABuf");
+#if GPUHANDLE_GST_HAVE_CUDA
+	features.push_back("memory:CUDAMemory");
+#endif
 	return features;
 }
 
@@ -146,6 +160,8 @@ Target targetOfCaps(GstCaps *caps)
 		return Target::Vulkan;
 	if (gst_caps_features_contains(features, "memory:DMABuf"))
 		return Target::DmaBuf;
+	if (gst_caps_features_contains(features, "memory:CUDAMemory"))
+		return Target::Cuda;
 	return Target::System;
 }
 
@@ -194,6 +210,16 @@ bool openTarget(GstBaseTransform *trans)
 	}
 #endif
 		break;
+	case Target::Cuda:
+#if GPUHANDLE_GST_HAVE_CUDA
+	{
+		std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
+		Status found = ensureCudaContext(GST_ELEMENT_CAST(trans), &s.cudaContext);
+		backend = found.ok() ? cudaBackendFor(s.cudaContext)
+				     : Result<BackendRef>(found.error());
+	}
+#endif
+		break;
 	}
 	if (!backend.ok()) {
 		GST_ELEMENT_ERROR(trans, RESOURCE, NOT_FOUND,
@@ -233,6 +259,12 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 		gst_clear_object(&s.glPool);
 	}
 #endif
+#if GPUHANDLE_GST_HAVE_CUDA
+	if (s.cudaPool) { // made for the old caps (and maybe another context)
+		gst_buffer_pool_set_active(s.cudaPool, FALSE);
+		gst_clear_object(&s.cudaPool);
+	}
+#endif
 	return openTarget(trans) ? TRUE : FALSE;
 }
 
@@ -254,6 +286,9 @@ gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *, GstQuery *query)
 		break;
 	case Target::DmaBuf:
 		hint = { BackendKind::Fd, FrameStorage::Buffer };
+		break;
+	case Target::Cuda: // copied on the GPU from a pitched CUDA allocation
+		hint = { BackendKind::Cuda, FrameStorage::Buffer };
 		break;
 	}
 	addTargetHint(query, hint);
@@ -559,6 +594,63 @@ GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame 
 }
 #endif
 
+#if GPUHANDLE_GST_HAVE_CUDA
+// Into CUDAMemory: GStreamer 1.22 cannot wrap the CUDA backend's frame, so it is copied on the
+// GPU into a buffer of GStreamer's CUDA pool (made on first use). The path counted is the
+// planner's when it copied already, else this GPU copy.
+GstFlowReturn copyIntoCuda(GstBaseTransform *trans, GstBuffer *inbuf, const ImportResult &imported,
+			   GstBuffer **outbuf)
+{
+	DownloadState &s = stateOf(trans);
+	if (!allowCopyOf(s)) {
+		GST_ELEMENT_ERROR(
+			trans, CORE, NEGOTIATION,
+			(_("No zero-copy path into %s, and allow-copy is false."),
+			 targetName(s.target)),
+			("GStreamer 1.22 cannot wrap foreign device memory as CUDAMemory; "
+			 "frames are copied into its CUDA pool"));
+		return GST_FLOW_NOT_NEGOTIATED;
+	}
+	if (!s.cudaPool) {
+		Result<GstBufferPool *> pool = cudaBufferPoolFor(s.cudaContext, s.info);
+		if (!pool.ok()) {
+			GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+					  (_("Could not move a frame into %s."),
+					   targetName(s.target)),
+					  ("%s", pool.error().message().c_str()));
+			return GST_FLOW_ERROR;
+		}
+		s.cudaPool = *pool;
+	}
+	Result<GstBuffer *> out =
+		cudaBufferCopyOf(imported.frame, s.targetBackend, s.cudaPool, s.info, timeoutOf(s));
+	if (!out.ok()) {
+		if (out.error().code() == ErrorCode::Timeout)
+			GST_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+					  (_("A frame's fence did not signal in time.")),
+					  ("%s", out.error().message().c_str()));
+		else
+			GST_ELEMENT_ERROR(
+				trans, RESOURCE, FAILED,
+				(_("Could not move a frame into %s."), targetName(s.target)),
+				("imported by %s, then the copy into GStreamer's CUDA pool "
+				 "failed: %s",
+				 importRouteName(imported.route), out.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	copyMetadata(trans, *out, inbuf);
+	if (imported.path.isCopy())
+		notePath(trans, imported.path, imported.route);
+	else
+		notePath(trans,
+			 ExecutionPath::gpuCopy("copied into GStreamer's CUDA pool (1.22 wraps no "
+						"foreign device memory)"),
+			 ImportRoute::GpuCopy);
+	*outbuf = *out;
+	return GST_FLOW_OK;
+}
+#endif
+
 // `frame` as the target's GstMemory, when its resources already are the target API's objects
 // on the target's device (textures of the GL context's share group, images of the Vulkan device,
 // DMA-BUFs). Errors: WrongKind / DeviceMismatch / FormatMismatch from the conversion.
@@ -581,6 +673,10 @@ Result<GstBuffer *> wrapAsTarget(GstBaseTransform *trans, const Frame &frame, Wa
 #endif
 	case Target::DmaBuf:
 		return fdBufferFromFrame(frame);
+	case Target::Cuda:
+		return Error(ErrorCode::NotSupported, "target",
+			     "GStreamer 1.22 makes CUDAMemory only over what it allocates: frames are "
+			     "copied into its CUDA pool");
 	case Target::System:
 		break;
 	}
@@ -629,8 +725,9 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	ImportOptions options{};
 	options.source = backend;
 	options.allowCopies = allowCopyOf(s);
-	options.copyStorage = s.target == Target::DmaBuf ? FrameStorage::Buffer
-							 : FrameStorage::OptimalImage;
+	options.copyStorage = s.target == Target::DmaBuf || s.target == Target::Cuda
+				      ? FrameStorage::Buffer
+				      : FrameStorage::OptimalImage;
 	options.timeout = timeoutOf(s);
 	Result<ImportResult> imported = importFrame(frame, *s.targetBackend, options);
 	if (!imported.ok()) {
@@ -659,6 +756,10 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	}
 	if (imported->fence == FenceTransfer::CpuWait)
 		s.stats.countFenceWait(imported->fenceWait);
+#if GPUHANDLE_GST_HAVE_CUDA
+	if (s.target == Target::Cuda)
+		return copyIntoCuda(trans, inbuf, *imported, outbuf);
+#endif
 	Result<GstBuffer *> out = wrapAsTarget(trans, imported->frame, options.timeout);
 	if (!out.ok() && s.target == Target::DmaBuf) {
 		// memfd frames leave as DMA-BUFs where the kernel can make them (udmabuf).
@@ -735,6 +836,13 @@ void releaseContexts(DownloadState &s)
 	gst_clear_object(&s.vkDevice);
 	gst_clear_object(&s.vkInstance);
 #endif
+#if GPUHANDLE_GST_HAVE_CUDA
+	if (s.cudaPool) {
+		gst_buffer_pool_set_active(s.cudaPool, FALSE);
+		gst_clear_object(&s.cudaPool);
+	}
+	gst_clear_object(&s.cudaContext);
+#endif
 }
 
 gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
@@ -778,6 +886,9 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 		GstVulkanInstance *instance = nullptr;
 		GstVulkanDevice *device = nullptr;
 #endif
+#if GPUHANDLE_GST_HAVE_CUDA
+		GstCudaContext *cuda = nullptr;
+#endif
 		{
 			std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
 #if GPUHANDLE_GST_HAVE_GL
@@ -788,6 +899,10 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 #if GPUHANDLE_GST_HAVE_VULKAN
 			instance = s.vkInstance ? static_cast<GstVulkanInstance *>(gst_object_ref(s.vkInstance)) : nullptr;
 			device = s.vkDevice ? static_cast<GstVulkanDevice *>(gst_object_ref(s.vkDevice)) : nullptr;
+#endif
+#if GPUHANDLE_GST_HAVE_CUDA
+			if (s.cudaContext)
+				cuda = static_cast<GstCudaContext *>(gst_object_ref(s.cudaContext));
 #endif
 		}
 #if GPUHANDLE_GST_HAVE_GL
@@ -803,6 +918,12 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 								   instance, device);
 		gst_clear_object(&instance);
 		gst_clear_object(&device);
+#endif
+#if GPUHANDLE_GST_HAVE_CUDA
+		if (!answered)
+			answered = cudaHandleContextQuery(GST_ELEMENT_CAST(trans), q, cuda) ? TRUE
+											    : FALSE;
+		gst_clear_object(&cuda);
 #endif
 		if (answered)
 			return TRUE;
@@ -822,6 +943,9 @@ void setContext(GstElement *element, GstContext *context)
 #endif
 #if GPUHANDLE_GST_HAVE_VULKAN
 		gst_vulkan_handle_set_context(element, context, nullptr, &s.vkInstance);
+#endif
+#if GPUHANDLE_GST_HAVE_CUDA
+		cudaHandleSetContext(element, context, &s.cudaContext);
 #endif
 	}
 	GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->set_context(element, context);
@@ -901,7 +1025,7 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 	element->change_state = changeState;
 	gst_element_class_set_static_metadata(
 		element, "gpuhandle download", "Filter/Video/Hardware",
-		"Moves gpuhandle frames (memory:GpuHandle) into system, GL, Vulkan or DMABuf "
+		"Moves gpuhandle frames (memory:GpuHandle) into system, GL, Vulkan, DMABuf or CUDA "
 		"memory through gpuhandle's path planner, without a copy where a route exists",
 		"gpuhandle developers");
 	GstCaps *sinkCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);

@@ -6,6 +6,7 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
+#include <gpuhandle/sync_waiter.h>
 
 #include <gst/gst.h>
 #include <gst/video/video.h>
@@ -52,5 +53,29 @@ Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 // GstCudaContext), NotSupported.
 Result<GstBuffer *> cudaBufferFromFrame(const Frame &frame, GstCudaContext *context,
 					const GstVideoInfo &info);
+
+// A GstCudaContext for `element`, in `*context` (kept when already set): a neighbour's or the
+// application's (gst_cuda_ensure_element_context's context query), else a new one on any
+// device. libcuda is loaded through GStreamer first (gst_cuda_load_library): without it,
+// GStreamer 1.22's gst_cuda_context_new aborts the process. Errors: NullHandle, NotSupported
+// (libcuda did not load: no NVIDIA driver; or no context could be made: no usable device).
+Status ensureCudaContext(GstElement *element, GstCudaContext **context);
+// gst_cuda_handle_set_context and gst_cuda_handle_context_query for an element holding
+// `*context` (any device), so that the element's own header needs no CUDA headers.
+void cudaHandleSetContext(GstElement *element, GstContext *context, GstCudaContext **held);
+bool cudaHandleContextQuery(GstElement *element, GstQuery *query, GstCudaContext *held);
+// An active GstCudaBufferPool of `context` for `info` (video meta on), the caller's reference.
+// Errors: NullHandle, Backend (the pool did not take the config or start).
+Result<GstBufferPool *> cudaBufferPoolFor(GstCudaContext *context, const GstVideoInfo &info);
+
+// A copy of `src`, a frame of the CUDA backend `cuda` (cudaBackendFor the pool's context), in a
+// buffer of `pool` (cudaBufferPoolFor): the buffer's memory is mapped GST_MAP_WRITE |
+// GST_MAP_CUDA (so GStreamer downloads the result before a CPU map), described as a frame of
+// the backend and written by its copyFrame on the device, within `timeout`. What GStreamer
+// 1.22 offers in place of wrapping (see cudaBufferFromFrame). Errors: NullHandle, WrongKind
+// (not a CUDA backend, or the pool gave no CUDA memory), Backend (the pool gave
+// no buffer, the map failed), and the backend's importFrame and copyFrame errors.
+Result<GstBuffer *> cudaBufferCopyOf(const Frame &src, const BackendRef &cuda, GstBufferPool *pool,
+				     const GstVideoInfo &info, WaitDuration timeout);
 
 } // namespace gpuhandle::gst
