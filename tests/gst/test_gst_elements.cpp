@@ -27,123 +27,23 @@
 #include "fd_count.h"
 #include "../backends/backend_probe.h"
 #include "check_helpers.h"
+#include "pipeline_run.h"
 
 using namespace gpuhandle;
+using gpuhandle::test::appendFrame;
+using gpuhandle::test::firstDifference;
+using gpuhandle::test::Run;
+using gpuhandle::test::runPipeline;
+using gpuhandle::test::Size;
 
 namespace {
 
 constexpr const char *kFormats[] = { "I420", "NV12", "P010_10LE", "Y444", "YUY2",
 				     "UYVY", "v210", "RGBA", "BGRx", "GRAY8" };
-struct Size {
-	int width = 0;
-	int height = 0;
-};
 constexpr Size kSizes[] = { { 1, 1 }, { 33, 17 }, { 1918, 1078 }, { 1920, 1080 }, { 3840, 2160 } };
 
 // Which backends opened here (probed in a child before gst_init, see main).
 bool gHave[kBackendKindCount] = {};
-
-// What a pipeline delivered to its appsink "sink": every frame's visible bytes, plane by plane,
-// row by row (strides dropped), so that two pipelines compare whatever their layouts.
-struct Run {
-	std::vector<uint8_t> bytes{};
-	unsigned frames = 0;
-	std::string error{};  // the first error message's text and debug string
-	GstElement *pipeline = nullptr; // kept (to read stats) until Run is destroyed
-	Run() = default;
-	Run(const Run &) = delete;
-	Run &operator=(const Run &) = delete;
-	Run(Run &&other) noexcept
-		: bytes(std::move(other.bytes)), frames(other.frames), error(std::move(other.error)),
-		  pipeline(std::exchange(other.pipeline, nullptr))
-	{
-	}
-	~Run()
-	{
-		if (pipeline) {
-			gst_element_set_state(pipeline, GST_STATE_NULL);
-			gst_object_unref(pipeline);
-		}
-	}
-	// A counter of the `stats` structure of the element called `name`.
-	guint64 stat(const char *name, const char *field) const
-	{
-		GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-		ck_assert_msg(element != nullptr, "no element %s", name);
-		GstStructure *stats = nullptr;
-		g_object_get(element, "stats", &stats, nullptr);
-		gst_object_unref(element);
-		ck_assert_msg(stats != nullptr, "%s has no stats", name);
-		guint64 value = 0;
-		ck_assert_msg(gst_structure_get_uint64(stats, field, &value), "no %s in stats", field);
-		gst_structure_free(stats);
-		return value;
-	}
-};
-
-void appendFrame(Run &run, GstSample *sample)
-{
-	GstVideoInfo info;
-	ck_assert(gst_video_info_from_caps(&info, gst_sample_get_caps(sample)));
-	GstVideoFrame frame;
-	ck_assert(gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ));
-	// Every visible pixel, unpacked by GStreamer to AYUV/ARGB (8 or 16 bits): the bytes of a
-	// format's padding (the odd luma sample of a packed 4:2:2 row, the tail of a v210 block)
-	// are undefined and must not be compared.
-	const GstVideoFormatInfo *finfo = info.finfo;
-	const auto width = static_cast<size_t>(GST_VIDEO_INFO_WIDTH(&info));
-	const size_t pixelBytes = GST_VIDEO_FORMAT_INFO_BITS(gst_video_format_get_info(
-					  finfo->unpack_format)) > 8 ? 8 : 4;
-	std::vector<uint8_t> row(width * pixelBytes + 64);
-	for (gint y = 0; y < GST_VIDEO_INFO_HEIGHT(&info); ++y) {
-		finfo->unpack_func(finfo, GST_VIDEO_PACK_FLAG_NONE, row.data(), frame.data,
-				   frame.info.stride, 0, y, GST_VIDEO_INFO_WIDTH(&info));
-		run.bytes.insert(run.bytes.end(), row.begin(), row.begin() + width * pixelBytes);
-	}
-	gst_video_frame_unmap(&frame);
-	++run.frames;
-}
-
-// Runs `description` (ending in an appsink named "sink") to EOS or its first error, bounded.
-Run runPipeline(const std::string &description, int seconds = 60)
-{
-	Run run;
-	GError *error = nullptr;
-	run.pipeline = gst_parse_launch(description.c_str(), &error);
-	ck_assert_msg(run.pipeline && !error, "%s: %s", description.c_str(),
-		      error ? error->message : "?");
-	GstElement *sink = gst_bin_get_by_name(GST_BIN(run.pipeline), "sink");
-	ck_assert(sink != nullptr);
-	GstBus *bus = gst_element_get_bus(run.pipeline);
-	gst_element_set_state(run.pipeline, GST_STATE_PLAYING);
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-	while (std::chrono::steady_clock::now() < deadline) {
-		if (GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink),
-								     20 * GST_MSECOND)) {
-			appendFrame(run, sample);
-			gst_sample_unref(sample);
-			continue;
-		}
-		if (GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
-			GError *err = nullptr;
-			gchar *debug = nullptr;
-			gst_message_parse_error(msg, &err, &debug);
-			run.error = std::string(err->message) + " | " + (debug ? debug : "");
-			g_clear_error(&err);
-			g_free(debug);
-			gst_message_unref(msg);
-			break;
-		}
-		if (gst_app_sink_is_eos(GST_APP_SINK(sink)))
-			break;
-	}
-	ck_assert_msg(std::chrono::steady_clock::now() < deadline, "%s: no EOS in %d s",
-		      description.c_str(), seconds);
-	gst_object_unref(bus);
-	gst_object_unref(sink);
-	gst_element_set_state(run.pipeline, GST_STATE_NULL);
-	return run;
-}
 
 std::string rawCaps(const char *format, Size size)
 {
@@ -159,17 +59,6 @@ std::string source(const char *format, Size size, int buffers = 2)
 
 constexpr const char *kSink = "appsink name=sink sync=false";
 
-// Where two byte strings first differ, for failure messages ("" when equal).
-std::string firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b)
-{
-	if (a.size() != b.size())
-		return ": " + std::to_string(a.size()) + " bytes, expected " + std::to_string(b.size());
-	for (size_t i = 0; i < a.size(); ++i)
-		if (a[i] != b[i])
-			return ": byte " + std::to_string(i) + " is " + std::to_string(a[i]) +
-			       ", expected " + std::to_string(b[i]);
-	return {};
-}
 
 // Every format at every size through `backend` and back, byte-identical with the same pipeline
 // without gpuhandle. Returns how many cases ran.
@@ -767,7 +656,7 @@ START_TEST(fd_count_stable_over_10000_frames)
 	}
 	const int fdsBefore = test::openFdCount();
 	{
-		Run run = runPipeline(description, 240);
+		Run run = runPipeline(description, nullptr, 240);
 		ck_assert_msg(run.error.empty(), "%s", run.error.c_str());
 		ck_assert_uint_eq(run.frames, 10000);
 		ck_assert_uint_eq(run.stat("up", "frames"), 10000);

@@ -25,16 +25,17 @@
 #include "../backends/backend_probe.h"
 
 #include "check_helpers.h"
+#include "pipeline_run.h"
 
 using namespace gpuhandle;
+using gpuhandle::test::firstDifference;
+using gpuhandle::test::Run;
+using gpuhandle::test::runPipeline;
+using gpuhandle::test::Size;
 
 #if GPUHANDLE_GST_HAVE_VULKAN && GPUHANDLE_GST_HAVE_GL
 namespace {
 
-struct Size {
-	int width = 0;
-	int height = 0;
-};
 constexpr Size kSizes[] = { { 64, 32 }, { 320, 240 }, { 1920, 1080 } };
 // Single-plane formats vulkanupload takes (GStreamer 1.22 copies rows of exactly the plane
 // width, so widths are kept whole multiples of 4 bytes), and NV12, which it manages too.
@@ -42,131 +43,12 @@ constexpr const char *kFormats[] = { "RGBA", "BGRA", "RGBx", "NV12" };
 constexpr guint64 kFrames = 3;
 constexpr const char *kSink = "appsink name=sink sync=false";
 
-// What a pipeline delivered to its appsink "sink": every frame's visible bytes, plane by plane,
-// row by row (strides dropped), so that two pipelines compare whatever their layouts.
-struct Run {
-	std::vector<uint8_t> bytes{};
-	guint64 frames = 0;
-	std::string error{};            // the first error message's text and debug string
-	GstElement *pipeline = nullptr; // kept (to read stats) until Run is destroyed
-	Run() = default;
-	Run(const Run &) = delete;
-	Run &operator=(const Run &) = delete;
-	Run(Run &&other) noexcept
-		: bytes(std::move(other.bytes)), frames(other.frames),
-		  error(std::move(other.error)), pipeline(std::exchange(other.pipeline, nullptr))
-	{
-	}
-	~Run()
-	{
-		if (pipeline) {
-			gst_element_set_state(pipeline, GST_STATE_NULL);
-			gst_object_unref(pipeline);
-		}
-	}
-	// A counter of the `stats` structure of the element called `name`.
-	guint64 stat(const char *name, const char *field) const
-	{
-		GstElement *element = gst_bin_get_by_name(GST_BIN(pipeline), name);
-		ck_assert_msg(element != nullptr, "no element %s", name);
-		GstStructure *stats = nullptr;
-		g_object_get(element, "stats", &stats, nullptr);
-		gst_object_unref(element);
-		ck_assert_msg(stats != nullptr, "%s has no stats", name);
-		guint64 value = 0;
-		ck_assert_msg(gst_structure_get_uint64(stats, field, &value), "no %s in stats",
-			      field);
-		gst_structure_free(stats);
-		return value;
-	}
-};
-
-void appendFrame(Run &run, GstSample *sample)
-{
-	GstVideoInfo info;
-	ck_assert(gst_video_info_from_caps(&info, gst_sample_get_caps(sample)));
-	GstVideoFrame frame;
-	ck_assert(gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ));
-	for (guint p = 0; p < GST_VIDEO_FRAME_N_PLANES(&frame); ++p) {
-		const auto *data =
-			static_cast<const uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&frame, p));
-		const auto rowBytes = static_cast<size_t>(GST_VIDEO_FRAME_COMP_WIDTH(&frame, p) *
-							  GST_VIDEO_FRAME_COMP_PSTRIDE(&frame, p));
-		for (gint y = 0; y < GST_VIDEO_FRAME_COMP_HEIGHT(&frame, p); ++y) {
-			const uint8_t *row =
-				data + static_cast<size_t>(y) *
-					       static_cast<size_t>(
-						       GST_VIDEO_FRAME_PLANE_STRIDE(&frame, p));
-			run.bytes.insert(run.bytes.end(), row, row + rowBytes);
-		}
-	}
-	gst_video_frame_unmap(&frame);
-	++run.frames;
-}
-
-// Runs `description` (ending in an appsink named "sink") to EOS or its first error, bounded;
-// `context`, when given, is set on the pipeline first (a Vulkan instance to share).
-Run runPipeline(const std::string &description, GstContext *context = nullptr, int seconds = 120)
-{
-	Run run;
-	GError *error = nullptr;
-	run.pipeline = gst_parse_launch(description.c_str(), &error);
-	ck_assert_msg(run.pipeline && !error, "%s: %s", description.c_str(),
-		      error ? error->message : "?");
-	if (context)
-		gst_element_set_context(run.pipeline, context);
-	GstElement *sink = gst_bin_get_by_name(GST_BIN(run.pipeline), "sink");
-	ck_assert(sink != nullptr);
-	GstBus *bus = gst_element_get_bus(run.pipeline);
-	gst_element_set_state(run.pipeline, GST_STATE_PLAYING);
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
-	while (std::chrono::steady_clock::now() < deadline) {
-		if (GstSample *sample =
-			    gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 20 * GST_MSECOND)) {
-			appendFrame(run, sample);
-			gst_sample_unref(sample);
-			continue;
-		}
-		if (GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
-			GError *err = nullptr;
-			gchar *debug = nullptr;
-			gst_message_parse_error(msg, &err, &debug);
-			run.error = std::string(err->message) + " | " + (debug ? debug : "");
-			g_clear_error(&err);
-			g_free(debug);
-			gst_message_unref(msg);
-			break;
-		}
-		if (gst_app_sink_is_eos(GST_APP_SINK(sink)))
-			break;
-	}
-	ck_assert_msg(std::chrono::steady_clock::now() < deadline, "%s: no EOS in %d s",
-		      description.c_str(), seconds);
-	gst_object_unref(bus);
-	gst_object_unref(sink);
-	gst_element_set_state(run.pipeline, GST_STATE_NULL);
-	return run;
-}
-
 std::string source(const char *format, Size size)
 {
 	return "videotestsrc num-buffers=" + std::to_string(kFrames) +
 	       " pattern=smpte ! video/x-raw,format=" + format +
 	       ",width=" + std::to_string(size.width) + ",height=" + std::to_string(size.height) +
 	       ",framerate=30/1";
-}
-
-// Where two byte strings first differ, for failure messages ("" when equal).
-std::string firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b)
-{
-	if (a.size() != b.size())
-		return ": " + std::to_string(a.size()) + " bytes, expected " +
-		       std::to_string(b.size());
-	for (size_t i = 0; i < a.size(); ++i)
-		if (a[i] != b[i])
-			return ": byte " + std::to_string(i) + " is " + std::to_string(a[i]) +
-			       ", expected " + std::to_string(b[i]);
-	return {};
 }
 
 // The device an application gives GStreamer through the instance's "create-device" signal:
