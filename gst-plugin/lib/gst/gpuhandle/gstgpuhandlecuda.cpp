@@ -84,15 +84,7 @@ struct ContextHold final : KeepAlive {
 	GstCudaContext *const context;
 };
 
-// The anchor of frames over CUDA memory: a buffer reference (its memory holds the context).
-struct BufferAnchor final : KeepAlive {
-	explicit BufferAnchor(GstBuffer *b) : buffer(gst_buffer_ref(b)) {}
-	BufferAnchor(const BufferAnchor &) = delete;
-	BufferAnchor &operator=(const BufferAnchor &) = delete;
-	~BufferAnchor() override { gst_buffer_unref(buffer); }
-
-	GstBuffer *const buffer;
-};
+using gpuhandle::gst::detail::BufferAnchor;
 
 // The anchor of a frame over a pooled buffer's CUDA memory while it is written: a memory
 // reference, not a buffer one, so that the buffer stays writable for downstream.

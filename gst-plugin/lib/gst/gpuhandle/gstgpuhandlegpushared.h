@@ -4,6 +4,7 @@
 
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/format_mappings.h>
+#include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 
 #include <memory>
@@ -44,6 +45,17 @@ inline BackendRef cacheBackend(GObject *object, GQuark quark, BackendRef backend
 				deleteWeakBackend);
 	return backend;
 }
+
+// The anchor of frames over a buffer's memories: a reference on the buffer (whose memories hold
+// their context, device or display), dropped when the last copy of the frame goes.
+struct BufferAnchor final : KeepAlive {
+	explicit BufferAnchor(GstBuffer *b) : buffer(gst_buffer_ref(b)) {}
+	BufferAnchor(const BufferAnchor &) = delete;
+	BufferAnchor &operator=(const BufferAnchor &) = delete;
+	~BufferAnchor() override { gst_buffer_unref(buffer); }
+
+	GstBuffer *const buffer;
+};
 
 inline const char *videoFormatName(GstVideoFormat format)
 {

@@ -81,16 +81,7 @@ struct DisplayHold final : KeepAlive {
 	GstVaDisplay *const display;
 };
 
-// The anchor of frames over VA memory: a buffer reference, which keeps the surface from going
-// back to its allocator (and so from being recycled for another frame).
-struct BufferAnchor final : KeepAlive {
-	explicit BufferAnchor(GstBuffer *b) : buffer(gst_buffer_ref(b)) {}
-	BufferAnchor(const BufferAnchor &) = delete;
-	BufferAnchor &operator=(const BufferAnchor &) = delete;
-	~BufferAnchor() override { gst_buffer_unref(buffer); }
-
-	GstBuffer *const buffer;
-};
+using gpuhandle::gst::detail::BufferAnchor;
 
 // One backend per object (see detail::cacheBackend in gstgpuhandlegpushared.h).
 GQuark backendQuark()

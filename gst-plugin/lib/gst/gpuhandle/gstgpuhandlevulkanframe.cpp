@@ -21,15 +21,7 @@ using namespace gpuhandle::gst::detail;
 
 namespace {
 
-// The anchor of frames over Vulkan image memories: a buffer reference.
-struct BufferAnchor final : KeepAlive {
-	explicit BufferAnchor(GstBuffer *b) : buffer(gst_buffer_ref(b)) {}
-	BufferAnchor(const BufferAnchor &) = delete;
-	BufferAnchor &operator=(const BufferAnchor &) = delete;
-	~BufferAnchor() override { gst_buffer_unref(buffer); }
-
-	GstBuffer *const buffer;
-};
+using gpuhandle::gst::detail::BufferAnchor;
 
 // Hands `images` to whoever reads the frame next: one submission on `queue`, after everything
 // submitted there before (GStreamer's elements submit on it too), moves them to GENERAL (the
