@@ -1,5 +1,7 @@
-// Frame -> AVFrame: host memory wrapped without a copy, other memory copied to it by the planner.
+// Frame -> AVFrame: host memory wrapped without a copy, other memory copied to it by the planner;
+// hardware frames of a frames context through its device's backend.
 #include <gpuhandle/ffmpeg/frame.h>
+#include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
 
 #include <gpuhandle/backends/cpu_map.h>
@@ -11,9 +13,12 @@
 #include <optional>
 #include <utility>
 
+#include "hw_frames.h"
+
 extern "C" {
 #include <libavutil/buffer.h>
 #include <libavutil/frame.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/log.h>
 #include <libavutil/pixdesc.h>
 }
@@ -123,6 +128,120 @@ Result<Frame> hostFrame(const Frame &frame, const AvFrameOptions &options, Execu
 	return std::move(imported->frame);
 }
 
+
+// The frame in the memory of the frames context's device: itself when it is already there
+// (Direct), else the planner's import into that device's backend (or, for DRM, the fd
+// backend's DMA-BUF).
+Result<Frame> deviceFrame(const Frame &frame, const AvFrameOptions &options,
+			  const AVHWFramesContext &frames, ExecutionPath &path)
+{
+	BackendRef target;
+	if (frames.device_ctx->type == AV_HWDEVICE_TYPE_DRM) {
+		bool dmaBuf = frame.numResources() > 0;
+		for (uint32_t r = 0; r < frame.numResources(); r++)
+			dmaBuf = dmaBuf && frame.resource(r).kind() == ResourceKind::DmaBuf;
+		if (dmaBuf) {
+			path = ExecutionPath::zeroCopy();
+			return frame;
+		}
+		static const Result<BackendRef> fd = openBackend(BackendKind::Fd);
+		if (!fd)
+			return fd.error();
+		target = *fd;
+	} else {
+		Result<BackendRef> backend = backendForHwDevice(frames.device_ref);
+		if (!backend)
+			return std::move(backend).error();
+		target = std::move(*backend);
+	}
+	ImportOptions import;
+	import.source = options.source;
+	import.allowCopies = options.allowCopies;
+	import.timeout = options.timeout;
+	Result<ImportResult> imported = importFrame(frame, *target, import);
+	if (!imported)
+		return std::move(imported).error();
+	path = imported->path;
+	return std::move(imported->frame);
+}
+
+using WrapFn = Status (*)(const std::shared_ptr<detail::HeldFrame> &, AVBufferRef *, AVFrame *);
+
+// The wrapper of the frames context's device type; null with `why` set for other types.
+WrapFn wrapperOf(const AVHWFramesContext &frames, Error &why)
+{
+	switch (frames.device_ctx->type) {
+	case AV_HWDEVICE_TYPE_VULKAN:
+		return &detail::wrapVulkanAVFrame;
+	case AV_HWDEVICE_TYPE_CUDA:
+		return &detail::wrapCudaAVFrame;
+	case AV_HWDEVICE_TYPE_OPENCL:
+		return &detail::wrapOpenClAVFrame;
+	case AV_HWDEVICE_TYPE_DRM:
+		return &detail::wrapDrmAVFrame;
+	default: {
+		const char *name = av_hwdevice_get_type_name(frames.device_ctx->type);
+		why = Error::format(ErrorCode::NotSupported, "options.hwFrames",
+				    "gpuhandle makes no %s frames (it makes vulkan, cuda, opencl "
+				    "and drm frames).",
+				    name ? name : "unknown");
+		return nullptr;
+	}
+	}
+}
+
+// avFrameFromFrame() into options.hwFrames; `out` has format, size, colour and properties.
+Result<AVFrame *> hwAvFrameFromFrame(const Frame &frame, const AvFrameOptions &options,
+				     ExecutionPath *path, AVPixelFormat swFormat,
+				     std::unique_ptr<AVFrame, AvFrameFree> out)
+{
+	if (!options.hwFrames->data)
+		return Error(ErrorCode::NullHandle, "options.hwFrames", "The frames context is empty.");
+	const AVHWFramesContext &frames = *detail::framesOf(options.hwFrames);
+	if (frames.sw_format != swFormat)
+		return Error::format(ErrorCode::InvalidArgument, "options.hwFrames",
+				     "The frames context holds %s frames, the frame is %s.",
+				     avPixelFormatName(frames.sw_format).c_str(),
+				     avPixelFormatName(swFormat).c_str());
+	if (static_cast<int64_t>(frame.width()) > frames.width ||
+	    static_cast<int64_t>(frame.height()) > frames.height)
+		return Error::format(ErrorCode::InvalidArgument, "options.hwFrames",
+				     "The frames context is %dx%d, smaller than the %ux%u frame.",
+				     frames.width, frames.height, frame.width(), frame.height());
+	Error why(ErrorCode::NotSupported, "options.hwFrames", "");
+	const WrapFn wrap = wrapperOf(frames, why);
+	if (!wrap)
+		return why;
+	ExecutionPath taken;
+	Result<Frame> onDevice = deviceFrame(frame, options, frames, taken);
+	if (!onDevice)
+		return std::move(onDevice).error();
+	// FFmpeg's hardware frames carry no gpuhandle fence: whatever reads them next starts at
+	// once, so the frame must be complete first.
+	if (Status waited = onDevice->acquire().wait(options.timeout); !waited)
+		return std::move(waited).error();
+	onDevice->setAcquire(SyncPoint::noop());
+	if (taken.isCopy()) {
+		// The copy no longer reads the source: its producer may have it back now.
+		if (!frame.release().isNone()) {
+			if (Status signalled = frame.release().signal(); !signalled)
+				return std::move(signalled).error();
+		}
+		onDevice->setRelease(ReleaseGate{});
+	}
+	auto held = std::make_shared<detail::HeldFrame>(std::move(*onDevice));
+	if (Status wrapped = wrap(held, options.hwFrames, out.get()); !wrapped)
+		return std::move(wrapped).error();
+	if (!out->hw_frames_ctx) {
+		out->hw_frames_ctx = av_buffer_ref(options.hwFrames);
+		if (!out->hw_frames_ctx)
+			return Error(ErrorCode::OutOfMemory, "frame", "av_buffer_ref() failed.");
+	}
+	if (path)
+		*path = taken;
+	return out.release();
+}
+
 } // namespace
 
 Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &options,
@@ -156,6 +275,8 @@ Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &opt
 		if (Status applied = applyFrameProperties(out.get(), *options.properties); !applied)
 			return std::move(applied).error();
 	}
+	if (options.hwFrames)
+		return hwAvFrameFromFrame(frame, options, path, *format, std::move(out));
 
 	ExecutionPath taken;
 	Result<Frame> host = hostFrame(frame, options, taken);

@@ -1,8 +1,11 @@
-// AVFrame -> Frame: software frames as CpuPlanes over data[]/linesize[], anchored by their buffers.
+// AVFrame -> Frame: software frames as CpuPlanes over data[]/linesize[], anchored by their
+// buffers; hardware frames checked here and described by hw_*.cpp.
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
 
 #include <gpuhandle/cpu_resources.h>
+
+#include "hw_frames.h"
 
 #include <array>
 #include <climits>
@@ -18,50 +21,6 @@ extern "C" {
 namespace gpuhandle::ffmpeg {
 
 namespace {
-
-// References to every buffer of an AVFrame: the planes stay valid while any copy of the Frame
-// lives, whatever the caller does with its own AVFrame. Cheaper than av_frame_clone(), which
-// also copies side data and metadata the Frame never reads.
-class AvBuffersAnchor : public KeepAlive
-{
-public:
-	AvBuffersAnchor() = default;
-	AvBuffersAnchor(const AvBuffersAnchor &) = delete;
-	AvBuffersAnchor &operator=(const AvBuffersAnchor &) = delete;
-	~AvBuffersAnchor() override
-	{
-		for (AVBufferRef *&ref : refs_)
-			av_buffer_unref(&ref);
-	}
-
-	// False when av_buffer_ref failed (out of memory).
-	bool add(AVBufferRef *buffer)
-	{
-		AVBufferRef *ref = av_buffer_ref(buffer);
-		if (!ref)
-			return false;
-		refs_.push_back(ref);
-		return true;
-	}
-
-private:
-	std::vector<AVBufferRef *> refs_{};
-};
-
-Result<std::shared_ptr<AvBuffersAnchor>> anchorBuffers(const AVFrame *frame)
-{
-	auto anchor = std::make_shared<AvBuffersAnchor>();
-	bool ok = true;
-	for (AVBufferRef *buffer : frame->buf)
-		if (buffer)
-			ok = ok && anchor->add(buffer);
-	for (int i = 0; i < frame->nb_extended_buf; i++)
-		ok = ok && anchor->add(frame->extended_buf[i]);
-	if (!ok)
-		return Error::format(ErrorCode::OutOfMemory, "frame.buf",
-				     "Referencing the AVFrame's buffers failed (av_buffer_ref).");
-	return anchor;
-}
 
 Status checkCrop(const FrameProperties &p, int width, int height)
 {
@@ -125,7 +84,81 @@ Status applyFrameProperties(AVFrame *frame, const FrameProperties &properties)
 	return {};
 }
 
-Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties)
+namespace {
+
+// The hardware frame's sw_format, size and colour, then the importer of its format.
+Result<Frame> frameFromHwAVFrame(const AVFrame *frame, const std::string &name,
+				 const FrameFromAvOptions &options)
+{
+	switch (frame->format) {
+	case AV_PIX_FMT_VULKAN:
+	case AV_PIX_FMT_DRM_PRIME:
+	case AV_PIX_FMT_VAAPI:
+	case AV_PIX_FMT_CUDA:
+	case AV_PIX_FMT_OPENCL:
+		break;
+	default:
+		return Error::format(ErrorCode::NotSupported, "frame.format",
+				     "%s frames are not supported by libgpuhandle-ffmpeg (it takes "
+				     "VULKAN, DRM_PRIME, VAAPI, CUDA and OPENCL frames; "
+				     "av_hwframe_transfer_data() gives a software frame).",
+				     name.c_str());
+	}
+	const AVHWFramesContext *frames = detail::framesOf(frame);
+	Result<PixelFormat> format = fromAvPixelFormat(frames->sw_format);
+	if (!format)
+		return Error::format(format.error().code(), "frame.hw_frames_ctx",
+				     "The %s frame's sw_format: %s", name.c_str(),
+				     format.error().message().c_str());
+	if (frame->width <= 0 || frame->height <= 0)
+		return Error::format(ErrorCode::ZeroSize, "frame.width",
+				     "The %s AVFrame is %dx%d: no picture.", name.c_str(),
+				     frame->width, frame->height);
+	if (frame->width > frames->width || frame->height > frames->height)
+		return Error::format(ErrorCode::OutOfRange, "frame.width",
+				     "The %s AVFrame is %dx%d, larger than its frames context "
+				     "(%dx%d).",
+				     name.c_str(), frame->width, frame->height, frames->width,
+				     frames->height);
+	if (!frame->data[0])
+		return Error::format(ErrorCode::NullHandle, "frame.data",
+				     "The %s AVFrame has no data[0] (its handle).", name.c_str());
+	if (!frame->buf[0])
+		return Error::format(ErrorCode::InvalidArgument, "frame.buf",
+				     "The %s AVFrame is not reference-counted (buf[0] is null), "
+				     "so nothing can keep its handles alive.",
+				     name.c_str());
+	Result<std::shared_ptr<detail::AvBuffersAnchor>> anchor = detail::anchorBuffers(frame);
+	if (!anchor)
+		return std::move(anchor).error();
+	detail::HwImport in;
+	in.frame = frame;
+	in.format = *format;
+	in.width = static_cast<uint32_t>(frame->width);
+	in.height = static_cast<uint32_t>(frame->height);
+	in.colorimetry = colorimetryOf(frame);
+	if (in.colorimetry.range == ColorRange::Unknown && isFullRangeAlias(frames->sw_format))
+		in.colorimetry.range = ColorRange::Full;
+	in.anchor = std::move(*anchor);
+	in.options = options;
+	switch (frame->format) {
+	case AV_PIX_FMT_VULKAN:
+		return detail::frameFromVulkanAVFrame(in);
+	case AV_PIX_FMT_DRM_PRIME:
+		return detail::frameFromDrmAVFrame(in);
+	case AV_PIX_FMT_VAAPI:
+		return detail::frameFromVaapiAVFrame(in);
+	case AV_PIX_FMT_CUDA:
+		return detail::frameFromCudaAVFrame(in);
+	default: // AV_PIX_FMT_OPENCL: the formats were checked above
+		return detail::frameFromOpenClAVFrame(in);
+	}
+}
+
+} // namespace
+
+Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties,
+			       const FrameFromAvOptions &options)
 {
 	if (!frame)
 		return Error::format(ErrorCode::NullHandle, "frame", "No AVFrame was given.");
@@ -143,11 +176,15 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 					     "frame cannot be described without its frames "
 					     "context.",
 					     name.c_str());
-		return Error::format(ErrorCode::NotSupported, "frame.format",
-				     "%s frames come in a later version of libgpuhandle-ffmpeg; "
-				     "this one takes software frames (av_hwframe_transfer_data() "
-				     "gives one).",
-				     name.c_str());
+		const FrameProperties hwProps = framePropertiesOf(frame);
+		if (hwProps.cropLeft || hwProps.cropRight || hwProps.cropTop || hwProps.cropBottom) {
+			if (Status crop = checkCrop(hwProps, frame->width, frame->height); !crop)
+				return std::move(crop).error();
+		}
+		Result<Frame> hw = frameFromHwAVFrame(frame, name, options);
+		if (hw && properties)
+			*properties = hwProps;
+		return hw;
 	}
 	Result<PixelFormat> format = fromAvPixelFormat(static_cast<AVPixelFormat>(number));
 	if (!format)
@@ -199,7 +236,7 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 		desc.planes[p].stride = static_cast<uint32_t>(frame->linesize[p]);
 		desc.planes[p].rows = info.planes[p].rows(height);
 	}
-	Result<std::shared_ptr<AvBuffersAnchor>> anchor = anchorBuffers(frame);
+	Result<std::shared_ptr<detail::AvBuffersAnchor>> anchor = detail::anchorBuffers(frame);
 	if (!anchor)
 		return std::move(anchor).error();
 	desc.anchor = std::move(*anchor);

@@ -1,0 +1,91 @@
+// What the hardware AVFrame conversions share: buffer anchors, held frames, FFmpeg error text.
+#include "hw_frames.h"
+
+extern "C" {
+#include <libavutil/error.h>
+#include <libavutil/log.h>
+}
+
+namespace gpuhandle::ffmpeg::detail {
+
+AvBuffersAnchor::~AvBuffersAnchor()
+{
+	for (AVBufferRef *&ref : refs_)
+		av_buffer_unref(&ref);
+}
+
+bool AvBuffersAnchor::add(AVBufferRef *buffer)
+{
+	AVBufferRef *ref = av_buffer_ref(buffer);
+	if (!ref)
+		return false;
+	refs_.push_back(ref);
+	return true;
+}
+
+Result<std::shared_ptr<AvBuffersAnchor>> anchorBuffers(const AVFrame *frame)
+{
+	auto anchor = std::make_shared<AvBuffersAnchor>();
+	bool ok = true;
+	for (AVBufferRef *buffer : frame->buf)
+		if (buffer)
+			ok = ok && anchor->add(buffer);
+	for (int i = 0; i < frame->nb_extended_buf; i++)
+		ok = ok && anchor->add(frame->extended_buf[i]);
+	// A hardware frame's data[] are only meaningful with its frames context (and device).
+	if (frame->hw_frames_ctx)
+		ok = ok && anchor->add(frame->hw_frames_ctx);
+	if (!ok)
+		return Error::format(ErrorCode::OutOfMemory, "frame.buf",
+				     "Referencing the AVFrame's buffers failed (av_buffer_ref).");
+	return anchor;
+}
+
+HeldFrame::~HeldFrame()
+{
+	ReleaseGate release = frame.release();
+	if (release.isNone())
+		return;
+	if (Status signalled = release.signal(); !signalled)
+		av_log(nullptr, AV_LOG_WARNING,
+		       "gpuhandle: signalling the frame's release gate failed: %s\n",
+		       signalled.error().message().c_str());
+}
+
+namespace {
+
+// What one AVBufferRef made by bufferHolding() owns.
+struct HeldBuffer {
+	std::shared_ptr<HeldFrame> held;
+	std::function<void(uint8_t *)> onFree;
+};
+
+void freeHeldBuffer(void *opaque, uint8_t *data)
+{
+	auto *buffer = static_cast<HeldBuffer *>(opaque);
+	if (buffer->onFree)
+		buffer->onFree(data);
+	delete buffer;
+}
+
+} // namespace
+
+AVBufferRef *bufferHolding(std::shared_ptr<HeldFrame> held, uint8_t *data, size_t size,
+			   std::function<void(uint8_t *)> onFree)
+{
+	auto *opaque = new HeldBuffer{ std::move(held), std::move(onFree) };
+	AVBufferRef *buffer = av_buffer_create(data, size, freeHeldBuffer, opaque, 0);
+	if (!buffer)
+		delete opaque; // the caller still owns `data` and what onFree would have freed
+	return buffer;
+}
+
+std::string avErrorText(int code)
+{
+	char text[AV_ERROR_MAX_STRING_SIZE] = {};
+	if (av_strerror(code, text, sizeof text) < 0)
+		return "AVERROR " + std::to_string(code);
+	return text;
+}
+
+} // namespace gpuhandle::ffmpeg::detail
