@@ -27,6 +27,10 @@ packages=(
   gstreamer1.0-plugins-base gstreamer1.0-gl gstreamer1.0-plugins-bad gstreamer1.0-tools
   # GObject Introspection data of libgstgpuhandle-1.0 (option introspection): g-ir-scanner
   gobject-introspection libgirepository1.0-dev
+  # FFmpeg bridge (option ffmpeg): gpuhandle-avbridge decodes, filters and encodes with libavcodec,
+  # libavformat and libavfilter; its tests make clips with the ffmpeg program (lavfi, nothing
+  # downloaded) and compare with its rawvideo output; appsrc/appsink come with plugins-base.
+  libavcodec-dev libavformat-dev libavfilter-dev ffmpeg
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

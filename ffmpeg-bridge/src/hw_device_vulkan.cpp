@@ -1,12 +1,393 @@
-// placeholder: hw_device_vulkan
+// AVVulkanDeviceContext <-> VulkanContext: FFmpeg devices inside a VkDevice, Contexts over them.
 #include "hw_device_internal.h"
+
+#if GPUHANDLE_FFMPEG_HAVE_VULKAN_H
+
+#include "hw_vulkan_internal.h"
+
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <dlfcn.h>
+#include <thread>
+#include <vector>
+
 namespace gpuhandle::ffmpeg::detail {
+
+namespace {
+
+template<typename Pfn>
+Pfn instanceFn(const VkDeviceFns &fns, const char *name)
+{
+	return reinterpret_cast<Pfn>(fns.getInstanceProcAddr(fns.instance, name));
+}
+
+template<typename Pfn>
+Pfn deviceFn(const VkDeviceFns &fns, const char *name)
+{
+	return reinterpret_cast<Pfn>(fns.getDeviceProcAddr(fns.device, name));
+}
+
+// What an FFmpeg device made over a Context points into: FFmpeg keeps the pointers to the
+// extension names and the feature chain for the device's life, so they live in the anchor of
+// the Context copy that the device holds (freed with the device, after FFmpeg's own free).
+struct DeviceStorage final : public KeepAlive {
+	DeviceStorage() = default;
+	DeviceStorage(const DeviceStorage &) = delete;
+	DeviceStorage &operator=(const DeviceStorage &) = delete;
+	~DeviceStorage() override
+	{
+		if (library)
+			dlclose(library);
+	}
+
+	ContextRef original{}; // the caller's Context (and so its anchor)
+	std::vector<std::string> instanceExtensions{};
+	std::vector<std::string> deviceExtensions{};
+	std::vector<const char *> instanceNames{};
+	std::vector<const char *> deviceNames{};
+	VkPhysicalDeviceVulkan12Features features12{};
+	void *library = nullptr; // libvulkan.so.1 when the Context named no loader
+};
+
+// The loader's vkGetInstanceProcAddr, from libvulkan.so.1 (kept open by `storage`).
+Status loaderEntry(DeviceStorage &storage, PFN_vkGetInstanceProcAddr &entry)
+{
+	storage.library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!storage.library) {
+		const char *why = dlerror();
+		return Error::format(ErrorCode::NotSupported, "context.getInstanceProcAddr",
+				     "The Vulkan context names no vkGetInstanceProcAddr and no "
+				     "Vulkan loader could be loaded (%s).",
+				     why ? why : "libvulkan.so.1");
+	}
+	entry = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
+		dlsym(storage.library, "vkGetInstanceProcAddr"));
+	if (!entry)
+		return Error(ErrorCode::NotSupported, "context.getInstanceProcAddr",
+			     "libvulkan.so.1 has no vkGetInstanceProcAddr.");
+	return {};
+}
+
+// Whether the device can use timeline semaphores, which FFmpeg's frames need (every AVVkFrame
+// submission waits and signals them): the physical device offers the feature and the device
+// resolves the calls. Whether the host enabled the feature is not in a VulkanContext; a device
+// that resolves the calls of a 1.2 device is taken to have it (as the gpuhandle backend does).
+bool timelineUsable(const VkDeviceFns &fns)
+{
+	auto features2 =
+		instanceFn<PFN_vkGetPhysicalDeviceFeatures2>(fns, "vkGetPhysicalDeviceFeatures2");
+	if (!features2)
+		features2 = instanceFn<PFN_vkGetPhysicalDeviceFeatures2>(
+			fns, "vkGetPhysicalDeviceFeatures2KHR");
+	if (!features2 || !fns.getSemaphoreCounterValue || !fns.waitSemaphores)
+		return false;
+	VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
+	timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
+	VkPhysicalDeviceFeatures2 features{};
+	features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+	features.pNext = &timeline;
+	features2(fns.physical, &features);
+	return timeline.timelineSemaphore == VK_TRUE;
+}
+
+#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
+// FFmpeg's queue lock calls the host's lock of the queue, so that FFmpeg's submissions and the
+// host's exclude each other (the device holds the Context, and so the lock, until it is freed).
+void lockHostQueue(AVHWDeviceContext *device, uint32_t, uint32_t)
+{
+	const auto *context = static_cast<const ContextRef *>(device->user_opaque);
+	if (context && *context)
+		if (Result<const VulkanContext *> vk = (*context)->vulkan(); vk && (*vk)->queueLock)
+			(*vk)->queueLock(true);
+}
+void unlockHostQueue(AVHWDeviceContext *device, uint32_t, uint32_t)
+{
+	const auto *context = static_cast<const ContextRef *>(device->user_opaque);
+	if (context && *context)
+		if (Result<const VulkanContext *> vk = (*context)->vulkan(); vk && (*vk)->queueLock)
+			(*vk)->queueLock(false);
+}
+#endif
+
+} // namespace
+
+Result<VkDeviceFns> loadDeviceFns(const AVHWDeviceContext &device)
+{
+	const auto *hw = static_cast<const AVVulkanDeviceContext *>(device.hwctx);
+	VkDeviceFns fns;
+	fns.instance = hw->inst;
+	fns.physical = hw->phys_dev;
+	fns.device = hw->act_dev;
+	fns.getInstanceProcAddr = hw->get_proc_addr;
+	if (!fns.getInstanceProcAddr || !fns.device)
+		return Error(ErrorCode::NotSupported, "device",
+			     "The FFmpeg Vulkan device has no get_proc_addr or no VkDevice (was it "
+			     "initialised?).");
+	fns.getDeviceProcAddr = instanceFn<PFN_vkGetDeviceProcAddr>(fns, "vkGetDeviceProcAddr");
+	if (!fns.getDeviceProcAddr)
+		return Error(ErrorCode::NotSupported, "device",
+			     "The FFmpeg Vulkan device's loader resolves no vkGetDeviceProcAddr.");
+	fns.getPhysicalDeviceProperties2 = instanceFn<PFN_vkGetPhysicalDeviceProperties2>(
+		fns, "vkGetPhysicalDeviceProperties2");
+	if (!fns.getPhysicalDeviceProperties2)
+		fns.getPhysicalDeviceProperties2 = instanceFn<PFN_vkGetPhysicalDeviceProperties2>(
+			fns, "vkGetPhysicalDeviceProperties2KHR");
+	fns.getPhysicalDeviceMemoryProperties = instanceFn<PFN_vkGetPhysicalDeviceMemoryProperties>(
+		fns, "vkGetPhysicalDeviceMemoryProperties");
+	fns.getPhysicalDeviceImageFormatProperties2 =
+		instanceFn<PFN_vkGetPhysicalDeviceImageFormatProperties2>(
+			fns, "vkGetPhysicalDeviceImageFormatProperties2");
+#define GPUHANDLE_VK_DEVICE_FN(member, name) member = deviceFn<PFN_##name>(fns, #name);
+	GPUHANDLE_VK_DEVICE_FN(fns.getDeviceQueue, vkGetDeviceQueue)
+	GPUHANDLE_VK_DEVICE_FN(fns.createCommandPool, vkCreateCommandPool)
+	GPUHANDLE_VK_DEVICE_FN(fns.destroyCommandPool, vkDestroyCommandPool)
+	GPUHANDLE_VK_DEVICE_FN(fns.allocateCommandBuffers, vkAllocateCommandBuffers)
+	GPUHANDLE_VK_DEVICE_FN(fns.beginCommandBuffer, vkBeginCommandBuffer)
+	GPUHANDLE_VK_DEVICE_FN(fns.endCommandBuffer, vkEndCommandBuffer)
+	GPUHANDLE_VK_DEVICE_FN(fns.cmdPipelineBarrier, vkCmdPipelineBarrier)
+	GPUHANDLE_VK_DEVICE_FN(fns.queueSubmit, vkQueueSubmit)
+	GPUHANDLE_VK_DEVICE_FN(fns.createFence, vkCreateFence)
+	GPUHANDLE_VK_DEVICE_FN(fns.destroyFence, vkDestroyFence)
+	GPUHANDLE_VK_DEVICE_FN(fns.waitForFences, vkWaitForFences)
+	GPUHANDLE_VK_DEVICE_FN(fns.createSemaphore, vkCreateSemaphore)
+	GPUHANDLE_VK_DEVICE_FN(fns.destroySemaphore, vkDestroySemaphore)
+	GPUHANDLE_VK_DEVICE_FN(fns.waitSemaphores, vkWaitSemaphores)
+	GPUHANDLE_VK_DEVICE_FN(fns.getSemaphoreCounterValue, vkGetSemaphoreCounterValue)
+	GPUHANDLE_VK_DEVICE_FN(fns.getMemoryFd, vkGetMemoryFdKHR)
+	GPUHANDLE_VK_DEVICE_FN(fns.getImageMemoryRequirements2, vkGetImageMemoryRequirements2)
+	GPUHANDLE_VK_DEVICE_FN(fns.getImageSubresourceLayout, vkGetImageSubresourceLayout)
+#undef GPUHANDLE_VK_DEVICE_FN
+	// Timeline semaphores through VK_KHR_timeline_semaphore on a 1.1 device.
+	if (!fns.waitSemaphores)
+		fns.waitSemaphores = deviceFn<PFN_vkWaitSemaphores>(fns, "vkWaitSemaphoresKHR");
+	if (!fns.getSemaphoreCounterValue)
+		fns.getSemaphoreCounterValue = deviceFn<PFN_vkGetSemaphoreCounterValue>(
+			fns, "vkGetSemaphoreCounterValueKHR");
+	if (!fns.getImageMemoryRequirements2)
+		fns.getImageMemoryRequirements2 = deviceFn<PFN_vkGetImageMemoryRequirements2>(
+			fns, "vkGetImageMemoryRequirements2KHR");
+	const char *missing = !fns.getPhysicalDeviceProperties2 ? "vkGetPhysicalDeviceProperties2"
+			      : !fns.getDeviceQueue             ? "vkGetDeviceQueue"
+			      : !fns.createCommandPool          ? "vkCreateCommandPool"
+			      : !fns.queueSubmit                ? "vkQueueSubmit"
+								: nullptr;
+	if (missing)
+		return Error::format(ErrorCode::NotSupported, "device",
+				     "The FFmpeg Vulkan device resolves no %s.", missing);
+	return fns;
+}
+
+VkDeviceUuids deviceUuidsOf(const VkDeviceFns &fns)
+{
+	VkPhysicalDeviceIDProperties id{};
+	id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
+	VkPhysicalDeviceProperties2 properties{};
+	properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+	properties.pNext = &id;
+	fns.getPhysicalDeviceProperties2(fns.physical, &properties);
+	VkDeviceUuids uuids;
+	std::memcpy(uuids.device.data(), id.deviceUUID, VK_UUID_SIZE);
+	std::memcpy(uuids.driver.data(), id.driverUUID, VK_UUID_SIZE);
+	return uuids;
+}
+
+bool hasDeviceExtension(const AVVulkanDeviceContext &hw, const char *name)
+{
+	for (int i = 0; i < hw.nb_enabled_dev_extensions; i++)
+		if (hw.enabled_dev_extensions[i] &&
+		    std::strcmp(hw.enabled_dev_extensions[i], name) == 0)
+			return true;
+	return false;
+}
+
+bool lockWithin(std::recursive_mutex &mutex, WaitDuration timeout)
+{
+	const auto deadline = std::chrono::steady_clock::now() + timeout;
+	while (!mutex.try_lock()) {
+		if (std::chrono::steady_clock::now() >= deadline)
+			return false;
+		std::this_thread::sleep_for(std::chrono::microseconds(200));
+	}
+	return true;
+}
+
+std::string vkResultText(VkResult result)
+{
+	return "VkResult " + std::to_string(static_cast<int>(result));
+}
+
+Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
+{
+	Result<const VulkanContext *> native = context->vulkan();
+	if (!native)
+		return std::move(native).error();
+	const VulkanContext &vk = **native;
+	if (!vk.instance || !vk.physicalDevice || !vk.device)
+		return Error(
+			ErrorCode::NullHandle, "context",
+			"The Vulkan context lacks its VkInstance, VkPhysicalDevice or VkDevice.");
+	if (vk.enabledDeviceExtensions.empty())
+		return Error(ErrorCode::NotSupported, "context.enabledDeviceExtensions",
+			     "The Vulkan context does not list its enabled device extensions; "
+			     "FFmpeg needs them (it uses external memory and host imports only "
+			     "where they are listed) and cannot find them out itself.");
+	if (vk.queueFamilyIndex > static_cast<uint32_t>(INT32_MAX))
+		return Error(ErrorCode::OutOfRange, "context.queueFamilyIndex",
+			     "The queue family index does not fit FFmpeg's int.");
+
+	auto storage = std::make_shared<DeviceStorage>();
+	storage->original = context;
+	PFN_vkGetInstanceProcAddr entry =
+		reinterpret_cast<PFN_vkGetInstanceProcAddr>(vk.getInstanceProcAddr);
+	if (!entry)
+		if (Status loaded = loaderEntry(*storage, entry); !loaded)
+			return std::move(loaded).error();
+	storage->instanceExtensions = vk.enabledInstanceExtensions;
+	storage->deviceExtensions = vk.enabledDeviceExtensions;
+	for (const std::string &name : storage->instanceExtensions)
+		storage->instanceNames.push_back(name.c_str());
+	for (const std::string &name : storage->deviceExtensions)
+		storage->deviceNames.push_back(name.c_str());
+
+	VkDeviceFns fns;
+	fns.instance = static_cast<VkInstance>(vk.instance);
+	fns.physical = static_cast<VkPhysicalDevice>(vk.physicalDevice);
+	fns.device = static_cast<VkDevice>(vk.device);
+	fns.getInstanceProcAddr = entry;
+	fns.getDeviceProcAddr = instanceFn<PFN_vkGetDeviceProcAddr>(fns, "vkGetDeviceProcAddr");
+	if (!fns.getDeviceProcAddr)
+		return Error(ErrorCode::NotSupported, "context.getInstanceProcAddr",
+			     "The Vulkan loader resolves no vkGetDeviceProcAddr.");
+	fns.waitSemaphores = deviceFn<PFN_vkWaitSemaphores>(fns, "vkWaitSemaphores");
+	fns.getSemaphoreCounterValue =
+		deviceFn<PFN_vkGetSemaphoreCounterValue>(fns, "vkGetSemaphoreCounterValue");
+	if (!timelineUsable(fns))
+		return Error(ErrorCode::NotSupported, "context.device",
+			     "The Vulkan device has no timeline semaphores (Vulkan 1.2 "
+			     "timelineSemaphore), which every FFmpeg Vulkan frame uses.");
+	// What is known of the features the device was created with: timeline semaphores.
+	storage->features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+	storage->features12.timelineSemaphore = VK_TRUE;
+
+	// The device holds a copy of the Context whose anchor is the storage (which holds the
+	// caller's Context): dropped by the device's free callback, after FFmpeg's own free.
+	Result<ContextRef> held = Context::create(vk, storage);
+	if (!held)
+		return std::move(held).error();
+	AVBufferRef *device = allocHwDeviceHolding(AV_HWDEVICE_TYPE_VULKAN, *held);
+	if (!device)
+		return Error(ErrorCode::OutOfMemory, "context", "av_hwdevice_ctx_alloc() failed.");
+	auto *ctx = reinterpret_cast<AVHWDeviceContext *>(device->data);
+	auto *hw = static_cast<AVVulkanDeviceContext *>(ctx->hwctx);
+	hw->get_proc_addr = entry;
+	hw->inst = fns.instance;
+	hw->phys_dev = fns.physical;
+	hw->act_dev = fns.device;
+	hw->device_features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
+	hw->device_features.pNext = &storage->features12;
+	hw->enabled_inst_extensions =
+		storage->instanceNames.empty() ? nullptr : storage->instanceNames.data();
+	hw->nb_enabled_inst_extensions = static_cast<int>(storage->instanceNames.size());
+	hw->enabled_dev_extensions = storage->deviceNames.data();
+	hw->nb_enabled_dev_extensions = static_cast<int>(storage->deviceNames.size());
+	// One family does everything gpuhandle's device does: FFmpeg's graphics, transfer and
+	// compute work all go to queue 0 of it. Video queues: none (the family need not have them).
+	const int family = static_cast<int>(vk.queueFamilyIndex);
+	hw->queue_family_index = family;
+	hw->nb_graphics_queues = 1;
+	hw->queue_family_tx_index = family;
+	hw->nb_tx_queues = 1;
+	hw->queue_family_comp_index = family;
+	hw->nb_comp_queues = 1;
+	hw->queue_family_encode_index = -1;
+	hw->nb_encode_queues = 0;
+	hw->queue_family_decode_index = -1;
+	hw->nb_decode_queues = 0;
+#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
+	if (vk.queueLock) {
+		hw->lock_queue = lockHostQueue;
+		hw->unlock_queue = unlockHostQueue;
+	}
+#endif
+	if (Status initialised = initHwDevice(device, "Vulkan context"); !initialised)
+		return std::move(initialised).error();
+	return device;
+}
+
+Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *device)
+{
+	const auto *ctx = reinterpret_cast<const AVHWDeviceContext *>(device->data);
+	const auto *hw = static_cast<const AVVulkanDeviceContext *>(ctx->hwctx);
+	Result<VkDeviceFns> fns = loadDeviceFns(*ctx);
+	if (!fns)
+		return std::move(fns).error();
+	if (hw->queue_family_tx_index < 0)
+		return Error(ErrorCode::NotSupported, "device",
+			     "The FFmpeg Vulkan device has no transfer queue family.");
+	VulkanContext vk;
+	vk.instance = hw->inst;
+	vk.physicalDevice = hw->phys_dev;
+	vk.device = hw->act_dev;
+	vk.queueFamilyIndex = static_cast<uint32_t>(hw->queue_family_tx_index);
+	VkQueue queue = VK_NULL_HANDLE;
+	fns->getDeviceQueue(hw->act_dev, vk.queueFamilyIndex, 0, &queue);
+	vk.queue = queue;
+	vk.getInstanceProcAddr = reinterpret_cast<void *>(hw->get_proc_addr);
+	for (int i = 0; i < hw->nb_enabled_inst_extensions; i++)
+		vk.enabledInstanceExtensions.emplace_back(hw->enabled_inst_extensions[i]);
+	for (int i = 0; i < hw->nb_enabled_dev_extensions; i++)
+		vk.enabledDeviceExtensions.emplace_back(hw->enabled_dev_extensions[i]);
+	const VkDeviceUuids uuids = deviceUuidsOf(*fns);
+	vk.deviceUuid = uuids.device;
+	vk.driverUuid = uuids.driver;
+	// gpuhandle's submissions on FFmpeg's queue take the lock HwDeviceLock takes (FFmpeg 5.1
+	// takes none itself) and, where FFmpeg has one, FFmpeg's own queue lock. The Context
+	// holds the device, so `ctx` stays valid while the lock can be called.
+	std::shared_ptr<std::recursive_mutex> lock = deviceSubmitLock(ctx);
+	const uint32_t family = vk.queueFamilyIndex;
+	auto *mutableCtx = const_cast<AVHWDeviceContext *>(ctx);
+	vk.queueLock = [lock, mutableCtx, family](bool take) {
+		const auto *h = static_cast<const AVVulkanDeviceContext *>(mutableCtx->hwctx);
+		if (take) {
+			lock->lock();
+#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
+			if (h->lock_queue)
+				h->lock_queue(mutableCtx, family, 0);
+#endif
+		} else {
+#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
+			if (h->unlock_queue)
+				h->unlock_queue(mutableCtx, family, 0);
+#endif
+			lock->unlock();
+		}
+		static_cast<void>(h);
+		static_cast<void>(family);
+	};
+	return Context::create(std::move(vk), holdAvBuffer(device));
+}
+
+} // namespace gpuhandle::ffmpeg::detail
+
+#else // !GPUHANDLE_FFMPEG_HAVE_VULKAN_H
+
+namespace gpuhandle::ffmpeg::detail {
+
 Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &)
 {
-	return Error(ErrorCode::NotSupported, "context", "Vulkan devices: not yet.");
+	return Error(ErrorCode::NotSupported, "context",
+		     "libgpuhandle-ffmpeg was built without Vulkan headers (vulkan.h), which "
+		     "hwcontext_vulkan.h needs.");
 }
+
 Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *)
 {
-	return Error(ErrorCode::NotSupported, "device", "Vulkan devices: not yet.");
+	return Error(ErrorCode::NotSupported, "device",
+		     "libgpuhandle-ffmpeg was built without Vulkan headers (vulkan.h), which "
+		     "hwcontext_vulkan.h needs.");
 }
+
 } // namespace gpuhandle::ffmpeg::detail
+
+#endif

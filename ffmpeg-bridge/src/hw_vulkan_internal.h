@@ -1,0 +1,80 @@
+// Private to libgpuhandle-ffmpeg: an FFmpeg Vulkan device's entry points, for the Vulkan files.
+#pragma once
+
+#include <gpuhandle/error.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/sync_waiter.h>
+#include <gpuhandle/uuid.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+
+extern "C" {
+#include <libavutil/hwcontext.h>
+#include <libavutil/hwcontext_vulkan.h>
+#include <libavutil/version.h>
+}
+
+// FFmpeg 6.1 (lavu 58.29.100) has AVVulkanDeviceContext.lock_queue/unlock_queue and
+// AVVulkanFramesContext.lock_frame/unlock_frame and AVVkFrame.queue_family[]; lock_queue is
+// deprecated without replacement since lavu 60 and goes at lavu 62. 5.1 has none of them.
+#define GPUHANDLE_FFMPEG_VK_LOCKS (LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 29, 100))
+#define GPUHANDLE_FFMPEG_VK_LOCK_QUEUE (GPUHANDLE_FFMPEG_VK_LOCKS && LIBAVUTIL_VERSION_MAJOR < 62)
+
+namespace gpuhandle::ffmpeg::detail {
+
+// The device functions the Vulkan bridge calls, resolved through the device context's
+// get_proc_addr (libvulkan is never linked). Null where the device does not resolve them.
+struct VkDeviceFns {
+	VkInstance instance = VK_NULL_HANDLE;
+	VkPhysicalDevice physical = VK_NULL_HANDLE;
+	VkDevice device = VK_NULL_HANDLE;
+	PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
+	PFN_vkGetDeviceProcAddr getDeviceProcAddr = nullptr;
+	PFN_vkGetPhysicalDeviceProperties2 getPhysicalDeviceProperties2 = nullptr;
+	PFN_vkGetPhysicalDeviceMemoryProperties getPhysicalDeviceMemoryProperties = nullptr;
+	PFN_vkGetPhysicalDeviceImageFormatProperties2 getPhysicalDeviceImageFormatProperties2 =
+		nullptr;
+	PFN_vkGetDeviceQueue getDeviceQueue = nullptr;
+	PFN_vkCreateCommandPool createCommandPool = nullptr;
+	PFN_vkDestroyCommandPool destroyCommandPool = nullptr;
+	PFN_vkAllocateCommandBuffers allocateCommandBuffers = nullptr;
+	PFN_vkBeginCommandBuffer beginCommandBuffer = nullptr;
+	PFN_vkEndCommandBuffer endCommandBuffer = nullptr;
+	PFN_vkCmdPipelineBarrier cmdPipelineBarrier = nullptr;
+	PFN_vkQueueSubmit queueSubmit = nullptr;
+	PFN_vkCreateFence createFence = nullptr;
+	PFN_vkDestroyFence destroyFence = nullptr;
+	PFN_vkWaitForFences waitForFences = nullptr;
+	PFN_vkCreateSemaphore createSemaphore = nullptr;
+	PFN_vkDestroySemaphore destroySemaphore = nullptr;
+	PFN_vkWaitSemaphores waitSemaphores = nullptr;
+	PFN_vkGetSemaphoreCounterValue getSemaphoreCounterValue = nullptr;
+	PFN_vkGetMemoryFdKHR getMemoryFd = nullptr;
+	PFN_vkGetImageMemoryRequirements2 getImageMemoryRequirements2 = nullptr;
+	PFN_vkGetImageSubresourceLayout getImageSubresourceLayout = nullptr;
+};
+
+// The functions of an initialised Vulkan device context. Errors: NotSupported (no
+// get_proc_addr, or a function every use needs is missing, named).
+Result<VkDeviceFns> loadDeviceFns(const AVHWDeviceContext &device);
+
+// The physical device's VkPhysicalDeviceIDProperties UUIDs.
+struct VkDeviceUuids {
+	Uuid device{};
+	Uuid driver{};
+};
+VkDeviceUuids deviceUuidsOf(const VkDeviceFns &fns);
+
+// Whether the device context lists `name` among its enabled device extensions.
+bool hasDeviceExtension(const AVVulkanDeviceContext &hw, const char *name);
+
+// Locks `mutex` within `timeout` (polling: the registry's mutex has no timed lock). False when
+// the time ran out.
+bool lockWithin(std::recursive_mutex &mutex, WaitDuration timeout);
+
+// "VkResult N" for messages.
+std::string vkResultText(VkResult result);
+
+} // namespace gpuhandle::ffmpeg::detail

@@ -1,0 +1,168 @@
+// gpuhandle-avbridge's filter graph around libavfilter's buffersrc and buffersink.
+#include "avbridge_filter.h"
+
+#include "avbridge_ffmpeg.h"
+
+#include <string>
+
+extern "C" {
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
+#include <libavutil/buffer.h>
+#include <libavutil/frame.h>
+#include <libavutil/mem.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+}
+
+namespace gpuhandle::avbridge {
+
+namespace {
+
+// Frees an AVFilterInOut list when it goes out of scope.
+struct InOut {
+	AVFilterInOut *list = nullptr;
+	~InOut() { avfilter_inout_free(&list); }
+};
+
+std::string formatName(int format)
+{
+	const char *name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(format));
+	return name ? name : "unknown-format";
+}
+
+} // namespace
+
+FilterGraph::~FilterGraph()
+{
+	avfilter_graph_free(&graph_);
+}
+
+FilterInput FilterGraph::inputOf(const AVFrame *frame, AVRational timeBase, AVRational frameRate)
+{
+	FilterInput input{};
+	input.width = frame->width;
+	input.height = frame->height;
+	input.format = frame->format;
+	input.timeBase = timeBase;
+	input.sampleAspectRatio = frame->sample_aspect_ratio;
+	input.frameRate = frameRate;
+	input.hwFrames = frame->hw_frames_ctx;
+	return input;
+}
+
+Status FilterGraph::configure(const std::string &description, const FilterInput &input,
+			      AVBufferRef *hwDevice, const std::vector<int> &sinkFormats)
+{
+	avfilter_graph_free(&graph_);
+	source_ = sink_ = nullptr;
+	input_ = input;
+	input_.hwFrames = nullptr; // borrowed: only its identity is kept
+	hwFramesData_ = input.hwFrames ? input.hwFrames->data : nullptr;
+	graph_ = avfilter_graph_alloc();
+	if (!graph_)
+		return Error(ErrorCode::OutOfMemory, "filter", "avfilter_graph_alloc failed");
+	source_ = avfilter_graph_alloc_filter(graph_, avfilter_get_by_name("buffer"), "in");
+	AVBufferSrcParameters *params = av_buffersrc_parameters_alloc();
+	if (!source_ || !params) {
+		av_free(params);
+		return Error(ErrorCode::OutOfMemory, "filter", "the buffer source was not made");
+	}
+	params->format = input.format;
+	params->width = input.width;
+	params->height = input.height;
+	params->time_base = input.timeBase;
+	params->sample_aspect_ratio = input.sampleAspectRatio;
+	params->frame_rate = input.frameRate;
+	params->hw_frames_ctx = input.hwFrames; // av_buffersrc_parameters_set takes a reference
+	int err = av_buffersrc_parameters_set(source_, params);
+	av_free(params);
+	if (err >= 0)
+		err = avfilter_init_str(source_, nullptr);
+	if (err < 0)
+		return avError("the filter graph's source was refused", err);
+	err = avfilter_graph_create_filter(&sink_, avfilter_get_by_name("buffersink"), "out",
+					   nullptr, nullptr, graph_);
+	if (err < 0)
+		return avError("the filter graph's sink was not made", err);
+	if (!sinkFormats.empty()) {
+		// av_opt_set_int_list without its macro (old-style casts): the list, no terminator.
+		err = av_opt_set_bin(sink_, "pix_fmts",
+				     reinterpret_cast<const uint8_t *>(sinkFormats.data()),
+				     static_cast<int>(sinkFormats.size() * sizeof(int)),
+				     AV_OPT_SEARCH_CHILDREN);
+		if (err < 0)
+			return avError("the filter graph's sink refused the encoder's formats",
+				       err);
+	}
+	InOut outputs{ avfilter_inout_alloc() };
+	InOut inputs{ avfilter_inout_alloc() };
+	if (!outputs.list || !inputs.list)
+		return Error(ErrorCode::OutOfMemory, "filter", "avfilter_inout_alloc failed");
+	outputs.list->name = av_strdup("in");
+	outputs.list->filter_ctx = source_;
+	inputs.list->name = av_strdup("out");
+	inputs.list->filter_ctx = sink_;
+	const std::string graphText = description.empty() ? "null" : description;
+	err = avfilter_graph_parse_ptr(graph_, graphText.c_str(), &inputs.list, &outputs.list,
+				       nullptr);
+	if (err < 0)
+		return Error(ErrorCode::InvalidArgument, "filter",
+			     "the filter graph '" + graphText +
+				     "' does not parse: " + avErrorText(err));
+	if (hwDevice)
+		for (unsigned i = 0; i < graph_->nb_filters; ++i) {
+			av_buffer_unref(&graph_->filters[i]->hw_device_ctx);
+			graph_->filters[i]->hw_device_ctx = av_buffer_ref(hwDevice);
+		}
+	err = avfilter_graph_config(graph_, nullptr);
+	if (err < 0)
+		return Error(ErrorCode::InvalidArgument, "filter",
+			     "the filter graph '" + graphText + "' does not take " +
+				     formatName(input.format) + " frames" +
+				     (hwDevice ? "" : " (does it need --hw-device?)") + ": " +
+				     avErrorText(err));
+	return {};
+}
+
+bool FilterGraph::accepts(const AVFrame *frame) const
+{
+	return graph_ && frame->width == input_.width && frame->height == input_.height &&
+	       frame->format == input_.format &&
+	       (frame->hw_frames_ctx ? frame->hw_frames_ctx->data : nullptr) == hwFramesData_;
+}
+
+Status FilterGraph::push(AVFrame *frame)
+{
+	const int err = av_buffersrc_add_frame_flags(source_, frame, AV_BUFFERSRC_FLAG_KEEP_REF);
+	if (err < 0)
+		return avError("the filter graph refused a frame", err);
+	return {};
+}
+
+Result<AVFrame *> FilterGraph::pull()
+{
+	AVFrame *frame = av_frame_alloc();
+	if (!frame)
+		return Error(ErrorCode::OutOfMemory, "filter", "av_frame_alloc failed");
+	const int err = av_buffersink_get_frame(sink_, frame);
+	if (err >= 0)
+		return frame;
+	av_frame_free(&frame);
+	if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
+		return static_cast<AVFrame *>(nullptr);
+	return avError("filtering failed", err);
+}
+
+AVRational FilterGraph::timeBase() const
+{
+	return av_buffersink_get_time_base(sink_);
+}
+
+AVRational FilterGraph::frameRate() const
+{
+	return av_buffersink_get_frame_rate(sink_);
+}
+
+} // namespace gpuhandle::avbridge

@@ -1,0 +1,447 @@
+// gpuhandle-avbridge to-gst: FFmpeg decodes and filters, frames go into appsrc as GpuHandle memory.
+#include <gpuhandle/ffmpeg/frame.h>
+#include <gpuhandle/ffmpeg/hw_device.h>
+#include <gpuhandle/ffmpeg/pixel_formats.h>
+
+#include "avbridge_ffmpeg.h"
+#include "avbridge_filter.h"
+#include "avbridge_modes.h"
+#include "avbridge_pipeline.h"
+
+#include <chrono>
+#include <cstdio>
+
+#include <gst/app/gstappsrc.h>
+#include <gst/gpuhandle/gstgpuhandlememory.h>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+
+extern "C" {
+#include <libavcodec/avcodec.h>
+#include <libavformat/avformat.h>
+#include <libavutil/hwcontext.h>
+}
+
+namespace gpuhandle::avbridge {
+
+namespace {
+
+constexpr AVRational kNanoseconds{ 1, 1000000000 };
+constexpr GstClockTime kNoTime = static_cast<GstClockTime>(-1);
+// Frames queued in appsrc at most: each holds a decoder or filter frame (a pool slot).
+constexpr guint64 kQueuedFrames = 4;
+
+struct Decoder {
+	AVFormatContext *format = nullptr;
+	AVCodecContext *codec = nullptr;
+	AVPacket *packet = nullptr;
+	AVFrame *frame = nullptr;
+	int stream = -1;
+	AVPixelFormat hwFormat = AV_PIX_FMT_NONE;
+	AvBufferOwner device{}; // --hwaccel
+
+	~Decoder()
+	{
+		av_frame_free(&frame);
+		av_packet_free(&packet);
+		avcodec_free_context(&codec);
+		avformat_close_input(&format);
+	}
+};
+
+// The decoder's hardware format when offered, else (as ffmpeg falls back) the first software one.
+AVPixelFormat pickFormat(AVCodecContext *ctx, const AVPixelFormat *formats)
+{
+	const auto *decoder = static_cast<const Decoder *>(ctx->opaque);
+	for (const AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; ++p)
+		if (*p == decoder->hwFormat)
+			return *p;
+	for (const AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; ++p)
+		if (!ffmpeg::isHwPixelFormat(*p)) {
+			std::fprintf(stderr,
+				     "gpuhandle-avbridge: the decoder does not offer %s frames "
+				     "here; decoding to %s\n",
+				     ffmpeg::avPixelFormatName(decoder->hwFormat).c_str(),
+				     ffmpeg::avPixelFormatName(*p).c_str());
+			return *p;
+		}
+	return AV_PIX_FMT_NONE;
+}
+
+Status setupHwaccel(const std::string &typeName, Decoder &d)
+{
+	const AVHWDeviceType type = av_hwdevice_find_type_by_name(typeName.c_str());
+	if (type == AV_HWDEVICE_TYPE_NONE)
+		return Error(ErrorCode::InvalidArgument, "hwaccel",
+			     "unknown --hwaccel type '" + typeName + "'");
+	for (int i = 0;; ++i) {
+		const AVCodecHWConfig *config = avcodec_get_hw_config(d.codec->codec, i);
+		if (!config)
+			return Error(ErrorCode::NotSupported, "hwaccel",
+				     std::string("the ") + d.codec->codec->name +
+					     " decoder of this FFmpeg cannot decode on " +
+					     typeName);
+		if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
+		    config->device_type == type) {
+			d.hwFormat = config->pix_fmt;
+			break;
+		}
+	}
+	Result<AVBufferRef *> device = createHwDevice(typeName);
+	if (!device)
+		return device.error();
+	d.device.ref = *device;
+	d.codec->hw_device_ctx = av_buffer_ref(d.device.ref);
+	d.codec->opaque = &d;
+	d.codec->get_format = pickFormat;
+	return {};
+}
+
+Status openInput(const Options &options, Decoder &d)
+{
+	int err = avformat_open_input(&d.format, options.input.c_str(), nullptr, nullptr);
+	if (err < 0)
+		return avError("could not open '" + options.input + "'", err);
+	err = avformat_find_stream_info(d.format, nullptr);
+	if (err < 0)
+		return avError("could not read the streams of '" + options.input + "'", err);
+	const AVCodec *codec = nullptr;
+	d.stream = av_find_best_stream(d.format, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
+	if (d.stream == AVERROR_STREAM_NOT_FOUND)
+		return Error(ErrorCode::NotSupported, "input",
+			     "'" + options.input + "' has no video stream");
+	if (d.stream < 0 || !codec)
+		return avError("no decoder for the video of '" + options.input + "'",
+			       d.stream < 0 ? d.stream : AVERROR_DECODER_NOT_FOUND);
+	AVStream *stream = d.format->streams[d.stream];
+	d.codec = avcodec_alloc_context3(codec);
+	d.packet = av_packet_alloc();
+	d.frame = av_frame_alloc();
+	if (!d.codec || !d.packet || !d.frame)
+		return Error(ErrorCode::OutOfMemory, "decoder", "the decoder was not allocated");
+	err = avcodec_parameters_to_context(d.codec, stream->codecpar);
+	if (err < 0)
+		return avError("the decoder refused the stream's parameters", err);
+	d.codec->pkt_timebase = stream->time_base;
+	if (!options.hwaccel.empty())
+		if (Status hw = setupHwaccel(options.hwaccel, d); !hw)
+			return hw;
+	err = avcodec_open2(d.codec, codec, nullptr);
+	if (err < 0)
+		return avError(std::string("could not open the ") + codec->name + " decoder", err);
+	return {};
+}
+
+class ToGst
+{
+public:
+	ToGst(const Options &options, Report &report) : options_(options), report_(report) {}
+	~ToGst() { gst_clear_caps(&caps_); }
+	ToGst(const ToGst &) = delete;
+	ToGst &operator=(const ToGst &) = delete;
+	Status run();
+
+private:
+	Status decode(const AVPacket *packet);
+	Status filter(AVFrame *frame);
+	Status drainGraph();
+	Status push(AVFrame *frame);
+	Status waitForRoom();
+	bool done() const
+	{
+		return interrupted() ||
+		       (options_.frames > 0 && report_.frames() >= options_.frames);
+	}
+
+	const Options &options_;
+	Report &report_;
+	Decoder decoder_{};
+	AvBufferOwner filterDevice_{};
+	FilterGraph graph_{};
+	// Last, so freed first: its buffers hold decoder and filter frames.
+	std::unique_ptr<Pipeline> pipeline_{};
+	GstAppSrc *appsrc_ = nullptr;
+	GstCaps *caps_ = nullptr;
+	AVRational streamRate_{ 0, 1 };
+	int64_t startPts_ = AV_NOPTS_VALUE;
+};
+
+// FFmpeg 5.1 takes no lock around its Vulkan submissions: decoding, filtering and transfers hold
+// the devices' locks (no-ops for other device types).
+struct DeviceLocks {
+	ffmpeg::HwDeviceLock decoder;
+	ffmpeg::HwDeviceLock filter;
+	DeviceLocks(const AVBufferRef *a, const AVBufferRef *b) : decoder(a), filter(b) {}
+};
+
+Status ToGst::decode(const AVPacket *packet)
+{
+	int err;
+	{
+		DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+		err = avcodec_send_packet(decoder_.codec, packet);
+	}
+	if (err < 0 && err != AVERROR_EOF)
+		return avError("decoding '" + options_.input + "' failed", err);
+	while (!done()) {
+		{
+			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+			err = avcodec_receive_frame(decoder_.codec, decoder_.frame);
+		}
+		if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
+			break;
+		if (err < 0)
+			return avError("decoding '" + options_.input + "' failed", err);
+		decoder_.frame->pts = decoder_.frame->best_effort_timestamp;
+		Status filtered = filter(decoder_.frame);
+		av_frame_unref(decoder_.frame);
+		if (!filtered)
+			return filtered;
+	}
+	return {};
+}
+
+Status ToGst::filter(AVFrame *frame)
+{
+	if (!graph_.accepts(frame)) {
+		if (graph_.configured()) { // a new size or format: the old graph's frames first
+			{
+				DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+				if (Status flushed = graph_.push(nullptr); !flushed)
+					return flushed;
+			}
+			if (Status drained = drainGraph(); !drained)
+				return drained;
+		}
+		const AVStream *stream = decoder_.format->streams[decoder_.stream];
+		// Configuring may initialise frames contexts, which may submit (layout
+		// transitions).
+		DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+		if (Status configured = graph_.configure(
+			    options_.filter,
+			    FilterGraph::inputOf(frame, stream->time_base, streamRate_),
+			    filterDevice_.ref);
+		    !configured)
+			return configured;
+	}
+	{
+		DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+		if (Status pushed = graph_.push(frame); !pushed)
+			return pushed;
+	}
+	return drainGraph();
+}
+
+Status ToGst::drainGraph()
+{
+	while (!done()) {
+		Result<AVFrame *> out = static_cast<AVFrame *>(nullptr);
+		{
+			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+			out = graph_.pull();
+		}
+		if (!out)
+			return out.error();
+		if (!*out)
+			break;
+		AVFrame *frame = *out;
+		Status pushed = push(frame);
+		av_frame_free(&frame);
+		if (!pushed)
+			return pushed;
+	}
+	return {};
+}
+
+Status ToGst::waitForRoom()
+{
+	const auto deadline =
+		std::chrono::steady_clock::now() + std::chrono::seconds(options_.timeoutSeconds);
+	for (;;) {
+		if (Status polled = pipeline_->poll(std::chrono::milliseconds(0)); !polled)
+			return polled;
+		if (pipeline_->eos())
+			return Error(ErrorCode::Backend, "pipeline",
+				     "the pipeline ended before it took every frame");
+		if (gst_app_src_get_current_level_buffers(appsrc_) < kQueuedFrames)
+			return {};
+		if (std::chrono::steady_clock::now() >= deadline)
+			return Error::format(ErrorCode::Timeout, "pipeline",
+					     "the pipeline took no frame for %lld s",
+					     static_cast<long long>(options_.timeoutSeconds));
+		if (Status polled = pipeline_->poll(std::chrono::milliseconds(10)); !polled)
+			return polled;
+	}
+}
+
+Status ToGst::push(AVFrame *frame)
+{
+	ffmpeg::FrameProperties properties{};
+	Result<Frame> bridged = ffmpeg::frameFromAVFrame(frame, &properties);
+	if (!bridged)
+		return Error(bridged.error().code(), "frame",
+			     "a " + ffmpeg::avPixelFormatName(frame->format) +
+				     " frame could not become a gpuhandle frame: " +
+				     bridged.error().message());
+	BackendRef backend{};
+	if (frame->hw_frames_ctx) {
+		const auto *frames =
+			reinterpret_cast<const AVHWFramesContext *>(frame->hw_frames_ctx->data);
+		Result<BackendRef> opened = ffmpeg::backendForHwDevice(frames->device_ref);
+		if (!opened)
+			return Error(opened.error().code(), "backend",
+				     "no gpuhandle backend for the frame's device: " +
+					     opened.error().message());
+		backend = *opened;
+		// FFmpeg 5.1's Vulkan hwupload copies from the software frame (host-mapped) without
+		// waiting, and frees that frame at once: the next decoded frame may overwrite it
+		// before the GPU copies it. Waiting here for the frame's acquire point (which
+		// follows the upload) keeps the next decode until the copy is done.
+		if (frames->device_ctx->type == AV_HWDEVICE_TYPE_VULKAN)
+			if (Status waited = bridged->acquire().wait(kDefaultWaitTimeout); !waited)
+				return waited;
+	}
+	Result<GstVideoInfo> info = gst::videoInfoOf(*bridged);
+	if (!info)
+		return info.error();
+	GstBuffer *buffer = gst::bufferFromFrame(*bridged, backend, true);
+	if (!buffer)
+		return Error(ErrorCode::NotSupported, "frame",
+			     "a " + ffmpeg::avPixelFormatName(frame->format) +
+				     " frame could not be wrapped as a GstBuffer");
+	const AVRational timeBase = graph_.timeBase();
+	AVRational rate = graph_.frameRate();
+	if (rate.num <= 0 || rate.den <= 0)
+		rate = streamRate_;
+	if (frame->pts != AV_NOPTS_VALUE) {
+		if (startPts_ == AV_NOPTS_VALUE)
+			startPts_ = frame->pts;
+		const int64_t ns = av_rescale_q(frame->pts - startPts_, timeBase, kNanoseconds);
+		GST_BUFFER_PTS(buffer) = ns >= 0 ? static_cast<GstClockTime>(ns) : 0;
+	}
+	if (properties.duration > 0)
+		GST_BUFFER_DURATION(buffer) = static_cast<GstClockTime>(
+			av_rescale_q(properties.duration, timeBase, kNanoseconds));
+	else if (rate.num > 0 && rate.den > 0)
+		GST_BUFFER_DURATION(buffer) =
+			static_cast<GstClockTime>(av_rescale_q(1, av_inv_q(rate), kNanoseconds));
+	else
+		GST_BUFFER_DURATION(buffer) = kNoTime;
+
+	if (rate.num > 0 && rate.den > 0) {
+		info->fps_n = rate.num;
+		info->fps_d = rate.den;
+	}
+	if (properties.sampleAspectRatio.num > 0 && properties.sampleAspectRatio.den > 0) {
+		info->par_n = properties.sampleAspectRatio.num;
+		info->par_d = properties.sampleAspectRatio.den;
+	}
+	GstCaps *caps = gst_video_info_to_caps(&*info);
+	if (caps)
+		gst_caps_set_features(caps, 0,
+				      gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
+							    nullptr));
+	if (!caps) {
+		gst_buffer_unref(buffer);
+		return Error(ErrorCode::NotSupported, "caps", "the frame has no GStreamer caps");
+	}
+	if (!caps_ || !gst_caps_is_equal(caps, caps_)) {
+		gst_app_src_set_caps(appsrc_, caps);
+		gst_caps_replace(&caps_, caps);
+	}
+	gst_caps_unref(caps);
+	if (Status room = waitForRoom(); !room) {
+		gst_buffer_unref(buffer);
+		return room;
+	}
+	const GstFlowReturn flow = gst_app_src_push_buffer(appsrc_, buffer); // takes the buffer
+	if (flow != GST_FLOW_OK) {
+		if (Status polled = pipeline_->poll(std::chrono::milliseconds(100)); !polled)
+			return polled;
+		return Error::format(ErrorCode::Backend, "pipeline", "appsrc refused a frame: %s",
+				     gst_flow_get_name(flow));
+	}
+	report_.frame(ExecutionPath::zeroCopy());
+	return {};
+}
+
+Status ToGst::run()
+{
+	Result<std::unique_ptr<Pipeline>> pipeline = Pipeline::launch(
+		"appsrc name=avbridge_src ! " + options_.pipeline, options_.pipeline);
+	if (!pipeline)
+		return pipeline.error();
+	pipeline_ = std::move(*pipeline);
+	appsrc_ = GST_APP_SRC(pipeline_->element("avbridge_src"));
+	g_object_set(appsrc_, "format", GST_FORMAT_TIME, "max-bytes", static_cast<guint64>(0),
+		     nullptr);
+	if (Status opened = openInput(options_, decoder_); !opened)
+		return opened;
+	streamRate_ = av_guess_frame_rate(decoder_.format,
+					  decoder_.format->streams[decoder_.stream], nullptr);
+	if (!options_.hwDevice.empty()) {
+		Result<AVBufferRef *> device = createHwDevice(options_.hwDevice);
+		if (!device)
+			return device.error();
+		filterDevice_.ref = *device;
+	}
+	if (Status played = pipeline_->play(); !played)
+		return played;
+	watchDemuxer(decoder_.format);
+	Status status{};
+	while (status && !done()) {
+		const int err = av_read_frame(decoder_.format, decoder_.packet);
+		if (err == AVERROR_EOF)
+			break;
+		if (err < 0)
+			return avError("reading '" + options_.input + "' failed", err);
+		if (decoder_.packet->stream_index == decoder_.stream) {
+			if (decoder_.packet->flags & AV_PKT_FLAG_CORRUPT)
+				status = Error(ErrorCode::InvalidArgument, "input",
+					       "'" + options_.input + "' has a corrupt packet");
+			else
+				status = decode(decoder_.packet);
+		}
+		av_packet_unref(decoder_.packet);
+		if (std::string damage = demuxerDamage(); status && !damage.empty())
+			status = Error(ErrorCode::InvalidArgument, "input",
+				       "'" + options_.input +
+					       "' is damaged or truncated: " + damage);
+	}
+	if (status && !done())
+		status = decode(nullptr);
+	if (status && !done() && graph_.configured()) {
+		{
+			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+			status = graph_.push(nullptr);
+		}
+		if (status)
+			status = drainGraph();
+	}
+	if (std::string damage = demuxerDamage(); status && !damage.empty())
+		status = Error(ErrorCode::InvalidArgument, "input",
+			       "'" + options_.input + "' is damaged or truncated: " + damage);
+	if (status && report_.frames() == 0)
+		status = Error(ErrorCode::InvalidArgument, "input",
+			       "'" + options_.input + "' gave no video frame");
+	if (status) {
+		gst_app_src_end_of_stream(appsrc_);
+		status = pipeline_->waitEos(std::chrono::seconds(options_.timeoutSeconds));
+	}
+	gst_clear_caps(&caps_);
+	if (!status)
+		return status;
+	pipeline_->noteStats(report_);
+	report_.finish("to-gst: pushed");
+	return {};
+}
+
+} // namespace
+
+Status runToGst(const Options &options, Report &report)
+{
+	ToGst run(options, report);
+	return run.run();
+}
+
+} // namespace gpuhandle::avbridge
