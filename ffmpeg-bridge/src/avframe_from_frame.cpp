@@ -131,11 +131,11 @@ Result<Frame> hostFrame(const Frame &frame, const AvFrameOptions &options, Execu
 
 // The frame in the memory of the frames context's device: itself when it is already there
 // (Direct), else the planner's import into that device's backend (or, for DRM, the fd
-// backend's DMA-BUF).
+// backend's DMA-BUF). `target` gets the backend it went through: the caller holds it while
+// wrapping, so that the wrap's backendForHwDevice() finds the same one rather than reopening it.
 Result<Frame> deviceFrame(const Frame &frame, const AvFrameOptions &options,
-			  const AVHWFramesContext &frames, ExecutionPath &path)
+			  const AVHWFramesContext &frames, ExecutionPath &path, BackendRef &target)
 {
-	BackendRef target;
 	if (frames.device_ctx->type == AV_HWDEVICE_TYPE_DRM) {
 		bool dmaBuf = frame.numResources() > 0;
 		for (uint32_t r = 0; r < frame.numResources(); r++)
@@ -213,7 +213,8 @@ Result<AVFrame *> hwAvFrameFromFrame(const Frame &frame, const AvFrameOptions &o
 	if (!wrap)
 		return why;
 	ExecutionPath taken;
-	Result<Frame> onDevice = deviceFrame(frame, options, frames, taken);
+	BackendRef target;
+	Result<Frame> onDevice = deviceFrame(frame, options, frames, taken, target);
 	if (!onDevice)
 		return std::move(onDevice).error();
 	// FFmpeg's hardware frames carry no gpuhandle fence: whatever reads them next starts at
