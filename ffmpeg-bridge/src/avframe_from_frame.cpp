@@ -10,6 +10,7 @@
 #include <array>
 #include <climits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -129,6 +130,20 @@ Result<Frame> hostFrame(const Frame &frame, const AvFrameOptions &options, Execu
 }
 
 
+// The fd backend (DMA-BUF exports for DRM frames), opened once it opens: a failure is not kept.
+Result<BackendRef> fdBackend()
+{
+	static std::mutex mutex;
+	static BackendRef opened;
+	std::lock_guard<std::mutex> guard(mutex);
+	if (opened)
+		return opened;
+	Result<BackendRef> fd = openBackend(BackendKind::Fd);
+	if (fd)
+		opened = *fd;
+	return fd;
+}
+
 // The frame in the memory of the frames context's device: itself when it is already there
 // (Direct), else the planner's import into that device's backend (or, for DRM, the fd
 // backend's DMA-BUF). `target` gets the backend it went through: the caller holds it while
@@ -144,10 +159,10 @@ Result<Frame> deviceFrame(const Frame &frame, const AvFrameOptions &options,
 			path = ExecutionPath::zeroCopy();
 			return frame;
 		}
-		static const Result<BackendRef> fd = openBackend(BackendKind::Fd);
+		Result<BackendRef> fd = fdBackend();
 		if (!fd)
-			return fd.error();
-		target = *fd;
+			return std::move(fd).error();
+		target = std::move(*fd);
 	} else {
 		Result<BackendRef> backend = backendForHwDevice(frames.device_ref);
 		if (!backend)
@@ -222,17 +237,17 @@ Result<AVFrame *> hwAvFrameFromFrame(const Frame &frame, const AvFrameOptions &o
 	if (Status waited = onDevice->acquire().wait(options.timeout); !waited)
 		return std::move(waited).error();
 	onDevice->setAcquire(SyncPoint::noop());
-	if (taken.isCopy()) {
-		// The copy no longer reads the source: its producer may have it back now.
-		if (!frame.release().isNone()) {
-			if (Status signalled = frame.release().signal(); !signalled)
-				return std::move(signalled).error();
-		}
-		onDevice->setRelease(ReleaseGate{});
-	}
+	if (taken.isCopy())
+		onDevice->setRelease(ReleaseGate{}); // the source's gate: signalled below
 	auto held = std::make_shared<detail::HeldFrame>(std::move(*onDevice));
 	if (Status wrapped = wrap(held, options.hwFrames, out.get()); !wrapped)
 		return std::move(wrapped).error();
+	// The copy no longer reads the source: its producer may have it back now (only once the
+	// wrap succeeded, so that a failed call leaves the caller's frame as it was).
+	if (taken.isCopy() && !frame.release().isNone()) {
+		if (Status signalled = frame.release().signal(); !signalled)
+			return std::move(signalled).error();
+	}
 	if (!out->hw_frames_ctx) {
 		out->hw_frames_ctx = av_buffer_ref(options.hwFrames);
 		if (!out->hw_frames_ctx)

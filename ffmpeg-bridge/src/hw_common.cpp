@@ -1,6 +1,8 @@
 // What the hardware AVFrame conversions share: buffer anchors, held frames, FFmpeg error text.
 #include "hw_frames.h"
 
+#include <new>
+
 extern "C" {
 #include <libavutil/error.h>
 #include <libavutil/log.h>
@@ -73,7 +75,10 @@ void freeHeldBuffer(void *opaque, uint8_t *data)
 AVBufferRef *bufferHolding(std::shared_ptr<HeldFrame> held, uint8_t *data, size_t size,
 			   std::function<void(uint8_t *)> onFree)
 {
-	auto *opaque = new HeldBuffer{ std::move(held), std::move(onFree) };
+	// No exception may leave: this runs on FFmpeg's side of the API too.
+	auto *opaque = new (std::nothrow) HeldBuffer{ std::move(held), std::move(onFree) };
+	if (!opaque)
+		return nullptr;
 	AVBufferRef *buffer = av_buffer_create(data, size, freeHeldBuffer, opaque, 0);
 	if (!buffer)
 		delete opaque; // the caller still owns `data` and what onFree would have freed

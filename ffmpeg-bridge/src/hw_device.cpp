@@ -2,7 +2,9 @@
 #include "hw_device_internal.h"
 #include "hw_frames.h"
 
+#include <chrono>
 #include <map>
+#include <thread>
 
 extern "C" {
 #include <libavutil/hwcontext.h>
@@ -66,6 +68,17 @@ std::shared_ptr<std::recursive_mutex> deviceSubmitLock(const AVHWDeviceContext *
 	if (!lock)
 		lock = std::make_shared<std::recursive_mutex>();
 	return lock;
+}
+
+bool lockWithin(std::recursive_mutex &mutex, WaitDuration timeout)
+{
+	const auto deadline = std::chrono::steady_clock::now() + timeout;
+	while (!mutex.try_lock()) {
+		if (std::chrono::steady_clock::now() >= deadline)
+			return false;
+		std::this_thread::sleep_for(std::chrono::microseconds(200));
+	}
+	return true;
 }
 
 KeepAliveRef holdAvBuffer(const AVBufferRef *buffer)
@@ -182,7 +195,9 @@ HwDeviceLock::HwDeviceLock(const AVBufferRef *device)
 	if (ctx->type != AV_HWDEVICE_TYPE_VULKAN)
 		return;
 	std::shared_ptr<std::recursive_mutex> lock = detail::deviceSubmitLock(ctx);
-	lock->lock();
+	// Bounded: a lock held elsewhere for longer than kDefaultWaitTimeout is not taken.
+	if (!detail::lockWithin(*lock, kDefaultWaitTimeout))
+		return;
 	// The registry keeps the mutex for the life of the process: a raw pointer suffices.
 	lock_ = lock.get();
 }

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/ffmpeg/hw_device.h>
+#include <gpuhandle/sync_waiter.h> // WaitDuration
 
 #include <memory>
 #include <mutex>
@@ -29,6 +30,9 @@ Result<ContextRef> contextFromVaapiDevice(const AVBufferRef *device);
 // The lock HwDeviceLock takes for `device` (one per AVHWDeviceContext, made on first use); a
 // Vulkan Context's queueLock takes it too (hw_device.cpp).
 std::shared_ptr<std::recursive_mutex> deviceSubmitLock(const AVHWDeviceContext *device);
+// Takes `mutex` unless `timeout` passes first (polled: std::recursive_mutex has no timed lock,
+// and the device's lock is a plain one so that FFmpeg-side code can share it). True when taken.
+bool lockWithin(std::recursive_mutex &mutex, WaitDuration timeout);
 
 // A KeepAlive holding a reference to an AVBufferRef (a device or frames context): the anchor of
 // Contexts made from FFmpeg devices. Null `buffer`: holds nothing.

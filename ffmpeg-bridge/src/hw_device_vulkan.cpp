@@ -201,16 +201,42 @@ bool hasDeviceExtension(const AVVulkanDeviceContext &hw, const char *name)
 	return false;
 }
 
-bool lockWithin(std::recursive_mutex &mutex, WaitDuration timeout)
+int transferQueueFamily(const AVVulkanDeviceContext &hw)
 {
-	const auto deadline = std::chrono::steady_clock::now() + timeout;
-	while (!mutex.try_lock()) {
-		if (std::chrono::steady_clock::now() >= deadline)
-			return false;
-		std::this_thread::sleep_for(std::chrono::microseconds(200));
-	}
-	return true;
+#if GPUHANDLE_FFMPEG_VK_QF
+	// Graphics and compute families can transfer whether or not they say so.
+	constexpr VkQueueFlags kAny = VK_QUEUE_TRANSFER_BIT | VK_QUEUE_GRAPHICS_BIT |
+				      VK_QUEUE_COMPUTE_BIT;
+	for (const VkQueueFlags wanted : { static_cast<VkQueueFlags>(VK_QUEUE_TRANSFER_BIT), kAny })
+		for (int i = 0; i < hw.nb_qf; i++)
+			if (hw.qf[i].num > 0 &&
+			    (static_cast<VkQueueFlags>(hw.qf[i].flags) & wanted))
+				return hw.qf[i].idx;
+	return -1;
+#else
+	return hw.queue_family_tx_index;
+#endif
 }
+
+// lock_queue is deprecated (FF_API_VULKAN_SYNC_QUEUES) from lavu 60 but FFmpeg still takes it
+// around its submissions: gpuhandle's must take it too, so the warning is silenced here only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void ffmpegQueueLock(AVHWDeviceContext *device, uint32_t family, bool take)
+{
+#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
+	const auto *hw = static_cast<const AVVulkanDeviceContext *>(device->hwctx);
+	if (take && hw->lock_queue)
+		hw->lock_queue(device, family, 0);
+	else if (!take && hw->unlock_queue)
+		hw->unlock_queue(device, family, 0);
+#else
+	static_cast<void>(device);
+	static_cast<void>(family);
+	static_cast<void>(take);
+#endif
+}
+#pragma GCC diagnostic pop
 
 std::string vkResultText(VkResult result)
 {
@@ -294,6 +320,13 @@ Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
 	// One family does everything gpuhandle's device does: FFmpeg's graphics, transfer and
 	// compute work all go to queue 0 of it. Video queues: none (the family need not have them).
 	const int family = static_cast<int>(vk.queueFamilyIndex);
+#if GPUHANDLE_FFMPEG_VK_QF
+	hw->qf[0].idx = family;
+	hw->qf[0].num = 1;
+	hw->qf[0].flags = static_cast<VkQueueFlagBits>(
+		VK_QUEUE_GRAPHICS_BIT | VK_QUEUE_COMPUTE_BIT | VK_QUEUE_TRANSFER_BIT);
+	hw->nb_qf = 1;
+#else
 	hw->queue_family_index = family;
 	hw->nb_graphics_queues = 1;
 	hw->queue_family_tx_index = family;
@@ -304,11 +337,15 @@ Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
 	hw->nb_encode_queues = 0;
 	hw->queue_family_decode_index = -1;
 	hw->nb_decode_queues = 0;
+#endif
 #if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations" // see ffmpegQueueLock()
 	if (vk.queueLock) {
 		hw->lock_queue = lockHostQueue;
 		hw->unlock_queue = unlockHostQueue;
 	}
+#pragma GCC diagnostic pop
 #endif
 	if (Status initialised = initHwDevice(device, "Vulkan context"); !initialised)
 		return std::move(initialised).error();
@@ -322,14 +359,15 @@ Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *device)
 	Result<VkDeviceFns> fns = loadDeviceFns(*ctx);
 	if (!fns)
 		return std::move(fns).error();
-	if (hw->queue_family_tx_index < 0)
+	const int transfer = transferQueueFamily(*hw);
+	if (transfer < 0)
 		return Error(ErrorCode::NotSupported, "device",
 			     "The FFmpeg Vulkan device has no transfer queue family.");
 	VulkanContext vk;
 	vk.instance = hw->inst;
 	vk.physicalDevice = hw->phys_dev;
 	vk.device = hw->act_dev;
-	vk.queueFamilyIndex = static_cast<uint32_t>(hw->queue_family_tx_index);
+	vk.queueFamilyIndex = static_cast<uint32_t>(transfer);
 	VkQueue queue = VK_NULL_HANDLE;
 	fns->getDeviceQueue(hw->act_dev, vk.queueFamilyIndex, 0, &queue);
 	vk.queue = queue;
@@ -347,25 +385,32 @@ Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *device)
 	std::shared_ptr<std::recursive_mutex> lock = deviceSubmitLock(ctx);
 	const uint32_t family = vk.queueFamilyIndex;
 	auto *mutableCtx = const_cast<AVHWDeviceContext *>(ctx);
+	// Bounded like every wait: a lock not taken within kDefaultWaitTimeout (a thread holding
+	// HwDeviceLock that never lets go) is logged and the submission goes ahead without it
+	// rather than hanging; `skipped` remembers it so that the matching release unlocks nothing.
 	vk.queueLock = [lock, mutableCtx, family](bool take) {
-		const auto *h = static_cast<const AVVulkanDeviceContext *>(mutableCtx->hwctx);
+		thread_local int skipped = 0;
 		if (take) {
-			lock->lock();
-#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
-			if (h->lock_queue)
-				h->lock_queue(mutableCtx, family, 0);
-#endif
+			if (!lockWithin(*lock, kDefaultWaitTimeout)) {
+				skipped++;
+				av_log(nullptr, AV_LOG_WARNING,
+				       "gpuhandle: the FFmpeg Vulkan device's submit lock was not "
+				       "free within the timeout; submitting without it.\n");
+			}
+			ffmpegQueueLock(mutableCtx, family, true);
 		} else {
-#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
-			if (h->unlock_queue)
-				h->unlock_queue(mutableCtx, family, 0);
-#endif
-			lock->unlock();
+			ffmpegQueueLock(mutableCtx, family, false);
+			if (skipped > 0)
+				skipped--;
+			else
+				lock->unlock();
 		}
-		static_cast<void>(h);
-		static_cast<void>(family);
 	};
-	return Context::create(std::move(vk), holdAvBuffer(device));
+	// The Context must hold the device: queueLock above calls into `ctx`.
+	KeepAliveRef held = holdAvBuffer(device);
+	if (!held)
+		return Error(ErrorCode::OutOfMemory, "device", "av_buffer_ref() failed.");
+	return Context::create(std::move(vk), std::move(held));
 }
 
 } // namespace gpuhandle::ffmpeg::detail

@@ -59,12 +59,12 @@ uint64_t objectSize(const AVDRMObjectDescriptor &object, int fd)
 	struct stat st {};
 	if (fstat(fd, &st) == 0 && st.st_size > 0)
 		return static_cast<uint64_t>(st.st_size);
+	// A dup shares the file position with the producer's fd: it is put back where it was.
+	const off_t position = lseek(fd, 0, SEEK_CUR);
 	const off_t end = lseek(fd, 0, SEEK_END);
-	if (end <= 0)
-		return 0;
-	// A dma-buf's position means nothing; a memfd shares it with its other fds: put it back.
-	(void)lseek(fd, 0, SEEK_SET);
-	return static_cast<uint64_t>(end);
+	if (position >= 0)
+		(void)lseek(fd, position, SEEK_SET);
+	return end > 0 ? static_cast<uint64_t>(end) : 0;
 }
 
 // Checks the counts, fds and indices of `d`; flattens its layers' planes into `planes`.

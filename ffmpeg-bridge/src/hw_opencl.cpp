@@ -231,6 +231,15 @@ Status wrapOpenClAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hw
 				"frame is not, and copying it into images failed: %s",
 				copy.error().message().c_str());
 		copy->setRelease(ReleaseGate{});
+		// data[p] is read from resource p below: the copy must be one image per plane too.
+		Result<bool> copied = imagesInContext(**api, *copy, device->context);
+		if (!copied)
+			return std::move(copied).error();
+		if (!*copied)
+			return Error(
+				ErrorCode::NotSupported, "frame",
+				"The OpenCL backend's images of the frame are not one 2D image "
+				"per plane, as FFmpeg's OpenCL frames are.");
 		wrapped = std::make_shared<HeldFrame>(std::move(*copy));
 	}
 	const Frame &frame = wrapped->frame;

@@ -36,7 +36,12 @@ bool restoreGeneral(const VkDeviceFns &fns, const AVHWDeviceContext *device, uin
 	std::array<VkImageMemoryBarrier, 4> barriers{};
 	uint32_t count = 0;
 	for (int i = 0; i < planes; i++) {
-		if (f.layout[i] == VK_IMAGE_LAYOUT_GENERAL)
+		uint32_t owner = VK_QUEUE_FAMILY_IGNORED;
+#if GPUHANDLE_FFMPEG_VK_LOCKS
+		owner = f.queue_family[i];
+#endif
+		const bool foreign = owner != VK_QUEUE_FAMILY_IGNORED && owner != family;
+		if (f.layout[i] == VK_IMAGE_LAYOUT_GENERAL && !foreign)
 			continue;
 		VkImageMemoryBarrier &b = barriers[count++];
 		b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
@@ -44,8 +49,10 @@ bool restoreGeneral(const VkDeviceFns &fns, const AVHWDeviceContext *device, uin
 		b.dstAccessMask = kGeneralAccess;
 		b.oldLayout = f.layout[i];
 		b.newLayout = VK_IMAGE_LAYOUT_GENERAL;
-		b.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
-		b.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+		// FFmpeg (6.1 and later) may have left the image owned by another family, or
+		// released to VK_QUEUE_FAMILY_EXTERNAL: acquired on the family submitted to here.
+		b.srcQueueFamilyIndex = foreign ? owner : VK_QUEUE_FAMILY_IGNORED;
+		b.dstQueueFamilyIndex = foreign ? family : VK_QUEUE_FAMILY_IGNORED;
 		b.image = f.img[i];
 		b.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
 	}
@@ -90,7 +97,10 @@ bool restoreGeneral(const VkDeviceFns &fns, const AVHWDeviceContext *device, uin
 		fns.getDeviceQueue(fns.device, family, 0, &queue);
 		std::shared_ptr<std::recursive_mutex> lock = deviceSubmitLock(device);
 		if (lockWithin(*lock, timeout)) {
+			auto *mutableDevice = const_cast<AVHWDeviceContext *>(device);
+			ffmpegQueueLock(mutableDevice, family, true);
 			r = fns.queueSubmit(queue, 1, &submit, fence);
+			ffmpegQueueLock(mutableDevice, family, false);
 			lock->unlock();
 		} else {
 			r = VK_TIMEOUT;
@@ -205,7 +215,7 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 		held = std::move(*copied);
 	}
 	if (!fns->createSemaphore || !fns->destroySemaphore || !fns->waitSemaphores ||
-	    !fns->createFence || !fns->allocateCommandBuffers || hw.queue_family_tx_index < 0)
+	    !fns->createFence || !fns->allocateCommandBuffers || transferQueueFamily(hw) < 0)
 		return Error(ErrorCode::NotSupported, "options.hwFrames",
 			     "The FFmpeg Vulkan device lacks timeline semaphores or a transfer "
 			     "queue.");
@@ -217,6 +227,19 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 				     "An AVVkFrame has one VkImage per plane: the frame has %u "
 				     "resources for %u planes, the sw_format %d planes.",
 				     frame.numResources(), frame.numPlanes(), planes);
+#if GPUHANDLE_FFMPEG_VK_LOCKS
+	// From FFmpeg 6.1 a frames context of a multi-plane format uses one multi-planar VkImage
+	// (format[0], format[1] unset) unless AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE: FFmpeg would
+	// read the first plane's image as the whole picture.
+	const auto &fhw = *static_cast<const AVVulkanFramesContext *>(frames.hwctx);
+	if (planes > 1 && !(fhw.flags & AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE) &&
+	    fhw.format[1] == VK_FORMAT_UNDEFINED)
+		return Error(
+			ErrorCode::NotSupported, "options.hwFrames",
+			"The frames context holds one multi-planar VkImage per frame; gpuhandle "
+			"wraps one VkImage per plane (make the frames context with "
+			"AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE).");
+#endif
 	std::array<const VulkanImageDesc *, 4> images{};
 	for (int i = 0; i < planes; i++) {
 		const auto p = static_cast<uint32_t>(i);
@@ -274,9 +297,15 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 					     vkResultText(r).c_str());
 		}
 	}
-	VkFrameOwner owner{ *fns, frames.device_ctx,
-			    static_cast<uint32_t>(hw.queue_family_tx_index), planes,
-			    holdAvBuffer(hwFrames) };
+	// The owner's reference keeps the VkDevice until the semaphores are destroyed: without it
+	// (out of memory) the AVVkFrame could outlive the device its free uses.
+	KeepAliveRef framesHeld = holdAvBuffer(hwFrames);
+	if (!framesHeld) {
+		destroySemaphores(*fns, f, planes);
+		return Error(ErrorCode::OutOfMemory, "frame", "av_buffer_ref() failed.");
+	}
+	VkFrameOwner owner{ *fns, frames.device_ctx, static_cast<uint32_t>(transferQueueFamily(hw)),
+			    planes, std::move(framesHeld) };
 	auto *data = reinterpret_cast<uint8_t *>(f);
 	AVBufferRef *buffer = bufferHolding(held, data, sizeof(AVVkFrame), [owner](uint8_t *freed) {
 		owner.free(reinterpret_cast<AVVkFrame *>(freed));

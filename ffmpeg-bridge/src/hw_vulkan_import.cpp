@@ -104,11 +104,13 @@ Status checkExportable(const VkDeviceFns &fns, const AVHWFramesContext &frames,
 			ErrorCode::NotSupported, "options.exportVulkanMemory",
 			"The frames use DRM-modifier tiling, whose modifier and plane layout an "
 			"opaque fd does not carry.");
+#if GPUHANDLE_FFMPEG_VK_CONTIGUOUS
 	if (fhw.flags & AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY)
 		return Error(ErrorCode::NotSupported, "options.exportVulkanMemory",
 			     "The frames context allocates all planes in one VkDeviceMemory "
 			     "(AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY): one opaque fd per plane image "
 			     "cannot describe memory shared between planes.");
+#endif
 	if (!fns.getPhysicalDeviceImageFormatProperties2)
 		return Error(ErrorCode::NotSupported, "options.exportVulkanMemory",
 			     "The loader resolves no vkGetPhysicalDeviceImageFormatProperties2 to "
@@ -213,9 +215,11 @@ Result<VulkanMemoryFd> exportPlane(const VkDeviceFns &fns, const AVHWFramesConte
 // Records and submits the barrier of every plane image to GENERAL, waiting for sem[i] at
 // sem_value[i] and signalling sem_value[i] + 1, then updates the AVVkFrame. `release`: the
 // images go to VK_QUEUE_FAMILY_EXTERNAL (another device or API reads the exported memory), as
-// FFmpeg's own export does.
+// FFmpeg's own export does. `signalled` gets sem[0]'s new value, read while the frame is locked:
+// once it is unlocked another thread may submit on the frame and raise sem_value again.
 Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFrame &f, int planes,
-		       uint32_t family, bool release, Submission &s, WaitDuration timeout)
+		       uint32_t family, bool release, Submission &s, WaitDuration timeout,
+		       uint64_t &signalled)
 {
 	VkCommandPoolCreateInfo poolInfo{};
 	poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
@@ -317,19 +321,13 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 		submit.pSignalSemaphores = f.sem;
 		VkQueue queue = VK_NULL_HANDLE;
 		fns.getDeviceQueue(fns.device, family, 0, &queue);
-#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
-		auto *hw = static_cast<AVVulkanDeviceContext *>(device->hwctx);
-		if (hw->lock_queue)
-			hw->lock_queue(device, family, 0);
-#endif
+		ffmpegQueueLock(device, family, true);
 		r = fns.queueSubmit(queue, 1, &submit, s.fence);
-#if GPUHANDLE_FFMPEG_VK_LOCK_QUEUE
-		if (hw->unlock_queue)
-			hw->unlock_queue(device, family, 0);
-#endif
+		ffmpegQueueLock(device, family, false);
 	}
 	if (r == VK_SUCCESS) {
 		s.submitted = true;
+		signalled = signals[0];
 		for (int i = 0; i < planes; i++) {
 			f.layout[i] = VK_IMAGE_LAYOUT_GENERAL;
 			f.access[i] = static_cast<VkAccessFlagBits>(kGeneralAccess);
@@ -377,7 +375,8 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 				"The AVVkFrame has no image or semaphore for plane %d (one "
 				"VkImage holding several planes is not supported).",
 				i);
-	if (hw.queue_family_tx_index < 0)
+	const int transfer = transferQueueFamily(hw);
+	if (transfer < 0)
 		return Error(ErrorCode::NotSupported, "frame.hw_frames_ctx",
 			     "The FFmpeg Vulkan device has no transfer queue family.");
 	if (!fns->waitSemaphores || !fns->getSemaphoreCounterValue || !fns->createFence ||
@@ -438,9 +437,10 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 			return std::move(made).error();
 		desc.resources[p] = Resource(std::move(*made));
 	}
-	const auto family = static_cast<uint32_t>(hw.queue_family_tx_index);
+	const auto family = static_cast<uint32_t>(transfer);
+	uint64_t signalled = 0;
 	if (Status moved = submitToGeneral(*fns, frames, f, planes, family, exporting,
-					   *anchor->submission, in.options.timeout);
+					   *anchor->submission, in.options.timeout, signalled);
 	    !moved)
 		return std::move(moved).error();
 	// Every semaphore was signalled by the one submission: sem[0] reaching its value says
@@ -451,7 +451,7 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	VulkanSemaphoreSync raw;
 	raw.semaphore = reinterpret_cast<uint64_t>(f.sem[0]);
 	raw.kind = VulkanSemaphoreKind::Timeline;
-	raw.value = f.sem_value[0];
+	raw.value = signalled;
 	raw.device = fns->device;
 	Result<SyncPoint> acquire = importVulkanSemaphore(raw, dispatch, anchor);
 	if (!acquire)

@@ -6,6 +6,8 @@
 #include <gpuhandle/sync_waiter.h>
 #include <gpuhandle/uuid.h>
 
+#include "hw_device_internal.h" // lockWithin
+
 #include <memory>
 #include <mutex>
 #include <string>
@@ -21,6 +23,21 @@ extern "C" {
 // deprecated without replacement since lavu 60 and goes at lavu 62. 5.1 has none of them.
 #define GPUHANDLE_FFMPEG_VK_LOCKS (LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 29, 100))
 #define GPUHANDLE_FFMPEG_VK_LOCK_QUEUE (GPUHANDLE_FFMPEG_VK_LOCKS && LIBAVUTIL_VERSION_MAJOR < 62)
+// FFmpeg 7.1 lists the device's queue families in AVVulkanDeviceContext.qf[] and deprecates the
+// fixed queue_family_*_index fields (FF_API_VULKAN_FIXED_QUEUES, gone at lavu 61): reading or
+// writing those would fail a -Werror build there, and any build from lavu 61.
+#if defined(FF_API_VULKAN_FIXED_QUEUES) || LIBAVUTIL_VERSION_MAJOR >= 61
+#define GPUHANDLE_FFMPEG_VK_QF 1
+#else
+#define GPUHANDLE_FFMPEG_VK_QF 0
+#endif
+// AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY exists while FF_API_VULKAN_CONTIGUOUS_MEMORY is set (the
+// macro itself goes with the flag at a major bump; before FFmpeg 6.1 there is no macro).
+#ifdef FF_API_VULKAN_CONTIGUOUS_MEMORY
+#define GPUHANDLE_FFMPEG_VK_CONTIGUOUS FF_API_VULKAN_CONTIGUOUS_MEMORY
+#else
+#define GPUHANDLE_FFMPEG_VK_CONTIGUOUS (LIBAVUTIL_VERSION_MAJOR < 59)
+#endif
 
 namespace gpuhandle::ffmpeg::detail {
 
@@ -70,9 +87,14 @@ VkDeviceUuids deviceUuidsOf(const VkDeviceFns &fns);
 // Whether the device context lists `name` among its enabled device extensions.
 bool hasDeviceExtension(const AVVulkanDeviceContext &hw, const char *name);
 
-// Locks `mutex` within `timeout` (polling: the registry's mutex has no timed lock). False when
-// the time ran out.
-bool lockWithin(std::recursive_mutex &mutex, WaitDuration timeout);
+// The queue family the bridge submits on and hands to Contexts: the device's transfer family
+// (a graphics or compute family when none is flagged transfer); -1 when it has none.
+int transferQueueFamily(const AVVulkanDeviceContext &hw);
+
+// FFmpeg's lock of queue 0 of `family` (AVVulkanDeviceContext.lock_queue, where the FFmpeg version
+// has it and the device sets it): taken when `take`, else released. FFmpeg's own submissions take
+// it, gpuhandle's submission lock does not stand in for it.
+void ffmpegQueueLock(AVHWDeviceContext *device, uint32_t family, bool take);
 
 // "VkResult N" for messages.
 std::string vkResultText(VkResult result);

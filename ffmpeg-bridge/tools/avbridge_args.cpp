@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -42,6 +43,9 @@ constexpr const char *kHelp =
 	"      'gpuhandledownload ! filesink location=out.nv12'\n"
 	"  gpuhandle-avbridge from-gst 'videotestsrc num-buffers=10 ! video/x-raw,format=I420' "
 	"out.yuv\n";
+
+// A year: far beyond any wait the program makes, far below what a deadline can hold.
+constexpr int64_t kLongestTimeout = 365LL * 24 * 3600;
 
 enum class Takes : uint8_t { Nothing, Value };
 
@@ -96,6 +100,10 @@ Status apply(Options &options, std::string_view name, const std::string &value)
 		Result<int64_t> number = positiveNumber(std::string(name), value);
 		if (!number)
 			return number.error();
+		// steady_clock::now() + seconds(N) overflows (a deadline in the past) for huge N.
+		if (name == "--timeout" && *number > kLongestTimeout)
+			return usage("--timeout takes at most " + std::to_string(kLongestTimeout) +
+				     " seconds, not " + value);
 		(name == "--frames" ? options.frames : options.timeoutSeconds) = *number;
 	}
 	return {};

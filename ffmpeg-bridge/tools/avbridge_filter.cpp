@@ -9,6 +9,7 @@ extern "C" {
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
 #include <libavfilter/buffersrc.h>
+#include <libavfilter/version.h>
 #include <libavutil/buffer.h>
 #include <libavutil/frame.h>
 #include <libavutil/mem.h>
@@ -87,11 +88,24 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 	if (err < 0)
 		return avError("the filter graph's sink was not made", err);
 	if (!sinkFormats.empty()) {
+#if LIBAVFILTER_VERSION_INT >= AV_VERSION_INT(10, 6, 100)
+		// FFmpeg 8 replaced the binary pix_fmts option with the array option pixel_formats,
+		// which takes the names joined by '|'.
+		std::string names;
+		for (int format : sinkFormats) {
+			const char *name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(format));
+			if (!name)
+				continue;
+			names += (names.empty() ? "" : "|") + std::string(name);
+		}
+		err = av_opt_set(sink_, "pixel_formats", names.c_str(), AV_OPT_SEARCH_CHILDREN);
+#else
 		// av_opt_set_int_list without its macro (old-style casts): the list, no terminator.
 		err = av_opt_set_bin(sink_, "pix_fmts",
 				     reinterpret_cast<const uint8_t *>(sinkFormats.data()),
 				     static_cast<int>(sinkFormats.size() * sizeof(int)),
 				     AV_OPT_SEARCH_CHILDREN);
+#endif
 		if (err < 0)
 			return avError("the filter graph's sink refused the encoder's formats",
 				       err);

@@ -21,7 +21,19 @@ extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavformat/avformat.h>
 #include <libavutil/hwcontext.h>
+#include <libavutil/version.h>
 }
+
+// From FFmpeg 6.1 a Vulkan frames context makes one multi-planar VkImage per frame unless told
+// otherwise; gpuhandle's Vulkan frames are one VkImage per plane.
+#if __has_include(<vulkan/vulkan.h>) && LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 29, 100)
+extern "C" {
+#include <libavutil/hwcontext_vulkan.h>
+}
+#define AVBRIDGE_VK_PLANE_IMAGES 1
+#else
+#define AVBRIDGE_VK_PLANE_IMAGES 0
+#endif
 
 namespace gpuhandle::avbridge {
 
@@ -146,6 +158,10 @@ Status FromGst::ensureHwFrames(const Frame &frame)
 	ctx->sw_format = *swFormat;
 	ctx->width = static_cast<int>(frame.width());
 	ctx->height = static_cast<int>(frame.height());
+#if AVBRIDGE_VK_PLANE_IMAGES
+	auto *vk = static_cast<AVVulkanFramesContext *>(ctx->hwctx);
+	vk->flags = static_cast<AVVkFrameFlags>(vk->flags | AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE);
+#endif
 	int err;
 	{
 		ffmpeg::HwDeviceLock lock(device_.ref);
@@ -228,8 +244,18 @@ Status FromGst::filter(AVFrame *frame)
 			return Error(ErrorCode::NotSupported, "frame",
 				     "the pipeline changed the frame size or format mid-stream");
 		std::vector<int> formats;
-		if (codec_->pix_fmts)
-			for (const AVPixelFormat *p = codec_->pix_fmts; *p != AV_PIX_FMT_NONE; ++p)
+		const AVPixelFormat *supported = nullptr;
+#if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
+		// FFmpeg 7.1 deprecates AVCodec.pix_fmts for this (and 9.0 removes it).
+		const void *list = nullptr;
+		if (avcodec_get_supported_config(nullptr, codec_, AV_CODEC_CONFIG_PIX_FORMAT, 0,
+						 &list, nullptr) >= 0)
+			supported = static_cast<const AVPixelFormat *>(list);
+#else
+		supported = codec_->pix_fmts;
+#endif
+		if (supported)
+			for (const AVPixelFormat *p = supported; *p != AV_PIX_FMT_NONE; ++p)
 				formats.push_back(*p);
 		const AVRational rate = capsRate_.num > 0 ? capsRate_ : AVRational{ 0, 1 };
 		// Configuring may initialise frames contexts, which may submit (layout

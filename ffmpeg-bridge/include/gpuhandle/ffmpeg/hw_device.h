@@ -42,11 +42,15 @@ Result<BackendRef> backendForHwDevice(const AVBufferRef *device);
 // Serialises queue submissions on an FFmpeg Vulkan device between FFmpeg 5.1 (which takes no
 // lock) and gpuhandle (which takes this lock through the Context's queueLock). A no-op for other
 // device types. Recursive for one thread. Scoped: the lock is held while the object lives.
+// Bounded like every wait: when another thread holds it for longer than kDefaultWaitTimeout the
+// lock is not taken and held() is false.
 class HwDeviceLock
 {
 public:
 	explicit HwDeviceLock(const AVBufferRef *device);
 	~HwDeviceLock();
+	// False when the lock was not taken (no device, not Vulkan, or the timeout passed).
+	bool held() const noexcept { return lock_ != nullptr; }
 	HwDeviceLock(const HwDeviceLock &) = delete;
 	HwDeviceLock &operator=(const HwDeviceLock &) = delete;
 
