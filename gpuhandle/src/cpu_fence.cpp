@@ -1,5 +1,7 @@
-// CpuFence: mutex + condition variable for blocking waits, an eventfd for poll-based waits.
+// CpuFence: an atomic flag for checks, an eventfd (written only once in use) for every wait.
 #include <gpuhandle/cpu_fence.h>
+
+#include "fence_fd_waiter.h"
 
 #include <cerrno>
 #include <cstring>
@@ -18,19 +20,53 @@ Result<std::shared_ptr<CpuFence>> CpuFence::create()
 
 CpuFence::~CpuFence() = default;
 
-void CpuFence::signal() noexcept
+void CpuFence::writeEventFd() const noexcept
 {
-	{
-		std::lock_guard<std::mutex> lock(mutex_);
-		if (signaled_)
-			return;
-		signaled_ = true;
-	}
-	// The counter stays non-zero (nobody reads it), so the fd stays readable: a level, not an edge.
+	if (fdWritten_)
+		return;
+	// The counter stays non-zero until reset() reads it, so the fd stays readable: a level,
+	// not an edge.
 	uint64_t one = 1;
 	ssize_t written = ::write(eventFd_.get(), &one, sizeof(one));
-	(void)written; // cannot fail for a fresh eventfd counter of 1
-	done_.notify_all();
+	(void)written; // cannot fail for a drained eventfd counter
+	fdWritten_ = true;
+}
+
+void CpuFence::signal() noexcept
+{
+	if (signaled_.exchange(true) || !fdInUse_.load())
+		return; // nobody polls the fd: no lock, no system call
+	// A pool may already have reset() the fence (it saw signaled_): then write nothing, so
+	// that the fd is readable exactly while the fence is signalled.
+	std::lock_guard<std::mutex> lock(mutex_);
+	if (signaled_.load())
+		writeEventFd();
+}
+
+void CpuFence::reset() noexcept
+{
+	signaled_.store(false);
+	if (!fdInUse_.load())
+		return;
+	std::lock_guard<std::mutex> lock(mutex_);
+	if (!fdWritten_)
+		return;
+	uint64_t count = 0;
+	ssize_t got = ::read(eventFd_.get(), &count, sizeof(count));
+	(void)got; // non-blocking; the counter is non-zero, so the read drains it
+	fdWritten_ = false;
+}
+
+int CpuFence::pollFd() const noexcept
+{
+	if (!fdInUse_.load()) {
+		std::lock_guard<std::mutex> lock(mutex_);
+		fdInUse_.store(true);
+		// A signal() that came before saw no fd user and wrote nothing: write for it.
+		if (signaled_.load())
+			writeEventFd();
+	}
+	return eventFd_.get();
 }
 
 SyncPoint CpuFence::point()
@@ -41,21 +77,15 @@ SyncPoint CpuFence::point()
 
 Status CpuFence::wait(WaitDuration timeout)
 {
-	std::unique_lock<std::mutex> lock(mutex_);
-	Deadline deadline = Deadline::after(timeout);
-	if (deadline.isNever()) {
-		done_.wait(lock, [this] { return signaled_; });
-		return {};
-	}
-	if (!done_.wait_until(lock, deadline.when(), [this] { return signaled_; }))
-		return waitTimeoutError(BackendKind::Cpu, timeout);
-	return {};
+	if (signaled_.load())
+		return {}; // done: no lock, no clock
+	// The eventfd is written once signalled (pollFd() writes it if the signal came first).
+	return detail::pollUntilReadable(pollFd(), timeout, BackendKind::Cpu);
 }
 
 Result<bool> CpuFence::isSignaled()
 {
-	std::lock_guard<std::mutex> lock(mutex_);
-	return signaled_;
+	return signaled_.load();
 }
 
 } // namespace gpuhandle

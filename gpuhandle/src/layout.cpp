@@ -40,51 +40,46 @@ std::optional<Error> checkSize(const char *type, uint32_t width, uint32_t height
 	return std::nullopt;
 }
 
-// Row stride in bytes, or an error when it does not fit in 32 bits.
-Result<uint32_t> stride(const FrameLayout &layout, uint64_t bytes, uint64_t align)
+// A row that does not fit in a 32-bit stride (the cold path of linearLayout).
+[[gnu::cold]] Error strideError(const FrameLayout &layout, uint64_t rounded)
 {
-	uint64_t rounded = detail::roundUp(bytes, align);
-	if (rounded > std::numeric_limits<uint32_t>::max())
-		return Error::format(ErrorCode::OutOfRange, "width",
-				     "A row of a %u pixel wide %s frame (%" PRIu64 " bytes) does not fit in a 32-bit stride.",
-				     layout.width, pixelFormatName(layout.format), rounded);
-	return static_cast<uint32_t>(rounded);
+	return Error::format(ErrorCode::OutOfRange, "width",
+			     "A row of a %u pixel wide %s frame (%" PRIu64 " bytes) does not fit in a 32-bit stride.",
+			     layout.width, pixelFormatName(layout.format), rounded);
 }
 
 // FFmpeg's av_image_fill_linesizes: a plane's row is computed from the width shifted by the
 // chroma shift with rounding up (-((-w) >> s)), which equals our rowBytes for every format.
-Result<FrameLayout> linearLayout(const PixelFormatInfo &info, FrameLayout layout, uint32_t align)
+// Fills `layout` in place (callers query layouts per frame: no copies of it).
+std::optional<Error> linearLayout(const PixelFormatInfo &info, FrameLayout &layout, uint32_t align)
 {
 	for (uint32_t i = 0; i < info.numPlanes; ++i) {
 		const PlaneInfo &p = info.planes[i];
 		PlaneLayout &plane = layout.planes[i];
-		plane.width = static_cast<uint32_t>((uint64_t(layout.width) + p.hsub - 1) / p.hsub);
-		plane.height = p.rows(layout.height);
-		auto s = stride(layout, p.rowBytes(layout.width), align);
-		if (!s.ok())
-			return std::move(s).error();
-		plane.stride = *s;
+		plane.width = detail::planeWidth(p, layout.width);
+		plane.height = detail::planeRows(p, layout.height);
+		uint64_t stride = detail::roundUp(detail::planeRowBytes(p, layout.width), align);
+		if (stride > std::numeric_limits<uint32_t>::max()) [[unlikely]]
+			return strideError(layout, stride);
+		plane.stride = static_cast<uint32_t>(stride);
 	}
-	if (auto e = detail::packPlanes(layout))
-		return std::move(*e);
-	return layout;
+	return detail::packPlanes(layout);
 }
 
-Result<FrameLayout> startLayout(PixelFormat format, uint32_t width, uint32_t height,
-				const PixelFormatInfo *&info)
+// The format's row of the table, or the error saying why there is none.
+Result<const PixelFormatInfo *> startLayout(PixelFormat format, uint32_t width, uint32_t height,
+					    FrameLayout &layout)
 {
 	auto found = pixelFormatInfo(format);
 	if (!found.ok())
 		return std::move(found).error();
 	if (auto e = checkSize("Layout", width, height))
 		return std::move(*e);
-	info = *found;
-	FrameLayout layout;
 	layout.format = format;
 	layout.width = width;
 	layout.height = height;
-	layout.numPlanes = info->numPlanes;
-	return layout;
+	layout.numPlanes = (*found)->numPlanes;
+	return *found;
 }
 
 } // namespace
@@ -92,38 +87,57 @@ Result<FrameLayout> startLayout(PixelFormat format, uint32_t width, uint32_t hei
 Result<FrameLayout> computeLayout(PixelFormat format, uint32_t width, uint32_t height,
 				  LayoutPolicy policy, uint32_t align)
 {
-	const PixelFormatInfo *info = nullptr;
-	auto start = startLayout(format, width, height, info);
-	if (!start.ok())
-		return start;
+	// One Result, filled in place and returned by every path (no copy of the layout).
+	Result<FrameLayout> out{ FrameLayout{} };
+	FrameLayout &layout = *out;
+	const auto formats = allPixelFormats();
+	const auto index = static_cast<size_t>(format) - 1; // Unknown (0) wraps past the end
+	if (index >= formats.size() || !width || !height) {
+		auto info = startLayout(format, width, height, layout); // says why
+		if (!info.ok())
+			out = std::move(info).error();
+		return out;
+	}
+	const PixelFormatInfo &info = formats[index];
+	layout.format = format;
+	layout.width = width;
+	layout.height = height;
+	layout.numPlanes = info.numPlanes;
+	std::optional<Error> e;
 	switch (policy) {
 	case LayoutPolicy::Tight:
-		return linearLayout(*info, *start, 1);
+		e = linearLayout(info, layout, 1);
+		break;
 	case LayoutPolicy::FFmpeg:
 	case LayoutPolicy::StrideAlign:
-		if (!align || !std::has_single_bit(align) || align > 4096)
-			return Error::format(ErrorCode::InvalidArgument, "align",
-					     "Layout: align %u is not a power of two between 1 and 4096.", align);
-		return linearLayout(*info, *start, align);
-	case LayoutPolicy::GStreamer: {
-		FrameLayout layout = *start;
-		if (auto e = detail::gstreamerLayout(*info, layout))
-			return std::move(*e);
-		return layout;
+		if (detail::isPowerOfTwo(align) && align <= 4096)
+			e = linearLayout(info, layout, align);
+		else
+			e = Error::format(ErrorCode::InvalidArgument, "align",
+					  "Layout: align %u is not a power of two between 1 and 4096.",
+					  align);
+		break;
+	case LayoutPolicy::GStreamer:
+		e = detail::gstreamerLayout(info, layout);
+		break;
+	default:
+		e = Error::format(ErrorCode::InvalidArgument, "policy",
+				  "Layout: policy %u is not a LayoutPolicy.",
+				  static_cast<unsigned>(policy));
 	}
-	}
-	return Error::format(ErrorCode::InvalidArgument, "policy", "Layout: policy %u is not a LayoutPolicy.",
-			     static_cast<unsigned>(policy));
+	if (e)
+		out = std::move(*e);
+	return out;
 }
 
 Result<FrameLayout> layoutWithStrides(PixelFormat format, uint32_t width, uint32_t height,
 				      std::span<const uint32_t> strides)
 {
-	const PixelFormatInfo *info = nullptr;
-	auto start = startLayout(format, width, height, info);
-	if (!start.ok())
-		return start;
-	FrameLayout layout = *start;
+	FrameLayout layout;
+	auto found = startLayout(format, width, height, layout);
+	if (!found.ok())
+		return std::move(found).error();
+	const PixelFormatInfo *info = *found;
 	if (strides.size() != info->numPlanes)
 		return Error::format(ErrorCode::InvalidArgument, "strides",
 				     "Layout: %zu strides given but %s has %u planes.", strides.size(),

@@ -48,16 +48,16 @@ std::optional<Error> gstreamerLayout(const PixelFormatInfo &info, FrameLayout &l
 	for (uint32_t i = 0; i < info.numPlanes; ++i) {
 		const PlaneInfo &p = info.planes[i];
 		PlaneLayout &plane = layout.planes[i];
-		plane.width = static_cast<uint32_t>((uint64_t(layout.width) + p.hsub - 1) / p.hsub);
-		plane.height = p.rows(layout.height);
-		uint64_t stride = roundUp(p.rowBytes(layout.width), strideAlignment(info));
+		plane.width = planeWidth(p, layout.width);
+		plane.height = planeRows(p, layout.height);
+		uint64_t stride = roundUp(planeRowBytes(p, layout.width), strideAlignment(info));
 		if (stride > std::numeric_limits<uint32_t>::max())
 			return Error::format(ErrorCode::OutOfRange, "width",
 					     "A row of a %u pixel wide %s frame (%" PRIu64
 					     " bytes) does not fit in a 32-bit stride.",
 					     layout.width, pixelFormatName(layout.format), stride);
 		plane.stride = static_cast<uint32_t>(stride);
-		uint64_t rows = (height + p.vsub - 1) / p.vsub;
+		uint64_t rows = divUp(height, p.vsub);
 		plane.offset = offset;
 		if (__builtin_mul_overflow(stride, rows, &plane.size) ||
 		    __builtin_add_overflow(offset, plane.size, &offset))

@@ -2,13 +2,18 @@
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/release_gate.h>
 
+#include <atomic>
+
 namespace gpuhandle {
 
 struct ReleaseGate::State final : SyncWaiter {
 	std::shared_ptr<CpuFence> fence;
-	std::mutex mutex;
-	bool signalled = false; // under mutex: only the first signal() counts
-	SyncPoint consumerDone; // set once, under mutex, before fence is signalled
+	std::atomic<bool> signalled{ false }; // only the first signal() counts
+	std::mutex mutex;                      // guards consumerDone
+	SyncPoint consumerDone;                // set once, under mutex, before fence is signalled
+	// consumerDone is not a Noop point: set with it, before the fence is signalled, so that a
+	// gate released without a consumer fence (the common case) is checked without the lock.
+	std::atomic<bool> consumerPending{ false };
 
 	SyncPoint consumerPoint()
 	{
@@ -19,16 +24,19 @@ struct ReleaseGate::State final : SyncWaiter {
 	BackendKind backend() const noexcept override { return BackendKind::Cpu; }
 	Status wait(WaitDuration timeout) override
 	{
+		if (fence->isSignaled().value() && !consumerPending.load(std::memory_order_acquire))
+			return {}; // released without a consumer fence: no lock, no clock
 		Deadline deadline = Deadline::after(timeout);
 		Status status = fence->wait(timeout);
-		if (!status.ok())
+		if (!status.ok() || !consumerPending.load(std::memory_order_acquire))
 			return status;
 		return consumerPoint().wait(deadline.remaining());
 	}
 	Result<bool> isSignaled() override
 	{
 		auto fenceDone = fence->isSignaled();
-		if (!fenceDone.ok() || !*fenceDone)
+		if (!fenceDone.ok() || !*fenceDone ||
+		    !consumerPending.load(std::memory_order_acquire))
 			return fenceDone;
 		return consumerPoint().isSignaled();
 	}
@@ -49,14 +57,31 @@ Status ReleaseGate::signal(SyncPoint consumerDone) const
 {
 	if (!state_)
 		return Error(ErrorCode::InvalidState, "gate", "ReleaseGate: signal() on an empty gate (none()).");
-	{
+	if (state_->signalled.exchange(true))
+		return {}; // only the first signal counts
+	if (!consumerDone.isNoop()) {
 		std::lock_guard<std::mutex> lock(state_->mutex);
-		if (state_->signalled)
-			return {}; // only the first signal counts
-		state_->signalled = true;
 		state_->consumerDone = std::move(consumerDone);
+		state_->consumerPending.store(true, std::memory_order_release);
 	}
-	state_->fence->signal();
+	state_->fence->signal(); // last: readers see consumerPending once the fence is signalled
+	return {};
+}
+
+Status ReleaseGate::reset() const
+{
+	if (!state_)
+		return Error(ErrorCode::InvalidState, "gate",
+			     "ReleaseGate: reset() on an empty gate (none()).");
+	SyncPoint previous; // dropped after the lock: its waiter may do work when it goes
+	if (state_->consumerPending.load(std::memory_order_acquire)) {
+		std::lock_guard<std::mutex> lock(state_->mutex);
+		previous = std::move(state_->consumerDone);
+		state_->consumerDone = SyncPoint::noop();
+		state_->consumerPending.store(false, std::memory_order_relaxed);
+	}
+	state_->fence->reset();
+	state_->signalled.store(false);
 	return {};
 }
 

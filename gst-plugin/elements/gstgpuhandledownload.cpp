@@ -146,6 +146,7 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	s.format = *format;
 	s.target = targetOfCaps(outcaps);
 	s.lastPath = ExecutionPath::Kind::NotRun;
+	s.noDirectWrapFrom = nullptr;
 #if GPUHANDLE_GST_HAVE_GL
 	if (s.glPool) { // made for the old caps (and maybe another context)
 		gst_buffer_pool_set_active(s.glPool, FALSE);
@@ -229,6 +230,17 @@ gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 
 GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer **outbuf)
 {
+	GstMemory *first =
+		gst_buffer_n_memory(inbuf) == 1 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
+	const Frame *whole = first ? memoryFrame(first) : nullptr;
+	if (whole && whole->numResources() == 1 && memoryResourceIndex(first) == 0) {
+		// One memory holding its whole frame (what frameFromBuffer() would check and copy):
+		// used in place, saving a copy of the frame per buffer.
+		const BackendRef backend = memoryBackend(first);
+		if (stateOf(trans).target == Target::System)
+			return toSystem(trans, inbuf, *whole, backend, outbuf);
+		return toDevice(trans, inbuf, *whole, backend, outbuf);
+	}
 	Result<Frame> frame = frameFromBuffer(inbuf);
 	if (!frame.ok()) {
 		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,

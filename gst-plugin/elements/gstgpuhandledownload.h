@@ -57,6 +57,10 @@ struct DownloadState {
 	bool downstreamSyncMeta = false; // downstream waits on GstGpuHandleSyncMeta itself
 	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
 	ImportRoute lastRoute = ImportRoute::Direct;
+	// The input backend whose frames did not wrap as the target's memory as they are: its next
+	// frames go straight to the planner (whose Direct route still wraps one that would), without
+	// an error made per frame. Cleared when caps are set (the target may change).
+	const void *noDirectWrapFrom = nullptr;
 	// Guards the GL, Vulkan and CUDA object fields below: context queries and set_context arrive from
 	// other threads while the streaming thread negotiates. Recursive, as GstGLBaseFilter's: the
 	// neighbours' answers to the queries made under it come back into this element (query,

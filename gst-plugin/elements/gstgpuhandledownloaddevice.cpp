@@ -168,15 +168,23 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	}
 	// Memory of the target API on its device already (GStreamer's own textures from glupload,
 	// or images of the shared Vulkan device): wrapped as it is.
-	Result<GstBuffer *> direct = wrapAsTarget(trans, frame, timeoutOf(s));
-	if (!direct.ok())
-		GST_LOG_OBJECT(trans, "not %s as it is: %s", targetName(s.target),
-			       direct.error().message().c_str());
-	if (direct.ok()) {
-		keepInputAlive(*direct, inbuf);
-		copyMetadata(trans, *direct, inbuf);
+	// Tried once per input backend and negotiation: a frame that is not the target's memory
+	// would make (and drop) an error per frame. The planner's Direct route still wraps it.
+	const void *source = backend ? static_cast<const void *>(backend.get()) : &s;
+	std::optional<Result<GstBuffer *>> direct;
+	if (source != s.noDirectWrapFrom) {
+		direct = wrapAsTarget(trans, frame, timeoutOf(s));
+		if (!direct->ok()) {
+			GST_LOG_OBJECT(trans, "not %s as it is: %s", targetName(s.target),
+				       direct->error().message().c_str());
+			s.noDirectWrapFrom = source;
+		}
+	}
+	if (direct && direct->ok()) {
+		keepInputAlive(**direct, inbuf);
+		copyMetadata(trans, **direct, inbuf);
 		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
-		*outbuf = *direct;
+		*outbuf = **direct;
 		return GST_FLOW_OK;
 	}
 	ImportOptions options{};

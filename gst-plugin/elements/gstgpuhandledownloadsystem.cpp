@@ -79,6 +79,34 @@ bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info)
 	return true;
 }
 
+// Whether `inbuf` (the GpuHandle buffer gpuhandleupload made over `source`) says nothing that
+// `source` does not: the same timestamps, offsets and flags, and no metas but the ones upload
+// adds (video, sync, parent). Then `source` itself can go downstream, with no new buffer.
+bool sameMetadata(GstBuffer *source, GstBuffer *inbuf)
+{
+	if (GST_BUFFER_PTS(source) != GST_BUFFER_PTS(inbuf) ||
+	    GST_BUFFER_DTS(source) != GST_BUFFER_DTS(inbuf) ||
+	    GST_BUFFER_DURATION(source) != GST_BUFFER_DURATION(inbuf) ||
+	    GST_BUFFER_OFFSET(source) != GST_BUFFER_OFFSET(inbuf) ||
+	    GST_BUFFER_OFFSET_END(source) != GST_BUFFER_OFFSET_END(inbuf))
+		return false;
+	const guint flags = GST_BUFFER_FLAGS(source) ^ GST_BUFFER_FLAGS(inbuf);
+	if ((flags & ~static_cast<guint>(GST_BUFFER_FLAG_TAG_MEMORY)) != 0)
+		return false;
+	gpointer state = nullptr;
+	while (GstMeta *meta = gst_buffer_iterate_meta(inbuf, &state)) {
+		const GType api = meta->info->api;
+		if (api != GST_VIDEO_META_API_TYPE && api != GST_GPU_HANDLE_SYNC_META_API_TYPE &&
+		    api != GST_PARENT_BUFFER_META_API_TYPE)
+			return false;
+	}
+	state = nullptr;
+	while (GstMeta *meta = gst_buffer_iterate_meta(source, &state))
+		if (meta->info->api != GST_VIDEO_META_API_TYPE)
+			return false;
+	return true;
+}
+
 // Maps `frame` (through its backend) and copies its rows into `out`, a buffer of the negotiated
 // caps that maps for writing (system memory, or GLMemory, which uploads on unmap). Posts the
 // element error and returns false when either side does not map.
@@ -155,9 +183,14 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	// reads its layout.
 	if (GstBuffer *source = sourceBufferOf(frame)) {
 		if (s.downstreamVideoMeta || hasDefaultLayout(source, s.info)) {
-			GstBuffer *out = gst_buffer_copy(source); // shares the memories and video meta
-			gst_buffer_unref(source);
-			copyMetadata(trans, out, inbuf);
+			// The source buffer itself when nothing changed on the way (per buffer, this
+			// saves a buffer and its metadata copy); else a buffer sharing its memories.
+			GstBuffer *out = source;
+			if (!sameMetadata(source, inbuf)) {
+				out = gst_buffer_copy(source); // shares the memories and video meta
+				gst_buffer_unref(source);
+				copyMetadata(trans, out, inbuf);
+			}
 			notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
 			*outbuf = out;
 			return GST_FLOW_OK;

@@ -28,6 +28,10 @@ public:
 	// Producer: a point that signals once the consumer signalled and its fence is done. A
 	// none() gate gives a Noop point.
 	SyncPoint released() const;
+	// Producer (pools): re-arms a released gate for the next use of its memory, so that a slot
+	// keeps one gate and allocates nothing per frame. Only once released() is done and no
+	// consumer of the previous use will signal again. InvalidState on a none() gate.
+	Status reset() const;
 
 private:
 	struct State;

@@ -1,0 +1,104 @@
+// Benchmark 2: GStreamer per-buffer overhead of gpuhandleupload ! gpuhandledownload vs identity.
+// One buffer is pushed again and again from a pad of ours straight into each chain (no
+// streaming thread, no queue), so the figure is what the two elements cost per buffer.
+#include "bench_common.h"
+#include "pad_chain.h"
+
+#include <string>
+#include <vector>
+
+#include <gst/video/video.h>
+
+using namespace gpuhandle::bench;
+using gpuhandle::bench::media::Chain;
+
+namespace {
+
+const std::string kSink = "fakesink sync=false async=false enable-last-sample=false";
+
+struct Size {
+	int width;
+	int height;
+};
+
+// The two chains side by side, interleaved in rounds; the median round of each.
+bool measure(Report &report, const Options &options, Size size)
+{
+	GstVideoInfo info;
+	gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, static_cast<guint>(size.width),
+				  static_cast<guint>(size.height));
+	GST_VIDEO_INFO_FPS_N(&info) = 30;
+	GST_VIDEO_INFO_FPS_D(&info) = 1;
+	GstCaps *caps = gst_video_info_to_caps(&info);
+	GstBuffer *buffer = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
+	gst_buffer_memset(buffer, 0, 0x80, GST_VIDEO_INFO_SIZE(&info));
+	gst_buffer_add_video_meta_full(buffer, GST_VIDEO_FRAME_FLAG_NONE, GST_VIDEO_FORMAT_NV12,
+				       info.width, info.height, info.finfo->n_planes, info.offset,
+				       info.stride);
+
+	Chain base("identity name=first silent=true ! identity silent=true ! " + kSink, caps);
+	Chain ours("gpuhandleupload name=first backend=cpu ! gpuhandledownload ! " + kSink, caps);
+	gst_caps_unref(caps);
+	const std::string label = std::to_string(size.width) + "x" + std::to_string(size.height);
+	bool ok = base.error.empty() && ours.error.empty();
+	const int perRound = options.iterations(20000, 200);
+	const int rounds = options.iterations(15, 2);
+	std::vector<double> baseNs, oursNs;
+	// Warm-up: negotiation and allocation happen on the first buffers.
+	ok = ok && base.push(buffer, perRound / 10 + 1) && ours.push(buffer, perRound / 10 + 1);
+	uint64_t baseAllocs = 0, oursAllocs = 0;
+	for (int r = 0; ok && r < rounds; r++) {
+		uint64_t allocs = heapAllocations();
+		auto start = Clock::now();
+		ok = base.push(buffer, perRound);
+		baseNs.push_back(nsSince(start) / perRound);
+		baseAllocs += heapAllocations() - allocs;
+		allocs = heapAllocations();
+		start = Clock::now();
+		ok = ok && ours.push(buffer, perRound);
+		oursNs.push_back(nsSince(start) / perRound);
+		oursAllocs += heapAllocations() - allocs;
+	}
+	gst_buffer_unref(buffer);
+	if (!ok) {
+		std::fprintf(stderr, "gst-overhead %s: %s%s\n", label.c_str(), base.error.c_str(),
+			     ours.error.c_str());
+		return false;
+	}
+	const double pushes = double(rounds) * perRound;
+	Result r;
+	r.name = "gst-overhead/NV12/" + label;
+	r.baseline = "identity ! identity ! fakesink";
+	r.baselineValue = statsOf(baseNs).median;
+	r.value = statsOf(oursNs).median;
+	r.unit = "ns";
+	r.targetRatio = 1.10;
+	char note[200];
+	std::snprintf(note, sizeof note,
+		      "gpuhandle: gpuhandleupload backend=cpu ! gpuhandledownload ! fakesink; "
+		      "heap allocations per buffer: %.1f (baseline %.1f)",
+		      double(oursAllocs) / pushes, double(baseAllocs) / pushes);
+	r.note = note;
+	report.add(std::move(r));
+	return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	const Options options = parseOptions(argc, argv);
+	gst_init(nullptr, nullptr);
+	GstElementFactory *factory = gst_element_factory_find("gpuhandleupload");
+	if (!factory) {
+		std::printf("SKIP: the gpuhandle plugin is not found (GST_PLUGIN_PATH)\n");
+		return 77;
+	}
+	gst_object_unref(factory);
+	Report report("GStreamer per-buffer overhead (bench 2)", options);
+	bool ok = true;
+	for (Size size : { Size{ 640, 360 }, Size{ 3840, 2160 } })
+		ok = measure(report, options, size) && ok;
+	const int status = report.finish();
+	return ok ? status : 1;
+}

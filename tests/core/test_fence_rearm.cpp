@@ -1,0 +1,151 @@
+// Re-arming a CpuFence and a ReleaseGate (pools reuse one per slot): state, eventfd, no
+// allocations.
+#include <gpuhandle/cpu_fence.h>
+#include <gpuhandle/release_gate.h>
+
+#include "alloc_counter.h"
+
+#include <atomic>
+#include <poll.h>
+#include <thread>
+
+#include "check_helpers.h"
+
+using namespace gpuhandle;
+using gpuhandle::test::AllocationScope;
+
+namespace {
+
+// Whether `fd` polls readable right now.
+bool readable(int fd)
+{
+	pollfd p{ fd, POLLIN, 0 };
+	return ::poll(&p, 1, 0) == 1 && (p.revents & POLLIN);
+}
+
+} // namespace
+
+START_TEST(cpu_fence_reset_unsignals_and_signals_again)
+{
+	auto fence = CpuFence::create().value();
+	SyncPoint point = fence->point();
+	for (int round = 0; round < 3; ++round) {
+		ck_assert(!point.isSignaled().value());
+		ck_assert_error(point.wait(std::chrono::milliseconds(1)), ErrorCode::Timeout,
+				"timeout");
+		fence->signal();
+		ck_assert(point.isSignaled().value());
+		ck_assert_ok(point.wait(std::chrono::milliseconds(1)));
+		fence->reset();
+	}
+	fence->reset(); // on an unsignalled fence: nothing
+	ck_assert(!point.isSignaled().value());
+}
+END_TEST
+
+START_TEST(cpu_fence_eventfd_follows_reset)
+{
+	auto fence = CpuFence::create().value();
+	// Signalled before anybody asked for the fd: the first pollFd() still sees it readable.
+	fence->signal();
+	int fd = fence->pollFd();
+	ck_assert_int_ge(fd, 0);
+	ck_assert(readable(fd));
+	fence->reset();
+	ck_assert(!readable(fd));
+	fence->signal();
+	ck_assert(readable(fd));
+	fence->signal(); // a second signal writes nothing more: one read drains it
+	fence->reset();
+	ck_assert(!readable(fd));
+	ck_assert_int_eq(fence->pollFd(), fd);
+}
+END_TEST
+
+// Two threads hand a turn back and forth 2000 times through two re-armed fences: each blocking
+// wait sees its signal, and no signal is lost when it comes before the wait or during a reset.
+START_TEST(blocking_waits_across_resets)
+{
+	auto ping = CpuFence::create().value();
+	auto pong = CpuFence::create().value();
+	constexpr int kTurns = 2000;
+	std::atomic<int> failures{ 0 };
+	std::thread other([&] {
+		for (int i = 0; i < kTurns; ++i) {
+			if (!ping->point().wait(std::chrono::seconds(5)).ok())
+				failures++;
+			ping->reset(); // its signaller waits for pong before signalling ping again
+			pong->signal();
+		}
+	});
+	for (int i = 0; i < kTurns; ++i) {
+		ping->signal();
+		if (!pong->point().wait(std::chrono::seconds(5)).ok())
+			failures++;
+		pong->reset();
+	}
+	other.join();
+	ck_assert_int_eq(failures.load(), 0);
+	ck_assert(!readable(ping->pollFd()));
+	ck_assert(!readable(pong->pollFd()));
+}
+END_TEST
+
+START_TEST(release_gate_reset_rearms)
+{
+	auto gate = ReleaseGate::create().value();
+	SyncPoint released = gate.released();
+	auto consumerFence = CpuFence::create().value();
+	for (int round = 0; round < 3; ++round) {
+		ck_assert(!gate.isSignaled());
+		ck_assert(!released.isSignaled().value());
+		// The consumer's own fence holds the gate until it signals too.
+		ck_assert_ok(gate.signal(consumerFence->point()));
+		ck_assert(gate.isSignaled());
+		ck_assert(!released.isSignaled().value());
+		consumerFence->signal();
+		ck_assert(released.isSignaled().value());
+		ck_assert_ok(released.wait(std::chrono::milliseconds(1)));
+		ck_assert_ok(gate.reset());
+		consumerFence->reset();
+	}
+	ck_assert_error(ReleaseGate::none().reset(), ErrorCode::InvalidState, "gate");
+}
+END_TEST
+
+START_TEST(rearm_cycle_allocates_nothing)
+{
+	auto fence = CpuFence::create().value();
+	auto gate = ReleaseGate::create().value();
+	SyncPoint acquire = fence->point();
+	SyncPoint released = gate.released();
+	// Check's assertions allocate (they report their location): count first, assert after.
+	int failures = 0;
+	AllocationScope scope;
+	for (int i = 0; i < 100; ++i) {
+		SyncPoint copy = acquire;
+		fence->signal();
+		failures += !copy.wait(std::chrono::seconds(1)).ok();
+		failures += !gate.signal().ok();
+		failures += !released.isSignaled().value();
+		failures += !gate.reset().ok();
+		fence->reset();
+	}
+	uint64_t allocations = scope.count();
+	ck_assert_int_eq(failures, 0);
+	ck_assert_int_eq(allocations, 0);
+}
+END_TEST
+
+int main()
+{
+	Suite *s = suite_create("fence_rearm");
+	TCase *tc = tcase_create("fence_rearm");
+	tcase_add_test(tc, cpu_fence_reset_unsignals_and_signals_again);
+	tcase_add_test(tc, cpu_fence_eventfd_follows_reset);
+	tcase_add_test(tc, blocking_waits_across_resets);
+	tcase_add_test(tc, release_gate_reset_rearms);
+	tcase_add_test(tc, rearm_cycle_allocates_nothing);
+	suite_add_tcase(s, tc);
+	return gpuhandle::test::runSuite(s);
+}
