@@ -146,6 +146,12 @@ Object::~Object()
 	auto destroy = [device = device, type = type, name = name, memory = memory,
 			image = eglImage, source = std::move(source)] {
 		const Functions &gl = device->gl;
+		// Memory imported from another API (a memory object, an EGLImage) is freed by its
+		// source right after this: GL commands already queued on the context that read it
+		// (a host's draw from the texture: llvmpipe draws only at the next flush) must have
+		// run first, or they read freed memory. GL names alone would be kept alive by GL.
+		if (memory || image)
+			gl.finish();
 		if (type == Type::Buffer)
 			gl.deleteBuffers(1, &name);
 		else

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <cstring>
 #include <mutex>
 #include <new>
 #include <optional>
@@ -61,42 +60,6 @@ G_DEFINE_TYPE(GstGpuHandleAllocator, gst_gpu_handle_allocator, GST_TYPE_ALLOCATO
 namespace {
 
 GstAllocator *gAllocator = nullptr; // the registered one; set once by gst_gpu_handle_init()
-
-// A memory and its state in one block. The state holds a Frame by value (over a kilobyte), so a
-// block is a large-bin malloc that consolidates the heap each time: freed blocks are kept for
-// the next buffers instead (a pipeline cycles through a few), up to kSpareBlocks.
-struct MemoryBlock {
-	GstGpuHandleMemory memory;
-	alignas(MemoryState) unsigned char state[sizeof(MemoryState)];
-};
-static_assert(alignof(MemoryBlock) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__,
-	      "operator new(size) must align a block");
-constexpr size_t kSpareBlocks = 32;
-std::mutex gSpareMutex;
-std::array<MemoryBlock *, kSpareBlocks> gSpare{};
-size_t gSpareCount = 0;
-
-MemoryBlock *takeBlock()
-{
-	{
-		std::lock_guard<std::mutex> lock(gSpareMutex);
-		if (gSpareCount > 0)
-			return gSpare[--gSpareCount];
-	}
-	return static_cast<MemoryBlock *>(::operator new(sizeof(MemoryBlock), std::nothrow));
-}
-
-void giveBlock(MemoryBlock *block)
-{
-	{
-		std::lock_guard<std::mutex> lock(gSpareMutex);
-		if (gSpareCount < kSpareBlocks) {
-			gSpare[gSpareCount++] = block;
-			return;
-		}
-	}
-	::operator delete(block);
-}
 
 MemoryState *stateOf(GstMemory *mem)
 {
@@ -273,9 +236,8 @@ void allocatorFree(GstAllocator *, GstMemory *mem)
 	if (m->state && m->state->mapCount > 0)
 		GST_WARNING("Resource %u is freed while still mapped %u times; its mapping ends now.",
 			    m->state->index, m->state->mapCount);
-	// Ends a leftover mapping, drops the frame (and the device it keeps).
-	m->state->~MemoryState();
-	giveBlock(reinterpret_cast<MemoryBlock *>(m));
+	delete m->state; // ends a leftover mapping, drops the frame (and the device it keeps)
+	g_free(m);
 }
 
 } // namespace
@@ -363,12 +325,13 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 			    "can address.", index, size);
 		return nullptr;
 	}
-	MemoryBlock *block = takeBlock();
-	if (!block)
+	auto *state = new (std::nothrow) MemoryState(frame, index, backend);
+	auto *m = g_new0(GstGpuHandleMemory, 1);
+	if (!state) {
+		g_free(m);
 		return nullptr;
-	GstGpuHandleMemory *m = &block->memory;
-	std::memset(static_cast<void *>(m), 0, sizeof *m);
-	m->state = new (block->state) MemoryState(frame, index, backend);
+	}
+	m->state = state;
 	gst_memory_init(&m->mem, readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
 			gAllocator, nullptr,
 			static_cast<gsize>(size), 0, 0, static_cast<gsize>(size));
