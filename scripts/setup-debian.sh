@@ -31,6 +31,8 @@ packages=(
   # libavformat and libavfilter; its tests make clips with the ffmpeg program (lavfi, nothing
   # downloaded) and compare with its rawvideo output; appsrc/appsink come with plugins-base.
   libavcodec-dev libavformat-dev libavfilter-dev ffmpeg
+  # gpuhandle-demo (the README's first command) writes its contact sheet as PNG with zlib.
+  zlib1g-dev
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 
