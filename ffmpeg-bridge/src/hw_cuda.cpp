@@ -7,7 +7,7 @@
 
 #include <array>
 #include <climits>
-#include <dlfcn.h>
+#include "hw_runtime_library.h"
 #include <optional>
 #endif
 
@@ -24,39 +24,17 @@ struct LoadedApi {
 	std::optional<Error> failure{};
 };
 
-template<typename F>
-bool loadSymbol(void *library, const char *name, F &out)
-{
-	out = reinterpret_cast<F>(dlsym(library, name));
-	return out != nullptr;
-}
-
 LoadedApi loadApi()
 {
 	LoadedApi loaded;
-	// Never dlclose()d: libcuda keeps threads and atexit handlers that outlive an unload.
-	void *library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *why = dlerror();
-		loaded.failure = Error::format(ErrorCode::NotSupported, "driver",
-					       "The CUDA driver (%s) could not be loaded: %s.",
-					       kLibrary, why ? why : "unknown dlopen error");
-		return loaded;
-	}
-	const char *missing = nullptr;
-	auto need = [&](const char *name, auto &out) {
-		if (!missing && !loadSymbol(library, name, out))
-			missing = name;
-	};
-	need("cuInit", loaded.api.init);
-	need("cuCtxPushCurrent_v2", loaded.api.ctxPushCurrent);
-	need("cuCtxPopCurrent_v2", loaded.api.ctxPopCurrent);
-	need("cuCtxGetDevice", loaded.api.ctxGetDevice);
-	need("cuDeviceGetUuid", loaded.api.deviceGetUuid);
-	need("cuDeviceGetPCIBusId", loaded.api.deviceGetPciBusId);
-	if (missing)
-		loaded.failure = Error::format(ErrorCode::NotSupported, "driver",
-					       "The CUDA driver (%s) lacks %s.", kLibrary, missing);
+	RuntimeLibrary library(kLibrary, "The CUDA driver", "driver");
+	library.need("cuInit", loaded.api.init);
+	library.need("cuCtxPushCurrent_v2", loaded.api.ctxPushCurrent);
+	library.need("cuCtxPopCurrent_v2", loaded.api.ctxPopCurrent);
+	library.need("cuCtxGetDevice", loaded.api.ctxGetDevice);
+	library.need("cuDeviceGetUuid", loaded.api.deviceGetUuid);
+	library.need("cuDeviceGetPCIBusId", loaded.api.deviceGetPciBusId);
+	loaded.failure = library.failure();
 	return loaded;
 }
 

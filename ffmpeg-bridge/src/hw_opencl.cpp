@@ -6,7 +6,7 @@
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/opencl_resources.h>
 
-#include <dlfcn.h>
+#include "hw_runtime_library.h"
 #include <memory>
 #include <optional>
 
@@ -28,39 +28,15 @@ struct LoadedApi {
 	std::optional<Error> failure{};
 };
 
-template<typename F>
-bool loadSymbol(void *library, const char *name, F &out)
-{
-	out = reinterpret_cast<F>(dlsym(library, name));
-	return out != nullptr;
-}
-
 LoadedApi loadApi()
 {
 	LoadedApi loaded;
-	// Never dlclose()d: ICDs keep threads and atexit handlers that outlive an unload.
-	void *library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *why = dlerror();
-		loaded.failure =
-			Error::format(ErrorCode::NotSupported, "opencl",
-				      "The OpenCL ICD loader (%s) could not be loaded: %s.",
-				      kLibrary, why ? why : "unknown dlopen error");
-		return loaded;
-	}
-	const char *missing = nullptr;
-	auto need = [&](const char *name, auto &out) {
-		if (!missing && !loadSymbol(library, name, out))
-			missing = name;
-	};
-	need("clGetMemObjectInfo", loaded.api.getMemObjectInfo);
-	need("clGetDeviceInfo", loaded.api.getDeviceInfo);
-	need("clCreateCommandQueue", loaded.api.createCommandQueue);
-	need("clReleaseCommandQueue", loaded.api.releaseCommandQueue);
-	if (missing)
-		loaded.failure = Error::format(ErrorCode::NotSupported, "opencl",
-					       "The OpenCL ICD loader (%s) lacks %s.", kLibrary,
-					       missing);
+	RuntimeLibrary library(kLibrary, "The OpenCL ICD loader", "opencl");
+	library.need("clGetMemObjectInfo", loaded.api.getMemObjectInfo);
+	library.need("clGetDeviceInfo", loaded.api.getDeviceInfo);
+	library.need("clCreateCommandQueue", loaded.api.createCommandQueue);
+	library.need("clReleaseCommandQueue", loaded.api.releaseCommandQueue);
+	loaded.failure = library.failure();
 	return loaded;
 }
 
