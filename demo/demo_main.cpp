@@ -3,6 +3,7 @@
 #include "demo_report.h"
 #include "demo_sheet.h"
 #include "demo_source.h"
+#include "gpuhandle_i18n.h"
 
 #include <chrono>
 #include <cstdio>
@@ -39,7 +40,7 @@ struct Options {
 void usage(FILE *out)
 {
 	std::fputs(
-		"Usage: gpuhandle-demo [--frames N] [--size WxH] [--output PATH] [--quiet]\n"
+		_("Usage: gpuhandle-demo [--frames N] [--size WxH] [--output PATH] [--quiet]\n"
 		"\n"
 		"Makes a clip with FFmpeg (libavfilter's testsrc2), encodes and decodes it\n"
 		"(FFV1), uploads each frame to FFmpeg's Vulkan device, hands it through\n"
@@ -54,7 +55,7 @@ void usage(FILE *out)
 		"  --direct        FFmpeg's Vulkan frames straight into GL (no Vulkan step)\n"
 		"  --no-export     hand FFmpeg's Vulkan images over as images, not opaque fds\n"
 		"  --timeout S     the longest wait for the pipeline (default 30)\n"
-		"  --help          this text\n",
+		"  --help          this text\n"),
 		out);
 }
 
@@ -101,36 +102,38 @@ std::optional<Options> parse(int argc, char **argv, std::string &problem)
 		} else if (arg == "--frames" || arg == "--size" || arg == "--output" ||
 			   arg == "--timeout") {
 			if (!hasValue) {
-				problem = arg + " needs a value";
+				problem = gpuhandle::i18n::format(_("%s needs a value"), arg.c_str());
 				return std::nullopt;
 			}
 			const std::string value = argv[++i];
 			if (arg == "--frames" && !parseInt(value.c_str(), 1, 100000, o.frames)) {
-				problem = "--frames wants a number from 1 to 100000, not '" +
-					  value + "'";
+				problem = gpuhandle::i18n::format(
+					_("--frames wants a number from 1 to 100000, not '%s'"),
+					value.c_str());
 				return std::nullopt;
 			}
 			if (arg == "--size" && !parseSize(value, o.width, o.height)) {
-				problem = "--size wants WxH with even numbers from 16 to 7680, "
-					  "not '" +
-					  value + "'";
+				problem = gpuhandle::i18n::format(
+					_("--size wants WxH with even numbers from 16 to 7680, not '%s'"),
+					value.c_str());
 				return std::nullopt;
 			}
 			if (arg == "--timeout" &&
 			    !parseInt(value.c_str(), 1, 3600, o.timeoutSeconds)) {
-				problem = "--timeout wants seconds from 1 to 3600, not '" + value +
-					  "'";
+				problem = gpuhandle::i18n::format(
+					_("--timeout wants seconds from 1 to 3600, not '%s'"),
+					value.c_str());
 				return std::nullopt;
 			}
 			if (arg == "--output") {
 				if (value.empty()) {
-					problem = "--output wants a path";
+					problem = _("--output wants a path");
 					return std::nullopt;
 				}
 				o.output = value;
 			}
 		} else {
-			problem = "unknown option '" + arg + "'";
+			problem = gpuhandle::i18n::format(_("unknown option '%s'"), arg.c_str());
 			return std::nullopt;
 		}
 	}
@@ -187,7 +190,7 @@ Status run(const Options &o)
 		}
 		if (!*frame) {
 			progress.end();
-			return Error(ErrorCode::Backend, "clip", "FFmpeg's clip ended early");
+			return Error(ErrorCode::Backend, "clip", _("FFmpeg's clip ended early"));
 		}
 		AVFrame *owned = *frame;
 		Status pushed = pipeline.push(owned, o.exportFds);
@@ -205,7 +208,7 @@ Status run(const Options &o)
 		return finished;
 	if (pipeline.rendered() != o.frames)
 		return Error::format(ErrorCode::Backend, "pipeline",
-				     "%lld of %lld frames reached the contact sheet",
+				     _("%lld of %lld frames reached the contact sheet"),
 				     static_cast<long long>(pipeline.rendered()),
 				     static_cast<long long>(o.frames));
 	if (Status written = sheet.writePng(o.output); !written)
@@ -234,10 +237,11 @@ Status run(const Options &o)
 int main(int argc, char **argv)
 {
 	using namespace gpuhandle::demo;
+	gpuhandle::i18n::initProgram(); // messages and usage in the user's language
 	std::string problem;
 	const std::optional<Options> options = parse(argc, argv, problem);
 	if (!options) {
-		std::fprintf(stderr, "gpuhandle-demo: %s (--help lists the options)\n",
+		std::fprintf(stderr, _("gpuhandle-demo: %s (--help lists the options)\n"),
 			     problem.c_str());
 		return kExitUsage;
 	}
@@ -248,7 +252,7 @@ int main(int argc, char **argv)
 	chooseGlWindow();
 	GError *error = nullptr;
 	if (!gst_init_check(nullptr, nullptr, &error)) {
-		std::fprintf(stderr, "gpuhandle-demo: GStreamer did not start: %s\n",
+		std::fprintf(stderr, _("gpuhandle-demo: GStreamer did not start: %s\n"),
 			     error ? error->message : "gst_init failed");
 		g_clear_error(&error);
 		return kExitFailure;
@@ -256,7 +260,7 @@ int main(int argc, char **argv)
 	av_log_set_level(AV_LOG_ERROR);
 	const gpuhandle::Status status = run(*options);
 	if (!status)
-		std::fprintf(stderr, "gpuhandle-demo: error: %s\n",
+		std::fprintf(stderr, _("gpuhandle-demo: error: %s\n"),
 			     status.error().message().c_str());
 	gst_deinit();
 	return status ? 0 : kExitFailure;

@@ -1,6 +1,8 @@
 // gpuhandle-formats: prints every pixel format and its name in each API, from the format tables.
 #include <gpuhandle/format_mappings.h>
 
+#include "gpuhandle_i18n.h"
+
 #include <cstdio>
 #include <cstring>
 
@@ -70,12 +72,14 @@ void printMarkdown()
 
 int main(int argc, char **argv)
 {
+	// Only the usage line is translated: the tables are data (the README's list is one).
+	i18n::initProgram();
 	if (argc > 1 && std::strcmp(argv[1], "--markdown") == 0) {
 		printMarkdown();
 		return 0;
 	}
 	if (argc > 1) {
-		std::fprintf(stderr, "usage: %s [--markdown]\n", argv[0]);
+		std::fprintf(stderr, _("Usage: %s [--markdown]\n"), argv[0]);
 		return 2;
 	}
 	for (const PixelFormatInfo &info : allPixelFormats()) {

@@ -1,6 +1,8 @@
 // gpuhandle-info: every backend's device, which devices are the same GPU, and the import matrix.
 #include <gpuhandle/backends/planner.h>
 
+#include "gpuhandle_i18n.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -56,7 +58,7 @@ template<typename T, typename F> std::string joined(const std::vector<T> &values
 	std::string out;
 	for (const T &value : values)
 		out += (out.empty() ? "" : sep) + std::string(name(value));
-	return out.empty() ? "none" : out;
+	return out.empty() ? std::string(_("none")) : out;
 }
 
 template<typename T, typename F> std::string jsonArray(const std::vector<T> &values, F name)
@@ -119,7 +121,7 @@ Pair measure(const std::vector<BackendRef> &backends, size_t from, size_t into)
 void printBackendText(const BackendProbe &probe)
 {
 	if (!probe.backend) {
-		std::printf("%s: not available: %s\n", backendKindName(probe.kind), probe.why ? probe.why->message().c_str() : "");
+		std::printf(_("%s: not available: %s\n"), backendKindName(probe.kind), probe.why ? probe.why->message().c_str() : "");
 		return;
 	}
 	const Backend &b = *probe.backend;
@@ -127,17 +129,19 @@ void printBackendText(const BackendProbe &probe)
 	std::printf("%s\n", b.deviceInfo().toString().c_str());
 	auto kinds = [](ResourceKind k) { return resourceKindName(k); };
 	auto syncs = [](SyncKind k) { return syncKindName(k); };
-	std::printf("        allocates: %s\n", joined(c.allocates, kinds).c_str());
-	std::printf("        exports:   %s\n", joined(c.exports, kinds).c_str());
-	std::printf("        imports:   %s\n", joined(c.imports, kinds).c_str());
-	std::printf("        routes:    %s\n", joined(c.routes, importRouteName).c_str());
-	std::printf("        formats:  ");
+	// TRANSLATORS: the labels of one backend's capabilities, aligned with spaces.
+	std::printf(_("        allocates: %s\n"), joined(c.allocates, kinds).c_str());
+	std::printf(_("        exports:   %s\n"), joined(c.exports, kinds).c_str());
+	std::printf(_("        imports:   %s\n"), joined(c.imports, kinds).c_str());
+	std::printf(_("        routes:    %s\n"), joined(c.routes, importRouteName).c_str());
+	std::printf("%s", _("        formats:  "));
 	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage })
 		std::printf(" %s %zu", frameStorageName(storage), b.supportedFormats(storage).size());
-	std::printf("\n        modifiers: %s\n", joined(c.drmModifiers, modifierName).c_str());
-	std::printf("        fences:    export %s; import %s\n", joined(c.fenceExports, syncs).c_str(),
+	std::printf(_("\n        modifiers: %s\n"), joined(c.drmModifiers, modifierName).c_str());
+	std::printf(_("        fences:    export %s; import %s\n"), joined(c.fenceExports, syncs).c_str(),
 		    joined(c.fenceImports, syncs).c_str());
-	std::printf("        cpu map %s, device copy %s\n", c.cpuMap ? "yes" : "no", c.gpuCopy ? "yes" : "no");
+	std::printf(_("        cpu map %s, device copy %s\n"), c.cpuMap ? _("yes") : _("no"),
+		    c.gpuCopy ? _("yes") : _("no"));
 }
 
 std::string backendJson(const BackendProbe &probe)
@@ -171,10 +175,11 @@ std::string backendJson(const BackendProbe &probe)
 
 int usage(FILE *to)
 {
-	std::fprintf(to, "Usage: gpuhandle-info [--json] [--no-matrix]\n"
-			 "Lists the devices each gpuhandle backend opens here, which are the same physical GPU,\n"
-			 "and the route a frame takes from each backend into each other one (measured by\n"
-			 "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n");
+	std::fputs(_("Usage: gpuhandle-info [--json] [--no-matrix]\n"
+		     "Lists the devices each gpuhandle backend opens here, which are the same physical GPU,\n"
+		     "and the route a frame takes from each backend into each other one (measured by\n"
+		     "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"),
+		   to);
 	return to == stdout ? 0 : 2;
 }
 
@@ -182,6 +187,7 @@ int usage(FILE *to)
 
 int main(int argc, char **argv)
 {
+	i18n::initProgram(); // the text report and usage are translated, --json is not
 	bool json = false;
 	bool matrix = true;
 	for (int i = 1; i < argc; ++i) {
@@ -245,19 +251,22 @@ int main(int argc, char **argv)
 		return 0;
 	}
 
-	std::printf("Backends\n");
+	std::printf("%s\n", _("Backends"));
 	for (const BackendProbe &probe : probes)
 		printBackendText(probe);
-	std::printf("\nSame physical device\n");
+	std::printf("\n%s\n", _("Same physical device"));
 	if (same.empty())
-		std::printf("  (none of the opened GPU devices share an identity)\n");
+		std::printf("  %s\n", _("(none of the opened GPU devices share an identity)"));
 	for (auto [a, b] : same)
-		std::printf("  %s and %s: %s\n", backendKindName(open[a]->kind()), backendKindName(open[b]->kind()),
+		std::printf(_("  %s and %s: %s\n"), backendKindName(open[a]->kind()), backendKindName(open[b]->kind()),
 			    open[a]->deviceId().toString().c_str());
 	if (!matrix)
 		return 0;
-	std::printf("\nImport matrix (route a frame takes from the row's backend into the column's, "
-		    "measured with %s; * = a copy)\n%-8s", pixelFormatName(kMatrixFormats[0]), "from\\to");
+	std::printf(_("\nImport matrix (route a frame takes from the row's backend into the column's, "
+		      "measured with %s; * = a copy)\n"),
+		    pixelFormatName(kMatrixFormats[0]));
+	// TRANSLATORS: the matrix's corner cell: rows are sources, columns targets (8 columns).
+	std::printf("%-8s", _("from\\to"));
 	for (const BackendRef &b : open)
 		std::printf(" %-14s", backendKindName(b->kind()));
 	std::printf("\n");
@@ -269,20 +278,21 @@ int main(int argc, char **argv)
 				if (pair.from == from && pair.into == into && !pair.cells.empty()) {
 					const Cell &cell = pair.cells.front();
 					text = cell.ok ? std::string(importRouteName(cell.route)) + (cell.path.isCopy() ? "*" : "")
-						       : "fails";
+						       : _("fails");
 				}
 			std::printf(" %-14s", text.c_str());
 		}
 		std::printf("\n");
 	}
-	std::printf("\nPer format (from -> into: format route ...)\n");
+	std::printf("\n%s\n", _("Per format (from -> into: format route ...)"));
 	for (const Pair &pair : pairs) {
-		std::printf("  %s -> %s (%zu formats in common):", backendKindName(open[pair.from]->kind()),
+		std::printf(P_("  %s -> %s (%zu format in common):", "  %s -> %s (%zu formats in common):",
+			       pair.commonFormats), backendKindName(open[pair.from]->kind()),
 			    backendKindName(open[pair.into]->kind()), pair.commonFormats);
 		for (const Cell &cell : pair.cells)
 			std::printf(" %s %s", pixelFormatName(cell.format),
 				    cell.ok ? (std::string(importRouteName(cell.route)) + (cell.path.isCopy() ? "*" : "")).c_str()
-					    : "fails");
+					    : _("fails"));
 		std::printf("\n");
 		for (const Cell &cell : pair.cells)
 			if (!cell.ok && cell.why != "not held by both")

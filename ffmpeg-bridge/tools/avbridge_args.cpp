@@ -1,6 +1,8 @@
 // gpuhandle-avbridge's command line: options in any order, `--opt VALUE` or `--opt=VALUE`.
 #include "avbridge_args.h"
 
+#include "gpuhandle_i18n.h"
+
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
@@ -13,7 +15,7 @@ namespace gpuhandle::avbridge {
 
 namespace {
 
-constexpr const char *kHelp =
+constexpr const char *kHelp = N_(
 	"Usage:\n"
 	"  gpuhandle-avbridge to-gst INPUT [OPTIONS] PIPELINE\n"
 	"  gpuhandle-avbridge from-gst PIPELINE [OPTIONS] OUTPUT\n"
@@ -42,7 +44,7 @@ constexpr const char *kHelp =
 	"  gpuhandle-avbridge to-gst clip.mkv --hw-device vulkan --filter format=nv12,hwupload \\\n"
 	"      'gpuhandledownload ! filesink location=out.nv12'\n"
 	"  gpuhandle-avbridge from-gst 'videotestsrc num-buffers=10 ! video/x-raw,format=I420' "
-	"out.yuv\n";
+	"out.yuv\n");
 
 // A year: far beyond any wait the program makes, far below what a deadline can hold.
 constexpr int64_t kLongestTimeout = 365LL * 24 * 3600;
@@ -67,7 +69,7 @@ constexpr OptionSpec kOptions[] = {
 Error usage(const std::string &sentence)
 {
 	return Error(ErrorCode::InvalidArgument, "arguments",
-		     sentence + " (see gpuhandle-avbridge --help)");
+		     i18n::format(_("%s (see gpuhandle-avbridge --help)"), sentence.c_str()));
 }
 
 Result<int64_t> positiveNumber(const std::string &option, const std::string &text)
@@ -76,7 +78,8 @@ Result<int64_t> positiveNumber(const std::string &option, const std::string &tex
 	char *end = nullptr;
 	const long long value = std::strtoll(text.c_str(), &end, 10);
 	if (text.empty() || errno != 0 || !end || *end != '\0' || value <= 0)
-		return usage(option + " needs a positive whole number, not '" + text + "'");
+		return usage(i18n::format(_("%s needs a positive whole number, not '%s'"),
+					  option.c_str(), text.c_str()));
 	return static_cast<int64_t>(value);
 }
 
@@ -102,8 +105,9 @@ Status apply(Options &options, std::string_view name, const std::string &value)
 			return number.error();
 		// steady_clock::now() + seconds(N) overflows (a deadline in the past) for huge N.
 		if (name == "--timeout" && *number > kLongestTimeout)
-			return usage("--timeout takes at most " + std::to_string(kLongestTimeout) +
-				     " seconds, not " + value);
+			return usage(i18n::format(_("--timeout takes at most %lld seconds, not %s"),
+						  static_cast<long long>(kLongestTimeout),
+						  value.c_str()));
 		(name == "--frames" ? options.frames : options.timeoutSeconds) = *number;
 	}
 	return {};
@@ -121,7 +125,7 @@ std::string joined(const std::vector<std::string> &words, size_t from, size_t to
 
 const char *helpText() noexcept
 {
-	return kHelp;
+	return _(kHelp);
 }
 
 Result<Options> parseArgs(int argc, char **argv)
@@ -150,7 +154,7 @@ Result<Options> parseArgs(int argc, char **argv)
 			if (name == candidate.name)
 				spec = &candidate;
 		if (!spec)
-			return usage("unknown option '" + name + "'");
+			return usage(i18n::format(_("unknown option '%s'"), name.c_str()));
 		std::string value;
 		if (spec->takes == Takes::Value) {
 			if (eq != std::string::npos)
@@ -158,9 +162,10 @@ Result<Options> parseArgs(int argc, char **argv)
 			else if (i + 1 < argc)
 				value = argv[++i];
 			else
-				return usage("option " + name + " needs a value");
+				return usage(
+					i18n::format(_("option %s needs a value"), name.c_str()));
 		} else if (eq != std::string::npos) {
-			return usage("option " + name + " takes no value");
+			return usage(i18n::format(_("option %s takes no value"), name.c_str()));
 		}
 		if (Status applied = apply(options, name, value); !applied)
 			return applied.error();
@@ -171,7 +176,7 @@ Result<Options> parseArgs(int argc, char **argv)
 	while (modeAt < positional.size() && positional[modeAt][0] == '\x01')
 		++modeAt;
 	if (modeAt == positional.size())
-		return usage("no mode given: to-gst or from-gst");
+		return usage(_("no mode given: to-gst or from-gst"));
 	const std::string mode = positional[modeAt];
 	positional.erase(positional.begin() + static_cast<std::ptrdiff_t>(modeAt));
 	if (mode == "to-gst")
@@ -179,7 +184,8 @@ Result<Options> parseArgs(int argc, char **argv)
 	else if (mode == "from-gst")
 		options.mode = Mode::FromGst;
 	else
-		return usage("unknown mode '" + mode + "': to-gst or from-gst");
+		return usage(
+			i18n::format(_("unknown mode '%s': to-gst or from-gst"), mode.c_str()));
 	std::vector<std::string> words;
 	for (const std::string &word : positional) {
 		if (word.empty() || word[0] != '\x01') {
@@ -190,13 +196,13 @@ Result<Options> parseArgs(int argc, char **argv)
 			if (word.compare(1, std::string::npos, spec.name) != 0)
 				continue;
 			if (options.mode == Mode::ToGst ? !spec.toGst : !spec.fromGst)
-				return usage("option " + word.substr(1) + " is not an option of " +
-					     mode);
+				return usage(i18n::format(_("option %s is not an option of %s"),
+							  word.c_str() + 1, mode.c_str()));
 		}
 	}
 	if (words.size() < 2)
-		return usage(options.mode == Mode::ToGst ? "to-gst needs INPUT and PIPELINE"
-							 : "from-gst needs PIPELINE and OUTPUT");
+		return usage(options.mode == Mode::ToGst ? _("to-gst needs INPUT and PIPELINE")
+							 : _("from-gst needs PIPELINE and OUTPUT"));
 	if (options.mode == Mode::ToGst) {
 		options.input = words.front();
 		options.pipeline = joined(words, 1, words.size());

@@ -1,6 +1,8 @@
 // gpuhandle-avbridge's FFmpeg helpers: error text, hardware devices, a log that notices damage.
 #include "avbridge_ffmpeg.h"
 
+#include "gpuhandle_i18n.h"
+
 #include <atomic>
 #include <cstdarg>
 #include <cstdio>
@@ -59,7 +61,7 @@ std::string avErrorText(int code)
 {
 	char text[AV_ERROR_MAX_STRING_SIZE] = {};
 	if (av_strerror(code, text, sizeof text) < 0)
-		std::snprintf(text, sizeof text, "error %d", code);
+		std::snprintf(text, sizeof text, _("error %d"), code);
 	return text;
 }
 
@@ -86,15 +88,18 @@ Result<AVBufferRef *> createHwDevice(const std::string &spec)
 			known += (known.empty() ? "" : ", ") +
 				 std::string(av_hwdevice_get_type_name(t));
 		return Error(ErrorCode::InvalidArgument, "device",
-			     "unknown device type '" + typeName + "' (this FFmpeg knows: " +
-				     (known.empty() ? "none" : known) + ")");
+			     i18n::format(_("unknown device type '%s' (this FFmpeg knows: %s)"),
+					  typeName.c_str(),
+					  known.empty() ? _("none") : known.c_str()));
 	}
 	AVBufferRef *ref = nullptr;
 	const int err = av_hwdevice_ctx_create(
 		&ref, type, device.empty() ? nullptr : device.c_str(), nullptr, 0);
 	if (err < 0)
-		return avError("could not create a " + typeName + " device" +
-				       (device.empty() ? "" : " '" + device + "'"),
+		return avError(device.empty() ? i18n::format(_("could not create a %s device"),
+							     typeName.c_str())
+					      : i18n::format(_("could not create a %s device '%s'"),
+							     typeName.c_str(), device.c_str()),
 			       err);
 	return ref;
 }

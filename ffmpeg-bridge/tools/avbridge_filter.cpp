@@ -2,6 +2,7 @@
 #include "avbridge_filter.h"
 
 #include "avbridge_ffmpeg.h"
+#include "gpuhandle_i18n.h"
 
 #include <string>
 
@@ -63,12 +64,12 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 	hwFramesData_ = input.hwFrames ? input.hwFrames->data : nullptr;
 	graph_ = avfilter_graph_alloc();
 	if (!graph_)
-		return Error(ErrorCode::OutOfMemory, "filter", "avfilter_graph_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "filter", _("avfilter_graph_alloc failed"));
 	source_ = avfilter_graph_alloc_filter(graph_, avfilter_get_by_name("buffer"), "in");
 	AVBufferSrcParameters *params = av_buffersrc_parameters_alloc();
 	if (!source_ || !params) {
 		av_free(params);
-		return Error(ErrorCode::OutOfMemory, "filter", "the buffer source was not made");
+		return Error(ErrorCode::OutOfMemory, "filter", _("the buffer source was not made"));
 	}
 	params->format = input.format;
 	params->width = input.width;
@@ -82,11 +83,11 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 	if (err >= 0)
 		err = avfilter_init_str(source_, nullptr);
 	if (err < 0)
-		return avError("the filter graph's source was refused", err);
+		return avError(_("the filter graph's source was refused"), err);
 	err = avfilter_graph_create_filter(&sink_, avfilter_get_by_name("buffersink"), "out",
 					   nullptr, nullptr, graph_);
 	if (err < 0)
-		return avError("the filter graph's sink was not made", err);
+		return avError(_("the filter graph's sink was not made"), err);
 	if (!sinkFormats.empty()) {
 #if LIBAVFILTER_VERSION_INT >= AV_VERSION_INT(10, 6, 100)
 		// FFmpeg 8 replaced the binary pix_fmts option with the array option pixel_formats,
@@ -107,13 +108,13 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 				     AV_OPT_SEARCH_CHILDREN);
 #endif
 		if (err < 0)
-			return avError("the filter graph's sink refused the encoder's formats",
+			return avError(_("the filter graph's sink refused the encoder's formats"),
 				       err);
 	}
 	InOut outputs{ avfilter_inout_alloc() };
 	InOut inputs{ avfilter_inout_alloc() };
 	if (!outputs.list || !inputs.list)
-		return Error(ErrorCode::OutOfMemory, "filter", "avfilter_inout_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "filter", _("avfilter_inout_alloc failed"));
 	outputs.list->name = av_strdup("in");
 	outputs.list->filter_ctx = source_;
 	inputs.list->name = av_strdup("out");
@@ -123,8 +124,8 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 				       nullptr);
 	if (err < 0)
 		return Error(ErrorCode::InvalidArgument, "filter",
-			     "the filter graph '" + graphText +
-				     "' does not parse: " + avErrorText(err));
+			     i18n::format(_("the filter graph '%s' does not parse: %s"),
+					  graphText.c_str(), avErrorText(err).c_str()));
 	if (hwDevice)
 		for (unsigned i = 0; i < graph_->nb_filters; ++i) {
 			av_buffer_unref(&graph_->filters[i]->hw_device_ctx);
@@ -132,11 +133,16 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 		}
 	err = avfilter_graph_config(graph_, nullptr);
 	if (err < 0)
-		return Error(ErrorCode::InvalidArgument, "filter",
-			     "the filter graph '" + graphText + "' does not take " +
-				     formatName(input.format) + " frames" +
-				     (hwDevice ? "" : " (does it need --hw-device?)") + ": " +
-				     avErrorText(err));
+		return Error(
+			ErrorCode::InvalidArgument, "filter",
+			hwDevice ? i18n::format(
+					   _("the filter graph '%s' does not take %s frames: %s"),
+					   graphText.c_str(), formatName(input.format).c_str(),
+					   avErrorText(err).c_str())
+				 : i18n::format(_("the filter graph '%s' does not take %s frames "
+						  "(does it need --hw-device?): %s"),
+						graphText.c_str(), formatName(input.format).c_str(),
+						avErrorText(err).c_str()));
 	return {};
 }
 
@@ -151,7 +157,7 @@ Status FilterGraph::push(AVFrame *frame)
 {
 	const int err = av_buffersrc_add_frame_flags(source_, frame, AV_BUFFERSRC_FLAG_KEEP_REF);
 	if (err < 0)
-		return avError("the filter graph refused a frame", err);
+		return avError(_("the filter graph refused a frame"), err);
 	return {};
 }
 
@@ -159,14 +165,14 @@ Result<AVFrame *> FilterGraph::pull()
 {
 	AVFrame *frame = av_frame_alloc();
 	if (!frame)
-		return Error(ErrorCode::OutOfMemory, "filter", "av_frame_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "filter", _("av_frame_alloc failed"));
 	const int err = av_buffersink_get_frame(sink_, frame);
 	if (err >= 0)
 		return frame;
 	av_frame_free(&frame);
 	if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
 		return static_cast<AVFrame *>(nullptr);
-	return avError("filtering failed", err);
+	return avError(_("filtering failed"), err);
 }
 
 AVRational FilterGraph::timeBase() const

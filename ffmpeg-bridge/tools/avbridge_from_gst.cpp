@@ -8,6 +8,7 @@
 #include "avbridge_filter.h"
 #include "avbridge_modes.h"
 #include "avbridge_pipeline.h"
+#include "gpuhandle_i18n.h"
 
 #include <chrono>
 #include <cstring>
@@ -115,7 +116,7 @@ Status FromGst::openOutput()
 	codec_ = avcodec_find_encoder_by_name(options_.codec.c_str());
 	if (!codec_ || codec_->type != AVMEDIA_TYPE_VIDEO)
 		return Error(ErrorCode::InvalidArgument, "codec",
-			     "unknown video encoder '" + options_.codec + "'");
+			     i18n::format(_("unknown video encoder '%s'"), options_.codec.c_str()));
 	std::string format = options_.format;
 	if (format.empty() && isRawName(options_.output))
 		format = "rawvideo";
@@ -124,16 +125,21 @@ Status FromGst::openOutput()
 						 options_.output.c_str());
 	if (err < 0 || !muxer_)
 		return Error(ErrorCode::InvalidArgument, "output",
-			     format.empty() ? "cannot tell the output format from the name '" +
-						      options_.output + "'; name one with --format"
-					    : "unknown output format '" + format + "'");
+			     format.empty()
+				     ? i18n::format(_("cannot tell the output format from the name "
+						      "'%s'; name one with --format"),
+						    options_.output.c_str())
+				     : i18n::format(_("unknown output format '%s'"),
+						    format.c_str()));
 	packet_ = av_packet_alloc();
 	if (!packet_)
-		return Error(ErrorCode::OutOfMemory, "packet", "av_packet_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "packet", _("av_packet_alloc failed"));
 	if (!(muxer_->oformat->flags & AVFMT_NOFILE)) {
 		err = avio_open(&muxer_->pb, options_.output.c_str(), AVIO_FLAG_WRITE);
 		if (err < 0)
-			return avError("could not open '" + options_.output + "' for writing", err);
+			return avError(i18n::format(_("could not open '%s' for writing"),
+						    options_.output.c_str()),
+				       err);
 	}
 	return {};
 }
@@ -152,7 +158,7 @@ Status FromGst::ensureHwFrames(const Frame &frame)
 	}
 	hwFrames_.ref = av_hwframe_ctx_alloc(device_.ref);
 	if (!hwFrames_.ref)
-		return Error(ErrorCode::OutOfMemory, "frames", "av_hwframe_ctx_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "frames", _("av_hwframe_ctx_alloc failed"));
 	auto *ctx = reinterpret_cast<AVHWFramesContext *>(hwFrames_.ref->data);
 	ctx->format = AV_PIX_FMT_VULKAN;
 	ctx->sw_format = *swFormat;
@@ -169,8 +175,8 @@ Status FromGst::ensureHwFrames(const Frame &frame)
 	}
 	if (err < 0) {
 		av_buffer_unref(&hwFrames_.ref);
-		return avError("could not make Vulkan frames of " +
-				       ffmpeg::avPixelFormatName(*swFormat),
+		return avError(i18n::format(_("could not make Vulkan frames of %s"),
+					    ffmpeg::avPixelFormatName(*swFormat).c_str()),
 			       err);
 	}
 	return {};
@@ -215,8 +221,8 @@ Status FromGst::handleSample(GstSample *sample)
 	if (!caps || !buffer || !gst_video_info_from_caps(&info, caps)) {
 		gchar *text = caps ? gst_caps_to_string(caps) : nullptr;
 		Error error(ErrorCode::NotSupported, "caps",
-			    std::string("the pipeline gives ") + (text ? text : "no caps") +
-				    ", not raw video");
+			    text ? i18n::format(_("the pipeline gives %s, not raw video"), text)
+				 : std::string(_("the pipeline gives no caps, not raw video")));
 		g_free(text);
 		return error;
 	}
@@ -224,11 +230,10 @@ Status FromGst::handleSample(GstSample *sample)
 	ExecutionPath path{};
 	Result<AVFrame *> frame = bridge(buffer, info, path);
 	if (!frame)
-		return Error(
-			frame.error().code(), "frame",
-			std::string("a ") +
-				gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)) +
-				" buffer could not become an AVFrame: " + frame.error().message());
+		return Error(frame.error().code(), "frame",
+			     i18n::format(_("a %s buffer could not become an AVFrame: %s"),
+					  gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
+					  frame.error().message().c_str()));
 	AVFrame *owned = *frame;
 	Status filtered = filter(owned);
 	av_frame_free(&owned);
@@ -242,7 +247,7 @@ Status FromGst::filter(AVFrame *frame)
 	if (!graph_.accepts(frame)) {
 		if (graph_.configured())
 			return Error(ErrorCode::NotSupported, "frame",
-				     "the pipeline changed the frame size or format mid-stream");
+				     _("the pipeline changed the frame size or format mid-stream"));
 		std::vector<int> formats;
 		const AVPixelFormat *supported = nullptr;
 #if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(61, 13, 100)
@@ -300,7 +305,7 @@ Status FromGst::openEncoder(const AVFrame *frame)
 {
 	encoder_ = avcodec_alloc_context3(codec_);
 	if (!encoder_)
-		return Error(ErrorCode::OutOfMemory, "encoder", "avcodec_alloc_context3 failed");
+		return Error(ErrorCode::OutOfMemory, "encoder", _("avcodec_alloc_context3 failed"));
 	AVRational rate = graph_.frameRate();
 	if (rate.num <= 0 || rate.den <= 0)
 		rate = capsRate_;
@@ -323,21 +328,24 @@ Status FromGst::openEncoder(const AVFrame *frame)
 		encoder_->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
 	int err = avcodec_open2(encoder_, codec_, nullptr);
 	if (err < 0)
-		return avError(std::string("could not open the ") + codec_->name + " encoder for " +
-				       ffmpeg::avPixelFormatName(frame->format) + " frames",
+		return avError(i18n::format(_("could not open the %s encoder for %s frames"),
+					    codec_->name,
+					    ffmpeg::avPixelFormatName(frame->format).c_str()),
 			       err);
 	stream_ = avformat_new_stream(muxer_, nullptr);
 	if (!stream_)
-		return Error(ErrorCode::OutOfMemory, "muxer", "avformat_new_stream failed");
+		return Error(ErrorCode::OutOfMemory, "muxer", _("avformat_new_stream failed"));
 	err = avcodec_parameters_from_context(stream_->codecpar, encoder_);
 	if (err < 0)
-		return avError("the muxer refused the encoder's parameters", err);
+		return avError(_("the muxer refused the encoder's parameters"), err);
 	stream_->time_base = encoder_->time_base;
 	if (knownRate)
 		stream_->avg_frame_rate = rate;
 	err = avformat_write_header(muxer_, nullptr);
 	if (err < 0)
-		return avError("could not write the header of '" + options_.output + "'", err);
+		return avError(i18n::format(_("could not write the header of '%s'"),
+					    options_.output.c_str()),
+			       err);
 	headerWritten_ = true;
 	return {};
 }
@@ -357,7 +365,7 @@ Status FromGst::encode(AVFrame *frame)
 		err = avcodec_send_frame(encoder_, frame);
 	}
 	if (err < 0)
-		return avError("encoding failed", err);
+		return avError(_("encoding failed"), err);
 	for (;;) {
 		{
 			ffmpeg::HwDeviceLock lock(device_.ref);
@@ -366,12 +374,14 @@ Status FromGst::encode(AVFrame *frame)
 		if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
 			return {};
 		if (err < 0)
-			return avError("encoding failed", err);
+			return avError(_("encoding failed"), err);
 		av_packet_rescale_ts(packet_, encoder_->time_base, stream_->time_base);
 		packet_->stream_index = stream_->index;
 		err = av_interleaved_write_frame(muxer_, packet_); // takes the packet's data
 		if (err < 0)
-			return avError("writing '" + options_.output + "' failed", err);
+			return avError(i18n::format(_("writing '%s' failed"),
+						    options_.output.c_str()),
+				       err);
 	}
 }
 
@@ -410,7 +420,7 @@ Status FromGst::run()
 			if (std::chrono::steady_clock::now() - lastFrame > timeout)
 				return Error::format(
 					ErrorCode::Timeout, "pipeline",
-					"the pipeline gave no frame for %lld s",
+					_("the pipeline gave no frame for %lld s"),
 					static_cast<long long>(options_.timeoutSeconds));
 			continue;
 		}
@@ -421,7 +431,8 @@ Status FromGst::run()
 			return handled;
 	}
 	if (report_.frames() == 0)
-		return Error(ErrorCode::InvalidArgument, "pipeline", "the pipeline gave no frame");
+		return Error(ErrorCode::InvalidArgument, "pipeline",
+			     _("the pipeline gave no frame"));
 	{
 		ffmpeg::HwDeviceLock lock(device_.ref);
 		if (Status flushed = graph_.push(nullptr); !flushed)
@@ -434,10 +445,12 @@ Status FromGst::run()
 	if (headerWritten_) {
 		const int err = av_write_trailer(muxer_);
 		if (err < 0)
-			return avError("could not finish '" + options_.output + "'", err);
+			return avError(i18n::format(_("could not finish '%s'"),
+						    options_.output.c_str()),
+				       err);
 	}
 	pipeline_->noteStats(report_);
-	report_.finish("from-gst: wrote");
+	report_.finish(_("from-gst: wrote"));
 	return {};
 }
 

@@ -4,6 +4,7 @@
 #include "avbridge_ffmpeg.h"
 #include "avbridge_modes.h"
 #include "avbridge_report.h"
+#include "gpuhandle_i18n.h"
 
 #include <cstdio>
 
@@ -14,6 +15,7 @@ using namespace gpuhandle::avbridge;
 
 int main(int argc, char **argv)
 {
+	i18n::initProgram(); // messages, usage and the summary in the user's language
 	Result<Options> options = parseArgs(argc, argv);
 	if (!options) {
 		std::fprintf(stderr, "gpuhandle-avbridge: %s\n", options.error().message().c_str());
@@ -25,8 +27,8 @@ int main(int argc, char **argv)
 	}
 	GError *error = nullptr;
 	if (!gst_init_check(nullptr, nullptr, &error)) {
-		std::fprintf(stderr, "gpuhandle-avbridge: GStreamer did not initialise: %s\n",
-			     error ? error->message : "unknown error");
+		std::fprintf(stderr, _("gpuhandle-avbridge: GStreamer did not initialise: %s\n"),
+			     error ? error->message : _("unknown error"));
 		g_clear_error(&error);
 		return 1;
 	}
@@ -38,7 +40,7 @@ int main(int argc, char **argv)
 	gst_deinit(); // every pipeline is gone: the leaks tracer reports here
 	if (!status) {
 		report.endLine();
-		std::fprintf(stderr, "gpuhandle-avbridge: error: %s\n",
+		std::fprintf(stderr, _("gpuhandle-avbridge: error: %s\n"),
 			     status.error().message().c_str());
 		return 1;
 	}

@@ -1,6 +1,8 @@
 // gpuhandle-avbridge's GStreamer pipeline: parse, play, bus errors and EOS, element statistics.
 #include "avbridge_pipeline.h"
 
+#include "gpuhandle_i18n.h"
+
 #include <cstdio>
 #include <string_view>
 
@@ -55,8 +57,8 @@ Result<std::unique_ptr<Pipeline>> Pipeline::launch(const std::string &descriptio
 						     GST_PARSE_FLAG_FATAL_ERRORS, &error);
 	if (error || !pipeline) {
 		Error out = Error::format(ErrorCode::InvalidArgument, "pipeline",
-					  "could not make the pipeline '%s': %s", shown.c_str(),
-					  error ? error->message : "gst_parse_launch failed");
+					  _("could not make the pipeline '%s': %s"), shown.c_str(),
+					  error ? error->message : _("gst_parse_launch failed"));
 		g_clear_error(&error);
 		if (pipeline)
 			gst_object_unref(pipeline);
@@ -81,7 +83,8 @@ Status Pipeline::play()
 		return {};
 	if (Status polled = poll(std::chrono::milliseconds(0)); !polled)
 		return polled;
-	return Error(ErrorCode::Backend, "pipeline", "the pipeline did not start (PLAYING failed)");
+	return Error(ErrorCode::Backend, "pipeline",
+		     _("the pipeline did not start (PLAYING failed)"));
 }
 
 Status Pipeline::poll(std::chrono::milliseconds wait)
@@ -104,18 +107,20 @@ Status Pipeline::poll(std::chrono::milliseconds wait)
 		else
 			gst_message_parse_warning(message, &error, &debug);
 		const std::string source = GST_MESSAGE_SRC_NAME(message);
-		const std::string text = error ? error->message : "unknown";
+		const std::string text = error ? error->message : _("unknown error");
 		const std::string details = debug ? debug : "";
 		g_clear_error(&error);
 		g_free(debug);
 		gst_message_unref(message);
 		if (type == GST_MESSAGE_WARNING) {
-			std::fprintf(stderr, "gpuhandle-avbridge: warning from %s: %s\n",
+			std::fprintf(stderr, _("gpuhandle-avbridge: warning from %s: %s\n"),
 				     source.c_str(), text.c_str());
 			continue;
 		}
 		return Error::format(ErrorCode::Backend, "pipeline",
-				     "the pipeline failed in %s: %s%s%s%s", source.c_str(),
+				     // TRANSLATORS: the element, its message, then " (", the
+				     // details, ")" or nothing.
+				     _("the pipeline failed in %s: %s%s%s%s"), source.c_str(),
 				     text.c_str(), details.empty() ? "" : " (", details.c_str(),
 				     details.empty() ? "" : ")");
 	}
@@ -129,7 +134,7 @@ Status Pipeline::waitEos(std::chrono::seconds timeout)
 		if (std::chrono::steady_clock::now() >= deadline)
 			return Error::format(
 				ErrorCode::Timeout, "pipeline",
-				"the pipeline did not finish within %lld s of the last frame",
+				_("the pipeline did not finish within %lld s of the last frame"),
 				static_cast<long long>(timeout.count()));
 		if (Status polled = poll(std::chrono::milliseconds(100)); !polled)
 			return polled;

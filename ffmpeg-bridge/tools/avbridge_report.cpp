@@ -1,6 +1,8 @@
 // gpuhandle-avbridge's progress line and summary.
 #include "avbridge_report.h"
 
+#include "gpuhandle_i18n.h"
+
 #include <csignal>
 #include <cstdio>
 #include <unistd.h>
@@ -17,12 +19,12 @@ double secondsSince(std::chrono::steady_clock::time_point start)
 const char *pathWords(uint32_t kind)
 {
 	switch (static_cast<ExecutionPath::Kind>(kind)) {
-	case ExecutionPath::Kind::ZeroCopy: return "zero-copy";
-	case ExecutionPath::Kind::GpuCopy: return "GPU copy";
-	case ExecutionPath::Kind::CpuCopy: return "CPU copy";
+	case ExecutionPath::Kind::ZeroCopy: return _("zero-copy");
+	case ExecutionPath::Kind::GpuCopy: return _("GPU copy");
+	case ExecutionPath::Kind::CpuCopy: return _("CPU copy");
 	case ExecutionPath::Kind::NotRun: break;
 	}
-	return "not moved";
+	return _("not moved");
 }
 
 volatile std::sig_atomic_t interruptedFlag = 0;
@@ -77,7 +79,8 @@ void Report::progress(bool force)
 	lastPrint_ = now;
 	const double seconds = secondsSince(start_);
 	// \r and the erase-line sequence keep it on one line however the numbers shrink.
-	std::fprintf(stderr, "\r\x1b[Kframes: %lld  fps: %.1f", static_cast<long long>(frames_),
+	std::fputs("\r\x1b[K", stderr);
+	std::fprintf(stderr, _("frames: %lld  fps: %.1f"), static_cast<long long>(frames_),
 		     seconds > 0 ? static_cast<double>(frames_) / seconds : 0.0);
 	std::fflush(stderr);
 	progressShown_ = true;
@@ -98,8 +101,11 @@ void Report::finish(const char *what)
 		return;
 	endLine();
 	const double seconds = secondsSince(start_);
-	std::fprintf(stderr, "gpuhandle-avbridge: %s %lld frame%s in %.2f s (%.1f fps)\n", what,
-		     static_cast<long long>(frames_), frames_ == 1 ? "" : "s", seconds,
+	// TRANSLATORS: the first %s is "to-gst: pushed" or "from-gst: wrote", translated.
+	std::fprintf(stderr,
+		     P_("gpuhandle-avbridge: %s %lld frame in %.2f s (%.1f fps)\n",
+			"gpuhandle-avbridge: %s %lld frames in %.2f s (%.1f fps)\n", frames_),
+		     what, static_cast<long long>(frames_), seconds,
 		     seconds > 0 ? static_cast<double>(frames_) / seconds : 0.0);
 	for (const auto &[key, count] : paths_)
 		std::fprintf(stderr, "  %s: %lld%s%s%s\n", pathWords(key.first),

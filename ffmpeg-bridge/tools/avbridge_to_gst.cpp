@@ -7,6 +7,7 @@
 #include "avbridge_filter.h"
 #include "avbridge_modes.h"
 #include "avbridge_pipeline.h"
+#include "gpuhandle_i18n.h"
 
 #include <chrono>
 #include <cstdio>
@@ -59,8 +60,8 @@ AVPixelFormat pickFormat(AVCodecContext *ctx, const AVPixelFormat *formats)
 	for (const AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; ++p)
 		if (!ffmpeg::isHwPixelFormat(*p)) {
 			std::fprintf(stderr,
-				     "gpuhandle-avbridge: the decoder does not offer %s frames "
-				     "here; decoding to %s\n",
+				     _("gpuhandle-avbridge: the decoder does not offer %s frames "
+				       "here; decoding to %s\n"),
 				     ffmpeg::avPixelFormatName(decoder->hwFormat).c_str(),
 				     ffmpeg::avPixelFormatName(*p).c_str());
 			return *p;
@@ -73,14 +74,14 @@ Status setupHwaccel(const std::string &typeName, Decoder &d)
 	const AVHWDeviceType type = av_hwdevice_find_type_by_name(typeName.c_str());
 	if (type == AV_HWDEVICE_TYPE_NONE)
 		return Error(ErrorCode::InvalidArgument, "hwaccel",
-			     "unknown --hwaccel type '" + typeName + "'");
+			     i18n::format(_("unknown --hwaccel type '%s'"), typeName.c_str()));
 	for (int i = 0;; ++i) {
 		const AVCodecHWConfig *config = avcodec_get_hw_config(d.codec->codec, i);
 		if (!config)
-			return Error(ErrorCode::NotSupported, "hwaccel",
-				     std::string("the ") + d.codec->codec->name +
-					     " decoder of this FFmpeg cannot decode on " +
-					     typeName);
+			return Error(
+				ErrorCode::NotSupported, "hwaccel",
+				i18n::format(_("the %s decoder of this FFmpeg cannot decode on %s"),
+					     d.codec->codec->name, typeName.c_str()));
 		if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
 		    config->device_type == type) {
 			d.hwFormat = config->pix_fmt;
@@ -101,34 +102,37 @@ Status openInput(const Options &options, Decoder &d)
 {
 	int err = avformat_open_input(&d.format, options.input.c_str(), nullptr, nullptr);
 	if (err < 0)
-		return avError("could not open '" + options.input + "'", err);
+		return avError(i18n::format(_("could not open '%s'"), options.input.c_str()), err);
 	err = avformat_find_stream_info(d.format, nullptr);
 	if (err < 0)
-		return avError("could not read the streams of '" + options.input + "'", err);
+		return avError(i18n::format(_("could not read the streams of '%s'"),
+					    options.input.c_str()),
+			       err);
 	const AVCodec *codec = nullptr;
 	d.stream = av_find_best_stream(d.format, AVMEDIA_TYPE_VIDEO, -1, -1, &codec, 0);
 	if (d.stream == AVERROR_STREAM_NOT_FOUND)
 		return Error(ErrorCode::NotSupported, "input",
-			     "'" + options.input + "' has no video stream");
+			     i18n::format(_("'%s' has no video stream"), options.input.c_str()));
 	if (d.stream < 0 || !codec)
-		return avError("no decoder for the video of '" + options.input + "'",
+		return avError(i18n::format(_("no decoder for the video of '%s'"),
+					    options.input.c_str()),
 			       d.stream < 0 ? d.stream : AVERROR_DECODER_NOT_FOUND);
 	AVStream *stream = d.format->streams[d.stream];
 	d.codec = avcodec_alloc_context3(codec);
 	d.packet = av_packet_alloc();
 	d.frame = av_frame_alloc();
 	if (!d.codec || !d.packet || !d.frame)
-		return Error(ErrorCode::OutOfMemory, "decoder", "the decoder was not allocated");
+		return Error(ErrorCode::OutOfMemory, "decoder", _("the decoder was not allocated"));
 	err = avcodec_parameters_to_context(d.codec, stream->codecpar);
 	if (err < 0)
-		return avError("the decoder refused the stream's parameters", err);
+		return avError(_("the decoder refused the stream's parameters"), err);
 	d.codec->pkt_timebase = stream->time_base;
 	if (!options.hwaccel.empty())
 		if (Status hw = setupHwaccel(options.hwaccel, d); !hw)
 			return hw;
 	err = avcodec_open2(d.codec, codec, nullptr);
 	if (err < 0)
-		return avError(std::string("could not open the ") + codec->name + " decoder", err);
+		return avError(i18n::format(_("could not open the %s decoder"), codec->name), err);
 	return {};
 }
 
@@ -182,7 +186,8 @@ Status ToGst::decode(const AVPacket *packet)
 		err = avcodec_send_packet(decoder_.codec, packet);
 	}
 	if (err < 0 && err != AVERROR_EOF)
-		return avError("decoding '" + options_.input + "' failed", err);
+		return avError(i18n::format(_("decoding '%s' failed"), options_.input.c_str()),
+			       err);
 	while (!done()) {
 		{
 			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
@@ -191,7 +196,9 @@ Status ToGst::decode(const AVPacket *packet)
 		if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
 			break;
 		if (err < 0)
-			return avError("decoding '" + options_.input + "' failed", err);
+			return avError(i18n::format(_("decoding '%s' failed"),
+						    options_.input.c_str()),
+				       err);
 		decoder_.frame->pts = decoder_.frame->best_effort_timestamp;
 		Status filtered = filter(decoder_.frame);
 		av_frame_unref(decoder_.frame);
@@ -262,12 +269,12 @@ Status ToGst::waitForRoom()
 			return polled;
 		if (pipeline_->eos())
 			return Error(ErrorCode::Backend, "pipeline",
-				     "the pipeline ended before it took every frame");
+				     _("the pipeline ended before it took every frame"));
 		if (gst_app_src_get_current_level_buffers(appsrc_) < kQueuedFrames)
 			return {};
 		if (std::chrono::steady_clock::now() >= deadline)
 			return Error::format(ErrorCode::Timeout, "pipeline",
-					     "the pipeline took no frame for %lld s",
+					     _("the pipeline took no frame for %lld s"),
 					     static_cast<long long>(options_.timeoutSeconds));
 		if (Status polled = pipeline_->poll(std::chrono::milliseconds(10)); !polled)
 			return polled;
@@ -280,18 +287,19 @@ Status ToGst::push(AVFrame *frame)
 	Result<Frame> bridged = ffmpeg::frameFromAVFrame(frame, &properties);
 	if (!bridged)
 		return Error(bridged.error().code(), "frame",
-			     "a " + ffmpeg::avPixelFormatName(frame->format) +
-				     " frame could not become a gpuhandle frame: " +
-				     bridged.error().message());
+			     i18n::format(_("a %s frame could not become a gpuhandle frame: %s"),
+					  ffmpeg::avPixelFormatName(frame->format).c_str(),
+					  bridged.error().message().c_str()));
 	BackendRef backend{};
 	if (frame->hw_frames_ctx) {
 		const auto *frames =
 			reinterpret_cast<const AVHWFramesContext *>(frame->hw_frames_ctx->data);
 		Result<BackendRef> opened = ffmpeg::backendForHwDevice(frames->device_ref);
 		if (!opened)
-			return Error(opened.error().code(), "backend",
-				     "no gpuhandle backend for the frame's device: " +
-					     opened.error().message());
+			return Error(
+				opened.error().code(), "backend",
+				i18n::format(_("no gpuhandle backend for the frame's device: %s"),
+					     opened.error().message().c_str()));
 		backend = *opened;
 		// FFmpeg 5.1's Vulkan hwupload copies from the software frame (host-mapped) without
 		// waiting, and frees that frame at once: the next decoded frame may overwrite it
@@ -307,8 +315,8 @@ Status ToGst::push(AVFrame *frame)
 	GstBuffer *buffer = gst::bufferFromFrame(*bridged, backend, true);
 	if (!buffer)
 		return Error(ErrorCode::NotSupported, "frame",
-			     "a " + ffmpeg::avPixelFormatName(frame->format) +
-				     " frame could not be wrapped as a GstBuffer");
+			     i18n::format(_("a %s frame could not be wrapped as a GstBuffer"),
+					  ffmpeg::avPixelFormatName(frame->format).c_str()));
 	const AVRational timeBase = graph_.timeBase();
 	AVRational rate = graph_.frameRate();
 	if (rate.num <= 0 || rate.den <= 0)
@@ -343,7 +351,7 @@ Status ToGst::push(AVFrame *frame)
 							    nullptr));
 	if (!caps) {
 		gst_buffer_unref(buffer);
-		return Error(ErrorCode::NotSupported, "caps", "the frame has no GStreamer caps");
+		return Error(ErrorCode::NotSupported, "caps", _("the frame has no GStreamer caps"));
 	}
 	if (!caps_ || !gst_caps_is_equal(caps, caps_)) {
 		gst_app_src_set_caps(appsrc_, caps);
@@ -358,8 +366,8 @@ Status ToGst::push(AVFrame *frame)
 	if (flow != GST_FLOW_OK) {
 		if (Status polled = pipeline_->poll(std::chrono::milliseconds(100)); !polled)
 			return polled;
-		return Error::format(ErrorCode::Backend, "pipeline", "appsrc refused a frame: %s",
-				     gst_flow_get_name(flow));
+		return Error::format(ErrorCode::Backend, "pipeline",
+				     _("appsrc refused a frame: %s"), gst_flow_get_name(flow));
 	}
 	report_.frame(ExecutionPath::zeroCopy());
 	return {};
@@ -394,19 +402,22 @@ Status ToGst::run()
 		if (err == AVERROR_EOF)
 			break;
 		if (err < 0)
-			return avError("reading '" + options_.input + "' failed", err);
+			return avError(i18n::format(_("reading '%s' failed"),
+						    options_.input.c_str()),
+				       err);
 		if (decoder_.packet->stream_index == decoder_.stream) {
 			if (decoder_.packet->flags & AV_PKT_FLAG_CORRUPT)
 				status = Error(ErrorCode::InvalidArgument, "input",
-					       "'" + options_.input + "' has a corrupt packet");
+					       i18n::format(_("'%s' has a corrupt packet"),
+							    options_.input.c_str()));
 			else
 				status = decode(decoder_.packet);
 		}
 		av_packet_unref(decoder_.packet);
 		if (std::string damage = demuxerDamage(); status && !damage.empty())
 			status = Error(ErrorCode::InvalidArgument, "input",
-				       "'" + options_.input +
-					       "' is damaged or truncated: " + damage);
+				       i18n::format(_("'%s' is damaged or truncated: %s"),
+						    options_.input.c_str(), damage.c_str()));
 	}
 	if (status && !done())
 		status = decode(nullptr);
@@ -420,10 +431,11 @@ Status ToGst::run()
 	}
 	if (std::string damage = demuxerDamage(); status && !damage.empty())
 		status = Error(ErrorCode::InvalidArgument, "input",
-			       "'" + options_.input + "' is damaged or truncated: " + damage);
+			       i18n::format(_("'%s' is damaged or truncated: %s"),
+					    options_.input.c_str(), damage.c_str()));
 	if (status && report_.frames() == 0)
 		status = Error(ErrorCode::InvalidArgument, "input",
-			       "'" + options_.input + "' gave no video frame");
+			       i18n::format(_("'%s' gave no video frame"), options_.input.c_str()));
 	if (status) {
 		gst_app_src_end_of_stream(appsrc_);
 		status = pipeline_->waitEos(std::chrono::seconds(options_.timeoutSeconds));
@@ -432,7 +444,7 @@ Status ToGst::run()
 	if (!status)
 		return status;
 	pipeline_->noteStats(report_);
-	report_.finish("to-gst: pushed");
+	report_.finish(_("to-gst: pushed"));
 	return {};
 }
 

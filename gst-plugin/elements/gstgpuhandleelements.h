@@ -8,7 +8,7 @@
 
 #include <gst/video/video.h>
 
-#include <glib/gi18n-lib.h>
+#include "gpuhandle_i18n.h" // _() for the user text of element errors and warnings
 
 #include <atomic>
 #include <chrono>

@@ -1,6 +1,8 @@
 // The gpuhandle plugin: registers gpuhandleupload and gpuhandledownload.
 #include "gstgpuhandleelements.h"
 
+#include "gpuhandle_i18n.h"
+
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 
 namespace {
@@ -8,8 +10,8 @@ namespace {
 gboolean pluginInit(GstPlugin *plugin)
 {
 	gst_gpu_handle_init();
-	bindtextdomain(GETTEXT_PACKAGE, LOCALEDIR);
-	bind_textdomain_codeset(GETTEXT_PACKAGE, "UTF-8");
+	// As GStreamer's plugins do: bind the domain (UTF-8), leave the program's own domain alone.
+	gpuhandle::i18n::bindDomain();
 	return gst_element_register(plugin, "gpuhandleupload", GST_RANK_NONE,
 				    gst_gpu_handle_upload_get_type()) &&
 	       gst_element_register(plugin, "gpuhandledownload", GST_RANK_NONE,
