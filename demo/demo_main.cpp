@@ -165,8 +165,8 @@ Status findPlugin()
 	}
 #endif
 	return Error(ErrorCode::NotSupported, "plugin",
-		     "GStreamer has no gpuhandledownload element: install gpuhandle's GStreamer "
-		     "plugin or point GST_PLUGIN_PATH at it (build/gst-plugin/elements)");
+		     _("GStreamer has no gpuhandledownload element: install gpuhandle's GStreamer "
+		       "plugin or point GST_PLUGIN_PATH at it (build/gst-plugin/elements)"));
 }
 
 Status run(const Options &o)
@@ -253,7 +253,7 @@ int main(int argc, char **argv)
 	GError *error = nullptr;
 	if (!gst_init_check(nullptr, nullptr, &error)) {
 		std::fprintf(stderr, _("gpuhandle-demo: GStreamer did not start: %s\n"),
-			     error ? error->message : "gst_init failed");
+			     error ? error->message : _("gst_init failed"));
 		g_clear_error(&error);
 		return kExitFailure;
 	}

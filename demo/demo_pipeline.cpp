@@ -1,5 +1,6 @@
 // gpuhandle-demo's GStreamer pipeline: the bridge into appsrc, the bus, the thumbnails, the stats.
 #include "demo_pipeline.h"
+#include "gpuhandle_i18n.h"
 
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/ffmpeg/hw_device.h>
@@ -64,9 +65,9 @@ uint64_t field(const GstStructure *stats, const char *name)
 const char *memoryWords(const Frame &frame)
 {
 	switch (frame.resource(0).kind()) {
-	case ResourceKind::VulkanMemoryFd: return "Vulkan memory as opaque fds";
-	case ResourceKind::VulkanImage: return "Vulkan images on FFmpeg's device";
-	case ResourceKind::CpuPlanes: return "host memory (CPU planes)";
+	case ResourceKind::VulkanMemoryFd: return _("Vulkan memory as opaque fds");
+	case ResourceKind::VulkanImage: return _("Vulkan images on FFmpeg's device");
+	case ResourceKind::CpuPlanes: return _("host memory (CPU planes)");
 	default: return resourceKindName(frame.resource(0).kind());
 	}
 }
@@ -126,8 +127,8 @@ Status Pipeline::start(std::chrono::seconds timeout)
 					  GST_PARSE_FLAG_FATAL_ERRORS, &error);
 	if (error || !pipeline_) {
 		Error out = Error::format(ErrorCode::InvalidArgument, "pipeline",
-					  "could not make the GStreamer pipeline: %s",
-					  error ? error->message : "gst_parse_launch failed");
+					  _("could not make the GStreamer pipeline: %s"),
+					  error ? error->message : _("gst_parse_launch failed"));
 		g_clear_error(&error);
 		if (pipeline_)
 			gst_clear_object(&pipeline_);
@@ -140,7 +141,7 @@ Status Pipeline::start(std::chrono::seconds timeout)
 		gst_clear_object(&appsrc_);
 		gst_clear_object(&sink);
 		return Error(ErrorCode::Backend, "pipeline",
-			     "the pipeline has no appsrc or appsink");
+			     _("the pipeline has no appsrc or appsink"));
 	}
 	gst_object_unref(appsrc_); // the bin keeps both
 	GstAppSinkCallbacks callbacks{};
@@ -159,7 +160,7 @@ Status Pipeline::start(std::chrono::seconds timeout)
 	if (gst_element_set_state(pipeline_, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
 		if (Status polled = poll(std::chrono::milliseconds(0)); !polled)
 			return polled;
-		return Error(ErrorCode::Backend, "pipeline", "the pipeline did not start");
+		return Error(ErrorCode::Backend, "pipeline", _("the pipeline did not start"));
 	}
 	return {};
 }
@@ -183,7 +184,7 @@ GstFlowReturn Pipeline::onSample(GstElement *sink)
 		    !gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample),
 					 GST_MAP_READ)) {
 			placed = Error(ErrorCode::Backend, "sheet",
-				       "a thumbnail could not be mapped");
+				       _("a thumbnail could not be mapped"));
 		} else {
 			placed = sheet_.place(
 				cell,
@@ -271,11 +272,13 @@ Status Pipeline::poll(std::chrono::milliseconds wait)
 		GError *error = nullptr;
 		gchar *debug = nullptr;
 		gst_message_parse_error(message, &error, &debug);
-		Error out = Error::format(ErrorCode::Backend, "pipeline",
-					  "the pipeline failed in %s: %s%s%s%s",
-					  GST_MESSAGE_SRC_NAME(message),
-					  error ? error->message : "unknown error",
-					  debug ? " (" : "", debug ? debug : "", debug ? ")" : "");
+		const char *what = error ? error->message : _("unknown error");
+		Error out = debug ? Error::format(ErrorCode::Backend, "pipeline",
+						  _("the pipeline failed in %s: %s (%s)"),
+						  GST_MESSAGE_SRC_NAME(message), what, debug)
+				  : Error::format(ErrorCode::Backend, "pipeline",
+						  _("the pipeline failed in %s: %s"),
+						  GST_MESSAGE_SRC_NAME(message), what);
 		g_clear_error(&error);
 		g_free(debug);
 		gst_message_unref(message);
@@ -292,12 +295,12 @@ Status Pipeline::waitForRoom()
 			return polled;
 		if (eos_)
 			return Error(ErrorCode::Backend, "pipeline",
-				     "the pipeline ended before it took every frame");
+				     _("the pipeline ended before it took every frame"));
 		if (gst_app_src_get_current_level_buffers(GST_APP_SRC(appsrc_)) < kQueuedFrames)
 			return {};
 		if (std::chrono::steady_clock::now() >= deadline)
 			return Error::format(ErrorCode::Timeout, "pipeline",
-					     "the pipeline took no frame for %lld s",
+					     _("the pipeline took no frame for %lld s"),
 					     static_cast<long long>(timeout_.count()));
 		if (Status polled = poll(std::chrono::milliseconds(5)); !polled)
 			return polled;
@@ -311,9 +314,10 @@ Status Pipeline::push(const AVFrame *frame, bool exportVulkanMemory)
 	Result<Frame> bridged = ffmpeg::frameFromAVFrame(frame, nullptr, options);
 	if (!bridged)
 		return Error(bridged.error().code(), "bridge",
-			     "FFmpeg's " + ffmpeg::avPixelFormatName(frame->format) +
-				     " frame could not become a gpuhandle frame: " +
-				     bridged.error().message());
+			     i18n::format(
+				     _("FFmpeg's %s frame could not become a gpuhandle frame: %s"),
+				     ffmpeg::avPixelFormatName(frame->format).c_str(),
+				     bridged.error().message().c_str()));
 	BackendRef backend{};
 	if (frame->hw_frames_ctx) {
 		const auto *frames =
@@ -321,15 +325,16 @@ Status Pipeline::push(const AVFrame *frame, bool exportVulkanMemory)
 		Result<BackendRef> opened = ffmpeg::backendForHwDevice(frames->device_ref);
 		if (!opened)
 			return Error(opened.error().code(), "bridge",
-				     "no gpuhandle backend for FFmpeg's device: " +
-					     opened.error().message());
+				     i18n::format(_("no gpuhandle backend for FFmpeg's device: %s"),
+						  opened.error().message().c_str()));
 		backend = *opened;
 		// The acquire point follows FFmpeg's upload, which may read the decoder's buffer in
 		// place: waiting here keeps the next decode from overwriting it (see demo_source).
 		const auto start = std::chrono::steady_clock::now();
 		if (Status waited = bridged->acquire().wait(timeout_); !waited)
 			return Error(waited.error().code(), "bridge",
-				     "FFmpeg's upload did not finish: " + waited.error().message());
+				     i18n::format(_("FFmpeg's upload did not finish: %s"),
+						  waited.error().message().c_str()));
 		const auto waitedFor = std::chrono::duration_cast<std::chrono::nanoseconds>(
 			std::chrono::steady_clock::now() - start);
 		++bridge_.fenceWaits;
@@ -345,8 +350,8 @@ Status Pipeline::push(const AVFrame *frame, bool exportVulkanMemory)
 	GstBuffer *buffer = gst::bufferFromFrame(*bridged, backend, true);
 	if (!buffer)
 		return Error(ErrorCode::NotSupported, "bridge",
-			     "a " + ffmpeg::avPixelFormatName(frame->format) +
-				     " frame could not be wrapped as a GstBuffer");
+			     i18n::format(_("a %s frame could not be wrapped as a GstBuffer"),
+					  ffmpeg::avPixelFormatName(frame->format).c_str()));
 	GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(bridge_.frames) * kFrameDuration;
 	GST_BUFFER_DURATION(buffer) = kFrameDuration;
 	info->fps_n = 25;
@@ -354,7 +359,7 @@ Status Pipeline::push(const AVFrame *frame, bool exportVulkanMemory)
 	GstCaps *caps = gst_video_info_to_caps(&*info);
 	if (!caps) {
 		gst_buffer_unref(buffer);
-		return Error(ErrorCode::NotSupported, "caps", "the frame has no GStreamer caps");
+		return Error(ErrorCode::NotSupported, "caps", _("the frame has no GStreamer caps"));
 	}
 	gst_caps_set_features(caps, 0,
 			      gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE, nullptr));
@@ -371,8 +376,8 @@ Status Pipeline::push(const AVFrame *frame, bool exportVulkanMemory)
 	if (flow != GST_FLOW_OK) {
 		if (Status polled = poll(std::chrono::milliseconds(100)); !polled)
 			return polled;
-		return Error::format(ErrorCode::Backend, "pipeline", "appsrc refused a frame: %s",
-				     gst_flow_get_name(flow));
+		return Error::format(ErrorCode::Backend, "pipeline",
+				     _("appsrc refused a frame: %s"), gst_flow_get_name(flow));
 	}
 	++bridge_.frames;
 	++bridge_.zeroCopy;
@@ -387,8 +392,7 @@ Status Pipeline::finish()
 		if (std::chrono::steady_clock::now() >= deadline)
 			return Error::format(
 				ErrorCode::Timeout, "pipeline",
-				"the pipeline did not finish within %lld s of the last "
-				"frame",
+				_("the pipeline did not finish within %lld s of the last frame"),
 				static_cast<long long>(timeout_.count()));
 		if (Status polled = poll(std::chrono::milliseconds(50)); !polled)
 			return polled;

@@ -1,5 +1,6 @@
 // gpuhandle-demo's contact sheet: the grid, a box-filter scaler and a PNG encoder over zlib.
 #include "demo_sheet.h"
+#include "gpuhandle_i18n.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -68,7 +69,7 @@ Status Sheet::place(int cell, const uint8_t *rgba, int stride, int width, int he
 {
 	if (cell < 0 || cell >= cells_ || !rgba || width <= 0 || height <= 0 || stride < width * 4)
 		return Error(ErrorCode::InvalidArgument, "sheet",
-			     "a thumbnail does not fit the sheet");
+			     _("a thumbnail does not fit the sheet"));
 	const int x0 = kGap + (cell % columns_) * (thumbWidth_ + kGap);
 	const int y0 = kGap + (cell / columns_) * (thumbHeight_ + kGap);
 	std::lock_guard<std::mutex> lock(mutex_);
@@ -108,7 +109,7 @@ int Sheet::placed() const
 
 Status Sheet::writePng(const std::string &path) const
 {
-	Result<std::vector<uint8_t>> png = Error(ErrorCode::Backend, "png", "not encoded");
+	Result<std::vector<uint8_t>> png = Error(ErrorCode::Backend, "png", _("not encoded"));
 	{
 		std::lock_guard<std::mutex> lock(mutex_);
 		png = encodePng(pixels_.data(), width_, height_, static_cast<size_t>(width_) * 4);
@@ -116,14 +117,17 @@ Status Sheet::writePng(const std::string &path) const
 	if (!png)
 		return png.error();
 	FILE *file = std::fopen(path.c_str(), "wb");
+	const int openErrno = errno; // before _() and the formatting can touch it
 	if (!file)
 		return Error(ErrorCode::Backend, "output",
-			     "could not create '" + path + "': " + std::strerror(errno));
+			     i18n::format(_("could not create '%s': %s"), path.c_str(),
+					  std::strerror(openErrno)));
 	const size_t written = std::fwrite(png->data(), 1, png->size(), file);
 	const int writeErrno = errno;
 	if (std::fclose(file) != 0 || written != png->size())
 		return Error(ErrorCode::Backend, "output",
-			     "could not write '" + path + "': " + std::strerror(writeErrno));
+			     i18n::format(_("could not write '%s': %s"), path.c_str(),
+					  std::strerror(writeErrno)));
 	return {};
 }
 
@@ -144,7 +148,7 @@ Result<std::vector<uint8_t>> encodePng(const uint8_t *rgba, int width, int heigh
 				  static_cast<uLong>(raw.size()), 6);
 	if (err != Z_OK)
 		return Error::format(ErrorCode::Backend, "png",
-				     "zlib could not compress the picture (%d)", err);
+				     _("zlib could not compress the picture (%d)"), err);
 	std::vector<uint8_t> out = { 0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n' };
 	std::vector<uint8_t> header;
 	putBigEndian(header, static_cast<uint32_t>(width));

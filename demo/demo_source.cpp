@@ -1,6 +1,8 @@
 // gpuhandle-demo's clip: lavfi testsrc2 -> FFV1 packets -> FFV1 decoder -> FFmpeg Vulkan frames.
 #include "demo_source.h"
 
+#include "gpuhandle_i18n.h"
+
 #include <gpuhandle/ffmpeg/hw_device.h>
 
 extern "C" {
@@ -20,7 +22,7 @@ std::string avErrorText(int code)
 {
 	char text[AV_ERROR_MAX_STRING_SIZE] = {};
 	if (av_strerror(code, text, sizeof text) < 0)
-		return "error " + std::to_string(code);
+		return i18n::format(_("error %d"), code);
 	return text;
 }
 
@@ -46,17 +48,17 @@ Status Clip::openGraph(int width, int height)
 {
 	graph_ = avfilter_graph_alloc();
 	if (!graph_)
-		return Error(ErrorCode::OutOfMemory, "filter", "avfilter_graph_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "filter", _("avfilter_graph_alloc failed"));
 	if (!avfilter_get_by_name("testsrc2"))
 		return Error(ErrorCode::NotSupported, "filter",
-			     "this FFmpeg's libavfilter has no testsrc2 source");
+			     _("this FFmpeg's libavfilter has no testsrc2 source"));
 	int err = avfilter_graph_create_filter(&sink_, avfilter_get_by_name("buffersink"), "out",
 					       nullptr, nullptr, graph_);
 	if (err < 0)
-		return avError("the clip's buffersink was not made", err);
+		return avError(_("the clip's buffersink was not made"), err);
 	AVFilterInOut *inputs = avfilter_inout_alloc();
 	if (!inputs)
-		return Error(ErrorCode::OutOfMemory, "filter", "avfilter_inout_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "filter", _("avfilter_inout_alloc failed"));
 	inputs->name = av_strdup("out");
 	inputs->filter_ctx = sink_;
 	// A source-only graph: its one open output feeds the sink.
@@ -66,10 +68,16 @@ Status Clip::openGraph(int width, int height)
 	err = avfilter_graph_parse_ptr(graph_, text.c_str(), &inputs, nullptr, nullptr);
 	avfilter_inout_free(&inputs);
 	if (err < 0)
-		return avError("the clip's filter graph '" + text + "' does not parse", err);
+		return avError(
+			i18n::format(_("the clip's filter graph '%s' does not parse"),
+				     text.c_str()),
+			err);
 	err = avfilter_graph_config(graph_, nullptr);
 	if (err < 0)
-		return avError("the clip's filter graph '" + text + "' was refused", err);
+		return avError(
+			i18n::format(_("the clip's filter graph '%s' was refused"),
+				     text.c_str()),
+			err);
 	return {};
 }
 
@@ -79,13 +87,13 @@ Status Clip::openCodecs(int width, int height)
 	const AVCodec *decoder = avcodec_find_decoder(AV_CODEC_ID_FFV1);
 	if (!encoder || !decoder)
 		return Error(ErrorCode::NotSupported, "codec",
-			     "this FFmpeg's libavcodec has no FFV1 encoder or decoder");
+			     _("this FFmpeg's libavcodec has no FFV1 encoder or decoder"));
 	encoder_ = avcodec_alloc_context3(encoder);
 	decoder_ = avcodec_alloc_context3(decoder);
 	packet_ = av_packet_alloc();
 	generated_ = av_frame_alloc();
 	if (!encoder_ || !decoder_ || !packet_ || !generated_)
-		return Error(ErrorCode::OutOfMemory, "codec", "the codecs were not allocated");
+		return Error(ErrorCode::OutOfMemory, "codec", _("the codecs were not allocated"));
 	encoder_->width = width;
 	encoder_->height = height;
 	encoder_->pix_fmt = AV_PIX_FMT_YUV420P;
@@ -94,22 +102,22 @@ Status Clip::openCodecs(int width, int height)
 	encoder_->thread_count = 1; // frame threads would hold frames back; the clip is small
 	int err = avcodec_open2(encoder_, encoder, nullptr);
 	if (err < 0)
-		return avError("could not open the FFV1 encoder", err);
+		return avError(_("could not open the FFV1 encoder"), err);
 	// The decoder learns the stream from the encoder's parameters, as a demuxer would say them.
 	AVCodecParameters *parameters = avcodec_parameters_alloc();
 	if (!parameters)
-		return Error(ErrorCode::OutOfMemory, "codec", "avcodec_parameters_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "codec", _("avcodec_parameters_alloc failed"));
 	err = avcodec_parameters_from_context(parameters, encoder_);
 	if (err >= 0)
 		err = avcodec_parameters_to_context(decoder_, parameters);
 	avcodec_parameters_free(&parameters);
 	if (err < 0)
-		return avError("the FFV1 decoder refused the encoder's parameters", err);
+		return avError(_("the FFV1 decoder refused the encoder's parameters"), err);
 	decoder_->pkt_timebase = encoder_->time_base;
 	decoder_->thread_count = 1;
 	err = avcodec_open2(decoder_, decoder, nullptr);
 	if (err < 0)
-		return avError("could not open the FFV1 decoder", err);
+		return avError(_("could not open the FFV1 decoder"), err);
 	return {};
 }
 
@@ -118,12 +126,13 @@ void Clip::openVulkan(int width, int height)
 	int err = av_hwdevice_ctx_create(&device_, AV_HWDEVICE_TYPE_VULKAN, nullptr, nullptr, 0);
 	if (err < 0) {
 		stats_.vulkanProblem =
-			"FFmpeg could not create a Vulkan device: " + avErrorText(err);
+			i18n::format(_("FFmpeg could not create a Vulkan device: %s"),
+				     avErrorText(err).c_str());
 		return;
 	}
 	frames_ = av_hwframe_ctx_alloc(device_);
 	if (!frames_) {
-		stats_.vulkanProblem = "av_hwframe_ctx_alloc failed";
+		stats_.vulkanProblem = _("av_hwframe_ctx_alloc failed");
 		av_buffer_unref(&device_);
 		return;
 	}
@@ -135,7 +144,8 @@ void Clip::openVulkan(int width, int height)
 	err = av_hwframe_ctx_init(frames_);
 	if (err < 0) {
 		stats_.vulkanProblem =
-			"FFmpeg's Vulkan device has no yuv420p frames: " + avErrorText(err);
+			i18n::format(_("FFmpeg's Vulkan device has no yuv420p frames: %s"),
+				     avErrorText(err).c_str());
 		av_buffer_unref(&frames_);
 		av_buffer_unref(&device_);
 		return;
@@ -143,7 +153,8 @@ void Clip::openVulkan(int width, int height)
 	if (Result<BackendRef> backend = ffmpeg::backendForHwDevice(device_); backend)
 		stats_.vulkanDevice = (*backend)->deviceInfo().name;
 	else
-		stats_.vulkanDevice = "(unnamed: " + backend.error().message() + ")";
+		stats_.vulkanDevice =
+			i18n::format(_("(unnamed: %s)"), backend.error().message().c_str());
 }
 
 Status Clip::open(int width, int height, bool useVulkan)
@@ -166,7 +177,7 @@ Result<AVFrame *> Clip::decoded()
 {
 	AVFrame *out = av_frame_alloc();
 	if (!out)
-		return Error(ErrorCode::OutOfMemory, "codec", "av_frame_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "codec", _("av_frame_alloc failed"));
 	for (;;) {
 		int err = avcodec_receive_frame(decoder_, out);
 		if (err >= 0) {
@@ -179,7 +190,7 @@ Result<AVFrame *> Clip::decoded()
 		}
 		if (err != AVERROR(EAGAIN)) {
 			av_frame_free(&out);
-			return avError("the FFV1 decoder failed", err);
+			return avError(_("the FFV1 decoder failed"), err);
 		}
 		err = avcodec_receive_packet(encoder_, packet_);
 		if (err >= 0) {
@@ -188,7 +199,7 @@ Result<AVFrame *> Clip::decoded()
 			av_packet_unref(packet_);
 			if (err < 0) {
 				av_frame_free(&out);
-				return avError("the FFV1 decoder refused a packet", err);
+				return avError(_("the FFV1 decoder refused a packet"), err);
 			}
 			continue;
 		}
@@ -198,7 +209,7 @@ Result<AVFrame *> Clip::decoded()
 		}
 		if (err != AVERROR(EAGAIN)) {
 			av_frame_free(&out);
-			return avError("the FFV1 encoder failed", err);
+			return avError(_("the FFV1 encoder failed"), err);
 		}
 		// The encoder wants a frame: the graph's next (testsrc2 never ends; the caller
 		// stops asking).
@@ -213,7 +224,7 @@ Result<AVFrame *> Clip::decoded()
 		}
 		if (err < 0) {
 			av_frame_free(&out);
-			return avError("the clip's filter graph failed", err);
+			return avError(_("the clip's filter graph failed"), err);
 		}
 		++stats_.generated;
 		generated_->pict_type = AV_PICTURE_TYPE_NONE;
@@ -221,7 +232,7 @@ Result<AVFrame *> Clip::decoded()
 		av_frame_unref(generated_);
 		if (err < 0) {
 			av_frame_free(&out);
-			return avError("the FFV1 encoder refused a frame", err);
+			return avError(_("the FFV1 encoder refused a frame"), err);
 		}
 	}
 }
@@ -230,18 +241,18 @@ Result<AVFrame *> Clip::upload(AVFrame *software)
 {
 	AVFrame *hw = av_frame_alloc();
 	if (!hw)
-		return Error(ErrorCode::OutOfMemory, "upload", "av_frame_alloc failed");
+		return Error(ErrorCode::OutOfMemory, "upload", _("av_frame_alloc failed"));
 	int err = av_hwframe_get_buffer(frames_, hw, 0);
 	if (err < 0) {
 		av_frame_free(&hw);
-		return avError("no frame from FFmpeg's Vulkan frames pool", err);
+		return avError(_("no frame from FFmpeg's Vulkan frames pool"), err);
 	}
 	const auto start = std::chrono::steady_clock::now();
 	err = av_hwframe_transfer_data(hw, software, 0);
 	stats_.uploadTime += std::chrono::steady_clock::now() - start;
 	if (err < 0) {
 		av_frame_free(&hw);
-		return avError("FFmpeg could not upload a frame to its Vulkan device", err);
+		return avError(_("FFmpeg could not upload a frame to its Vulkan device"), err);
 	}
 	av_frame_copy_props(hw, software);
 	++stats_.uploaded;
