@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iterator>
 #include <string>
 #include <unistd.h>
 
@@ -158,9 +159,11 @@ START_TEST(ffmpeg_frames_as_images)
 }
 END_TEST
 
-// 1b. Exported memory imported by the planner into another Vulkan device and into GL.
-void exportedInto(BackendKind kind)
+// 1b. Exported memory imported by the planner into another Vulkan device and into GL. Returns
+// how many cases arrived zero-copy with FFmpeg's bytes.
+int exportedInto(BackendKind kind)
 {
+	int arrived = 0;
 	const int fdsBefore = test::openFdCount();
 	{
 		AVBufferRef *device = ffmpegDevice();
@@ -184,6 +187,7 @@ void exportedInto(BackendKind kind)
 				      imported.ok() ? "" : imported.error().message().c_str());
 			ck_assert(imported->path == ExecutionPath::zeroCopy());
 			ck_assert_string_eq(test::checkPattern(*target, imported->frame, seed), "");
+			arrived++;
 			av_frame_free(&hw);
 			av_buffer_unref(&frames);
 			seed++;
@@ -191,17 +195,20 @@ void exportedInto(BackendKind kind)
 		av_buffer_unref(&device);
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+	return arrived;
 }
 
 START_TEST(exported_memory_reaches_another_vulkan_device)
 {
-	exportedInto(BackendKind::Vulkan);
+	const int cases = static_cast<int>(std::size(kCases));
+	ck_assert_int_eq(exportedInto(BackendKind::Vulkan), cases);
 }
 END_TEST
 
 START_TEST(exported_memory_reaches_gl)
 {
-	exportedInto(BackendKind::OpenGL);
+	const int cases = static_cast<int>(std::size(kCases));
+	ck_assert_int_eq(exportedInto(BackendKind::OpenGL), cases);
 }
 END_TEST
 
