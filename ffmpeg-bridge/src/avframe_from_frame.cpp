@@ -41,12 +41,7 @@ struct MappedFrame {
 			av_log(nullptr, AV_LOG_WARNING,
 			       "gpuhandle: ending the CPU mapping of a frame failed: %s\n",
 			       ended.error().message().c_str());
-		if (release.isNone())
-			return;
-		if (Status signalled = release.signal(); !signalled)
-			av_log(nullptr, AV_LOG_WARNING,
-			       "gpuhandle: signalling the frame's release gate failed: %s\n",
-			       signalled.error().message().c_str());
+		detail::signalRelease(release);
 	}
 	CpuMapping mapping;
 	ReleaseGate release;

@@ -43,15 +43,19 @@ Result<std::shared_ptr<AvBuffersAnchor>> anchorBuffers(const AVFrame *frame)
 	return anchor;
 }
 
-HeldFrame::~HeldFrame()
+void signalRelease(const ReleaseGate &release) noexcept
 {
-	ReleaseGate release = frame.release();
 	if (release.isNone())
 		return;
 	if (Status signalled = release.signal(); !signalled)
 		av_log(nullptr, AV_LOG_WARNING,
 		       "gpuhandle: signalling the frame's release gate failed: %s\n",
 		       signalled.error().message().c_str());
+}
+
+HeldFrame::~HeldFrame()
+{
+	signalRelease(frame.release());
 }
 
 namespace {

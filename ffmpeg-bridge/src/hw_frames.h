@@ -66,6 +66,10 @@ Result<Frame> frameFromVaapiAVFrame(const HwImport &in);
 Result<Frame> frameFromCudaAVFrame(const HwImport &in);
 Result<Frame> frameFromOpenClAVFrame(const HwImport &in);
 
+// Signals `release` (when the frame has one) as FFmpeg frees the last buffer over a frame: a
+// failure can only be logged there (av_log, warning).
+void signalRelease(const ReleaseGate &release) noexcept;
+
 // A Frame kept for the buffers of an AVFrame made over it: when the last buffer is freed the
 // frame's release gate (when it has one) is signalled.
 struct HeldFrame {
