@@ -40,30 +40,96 @@ std::optional<Error> checkSize(const char *type, uint32_t width, uint32_t height
 	return std::nullopt;
 }
 
-// A row that does not fit in a 32-bit stride (the cold path of linearLayout).
-[[gnu::cold]] Error strideError(const FrameLayout &layout, uint64_t rounded)
+// Layouts are queried per frame, so each format's plane geometry is distilled once into a
+// recipe of shifts and byte counts: computing a layout is then a few shifts and multiplies per
+// plane, with no table walks, calls or divisions (v210's 6-pixel blocks aside).
+struct PlaneRecipe {
+	uint8_t hshift = 0;      // log2 of the horizontal subsampling
+	uint8_t vshift = 0;      // log2 of the vertical subsampling
+	uint8_t blockPixels = 1; // samples per block (2 for YUYV, 6 for v210)
+	uint32_t blockBytes = 0; // bytes per block
+};
+
+struct LayoutRecipe {
+	uint32_t numPlanes = 0;
+	uint32_t gstreamerAlign = 4;        // GStreamer's row alignment
+	bool gstreamerEvenHeight = false;   // GStreamer counts rows of an even height
+	std::array<PlaneRecipe, 4> planes{};
+};
+
+using RecipeTable = std::array<LayoutRecipe, kPixelFormatCount - 1>;
+
+RecipeTable buildRecipes()
 {
-	return Error::format(ErrorCode::OutOfRange, "width",
-			     "A row of a %u pixel wide %s frame (%" PRIu64 " bytes) does not fit in a 32-bit stride.",
-			     layout.width, pixelFormatName(layout.format), rounded);
+	RecipeTable table{};
+	const auto formats = allPixelFormats();
+	for (size_t f = 0; f < formats.size(); ++f) {
+		const PixelFormatInfo &info = formats[f];
+		LayoutRecipe &r = table[f];
+		r.numPlanes = info.numPlanes;
+		r.gstreamerAlign = detail::gstreamerStrideAlignment(info);
+		r.gstreamerEvenHeight = detail::gstreamerCountsEvenHeight(info);
+		for (uint32_t i = 0; i < info.numPlanes; ++i) {
+			const PlaneInfo &p = info.planes[i];
+			r.planes[i] = { static_cast<uint8_t>(std::countr_zero(p.hsub)),
+					static_cast<uint8_t>(std::countr_zero(p.vsub)), p.pixelsPerBlock,
+					uint32_t(p.texelsPerBlock) * bytesPerTexel(p.format) };
+		}
+	}
+	return table;
 }
 
-// FFmpeg's av_image_fill_linesizes: a plane's row is computed from the width shifted by the
-// chroma shift with rounding up (-((-w) >> s)), which equals our rowBytes for every format.
-// Fills `layout` in place (callers query layouts per frame: no copies of it).
-std::optional<Error> linearLayout(const PixelFormatInfo &info, FrameLayout &layout, uint32_t align)
+// Built on first use (not at load time: other libraries' constructors may ask for layouts).
+const RecipeTable &recipes()
 {
+	static const RecipeTable table = buildRecipes();
+	return table;
+}
+
+// Why a layout could not be computed (the cold path of fillLayout, which found one of these).
+[[gnu::cold, gnu::noinline]] Error layoutError(const FrameLayout &layout, uint64_t align)
+{
+	const PixelFormatInfo &info = allPixelFormats()[static_cast<size_t>(layout.format) - 1];
 	for (uint32_t i = 0; i < info.numPlanes; ++i) {
-		const PlaneInfo &p = info.planes[i];
-		PlaneLayout &plane = layout.planes[i];
-		plane.width = detail::planeWidth(p, layout.width);
-		plane.height = detail::planeRows(p, layout.height);
-		uint64_t stride = detail::roundUp(detail::planeRowBytes(p, layout.width), align);
-		if (stride > std::numeric_limits<uint32_t>::max()) [[unlikely]]
-			return strideError(layout, stride);
-		plane.stride = static_cast<uint32_t>(stride);
+		uint64_t rounded = detail::roundUp(detail::planeRowBytes(info.planes[i], layout.width), align);
+		if (rounded > std::numeric_limits<uint32_t>::max())
+			return Error::format(ErrorCode::OutOfRange, "width",
+					     "A row of a %u pixel wide %s frame (%" PRIu64 " bytes) does not fit in a 32-bit stride.",
+					     layout.width, info.name, rounded);
 	}
-	return detail::packPlanes(layout);
+	return Error::format(ErrorCode::OutOfRange, "height",
+			     "A %ux%u %s frame does not fit in 64-bit sizes.", layout.width,
+			     layout.height, info.name);
+}
+
+// Strides rounded up to `align` (a power of two), planes packed in order, each spanning
+// `countedHeight` rows before subsampling (the height itself, or GStreamer's even height).
+// Returns false when a stride or the total does not fit (layoutError says which).
+inline bool fillLayout(const LayoutRecipe &r, FrameLayout &layout, uint64_t align,
+		       uint64_t countedHeight)
+{
+	uint64_t offset = 0;
+	bool overflow = false;
+	for (uint32_t i = 0; i < r.numPlanes; ++i) {
+		const PlaneRecipe &p = r.planes[i];
+		PlaneLayout &plane = layout.planes[i];
+		const uint64_t hround = (uint64_t(1) << p.hshift) - 1;
+		const uint64_t vround = (uint64_t(1) << p.vshift) - 1;
+		uint64_t samples = (layout.width + hround) >> p.hshift;
+		plane.width = static_cast<uint32_t>(samples);
+		plane.height = static_cast<uint32_t>((layout.height + vround) >> p.vshift);
+		if (p.blockPixels != 1) [[unlikely]]
+			samples = (samples + p.blockPixels - 1) / p.blockPixels;
+		const uint64_t stride = (samples * p.blockBytes + align - 1) & ~(align - 1);
+		overflow |= stride > std::numeric_limits<uint32_t>::max();
+		plane.stride = static_cast<uint32_t>(stride);
+		plane.offset = offset;
+		// stride < 2^32 and rows < 2^32 (when the stride fits): the product fits in 64 bits.
+		plane.size = stride * ((countedHeight + vround) >> p.vshift);
+		overflow |= __builtin_add_overflow(offset, plane.size, &offset);
+	}
+	layout.size = offset;
+	return !overflow;
 }
 
 // The format's row of the table, or the error saying why there is none.
@@ -82,51 +148,68 @@ Result<const PixelFormatInfo *> startLayout(PixelFormat format, uint32_t width, 
 	return *found;
 }
 
+// Why computeLayout refused its arguments (cold: they are checked before any work).
+[[gnu::cold, gnu::noinline]] Error argumentError(PixelFormat format, uint32_t width,
+						 uint32_t height, LayoutPolicy policy,
+						 uint32_t align)
+{
+	FrameLayout scratch;
+	auto info = startLayout(format, width, height, scratch);
+	if (!info.ok())
+		return std::move(info).error();
+	if (policy == LayoutPolicy::FFmpeg || policy == LayoutPolicy::StrideAlign)
+		return Error::format(ErrorCode::InvalidArgument, "align",
+				     "Layout: align %u is not a power of two between 1 and 4096.",
+				     align);
+	return Error::format(ErrorCode::InvalidArgument, "policy",
+			     "Layout: policy %u is not a LayoutPolicy.", static_cast<unsigned>(policy));
+}
+
 } // namespace
 
 Result<FrameLayout> computeLayout(PixelFormat format, uint32_t width, uint32_t height,
 				  LayoutPolicy policy, uint32_t align)
 {
-	// One Result, filled in place and returned by every path (no copy of the layout).
-	Result<FrameLayout> out{ FrameLayout{} };
+	// One Result, filled in place and returned by every path (no copy of the layout). Started
+	// as a copy of an empty layout: GCC clears a fresh one with `rep stos`, whose start-up
+	// cost was a third of the whole query.
+	static constexpr FrameLayout kEmpty{};
+	Result<FrameLayout> out{ kEmpty };
 	FrameLayout &layout = *out;
-	const auto formats = allPixelFormats();
 	const auto index = static_cast<size_t>(format) - 1; // Unknown (0) wraps past the end
-	if (index >= formats.size() || !width || !height) {
-		auto info = startLayout(format, width, height, layout); // says why
-		if (!info.ok())
-			out = std::move(info).error();
-		return out;
-	}
-	const PixelFormatInfo &info = formats[index];
-	layout.format = format;
-	layout.width = width;
-	layout.height = height;
-	layout.numPlanes = info.numPlanes;
-	std::optional<Error> e;
+	uint64_t rowAlign = 1;
+	bool valid = index < kPixelFormatCount - 1 && width && height;
 	switch (policy) {
 	case LayoutPolicy::Tight:
-		e = linearLayout(info, layout, 1);
 		break;
 	case LayoutPolicy::FFmpeg:
 	case LayoutPolicy::StrideAlign:
-		if (detail::isPowerOfTwo(align) && align <= 4096)
-			e = linearLayout(info, layout, align);
-		else
-			e = Error::format(ErrorCode::InvalidArgument, "align",
-					  "Layout: align %u is not a power of two between 1 and 4096.",
-					  align);
+		valid &= detail::isPowerOfTwo(align) && align <= 4096;
+		rowAlign = align;
 		break;
 	case LayoutPolicy::GStreamer:
-		e = detail::gstreamerLayout(info, layout);
 		break;
 	default:
-		e = Error::format(ErrorCode::InvalidArgument, "policy",
-				  "Layout: policy %u is not a LayoutPolicy.",
-				  static_cast<unsigned>(policy));
+		valid = false;
 	}
-	if (e)
-		out = std::move(*e);
+	if (!valid) [[unlikely]] {
+		out = argumentError(format, width, height, policy, align);
+		return out;
+	}
+	const LayoutRecipe &recipe = recipes()[index];
+	layout.format = format;
+	layout.width = width;
+	layout.height = height;
+	layout.numPlanes = recipe.numPlanes;
+	uint64_t countedHeight = height;
+	if (policy == LayoutPolicy::GStreamer) {
+		rowAlign = recipe.gstreamerAlign;
+		// 64-bit: a height of 0xffffffff rounds up past 32 bits.
+		if (recipe.gstreamerEvenHeight)
+			countedHeight = detail::roundUp(height, 2);
+	}
+	if (!fillLayout(recipe, layout, rowAlign, countedHeight)) [[unlikely]]
+		out = layoutError(layout, rowAlign);
 	return out;
 }
 

@@ -8,26 +8,21 @@
 //     vertically (4:2:0: luma and alpha count an even number of rows, chroma ceil(h / 2)) and,
 //     a GStreamer quirk, for planar 4:2:2 with 16-bit samples (I422_10/12, A422_10: every plane
 //     counts an even number of rows). 8-bit Y42B and 4:1:0 YUV9 count the plain height.
+// layout.cpp turns these rules into each format's layout recipe;
 // tests/formats/test_formats_gstreamer.cpp compares every shared format against GstVideoInfo.
 // Formats GStreamer lacks get the same rules, which is what its newer cases for them do (A444_12,
 // RGBA_F16, GRAY10_LE16 ...): rows rounded to 4 bytes, planes in order. Interlaced layouts (where
 // GStreamer rounds 4:2:0 chroma rows to even again) are not modelled.
 #include "layout_internal.h"
 
-#include <cinttypes>
-#include <limits>
-
 namespace gpuhandle::detail {
 
-namespace {
-
-uint64_t strideAlignment(const PixelFormatInfo &info)
+uint32_t gstreamerStrideAlignment(const PixelFormatInfo &info)
 {
 	return info.format == PixelFormat::V210 ? 128 : 4;
 }
 
-// Rule 3: whether plane rows are counted from the frame height rounded up to even.
-bool countsEvenHeight(const PixelFormatInfo &info)
+bool gstreamerCountsEvenHeight(const PixelFormatInfo &info)
 {
 	for (uint32_t i = 0; i < info.numPlanes; ++i) {
 		if (info.planes[i].vsub == 2)
@@ -36,38 +31,6 @@ bool countsEvenHeight(const PixelFormatInfo &info)
 	const PlaneInfo &chroma = info.planes[1];
 	return info.numPlanes >= 3 && chroma.hsub == 2 && chroma.vsub == 1 &&
 	       bytesPerTexel(info.planes[0].format) == 2;
-}
-
-} // namespace
-
-std::optional<Error> gstreamerLayout(const PixelFormatInfo &info, FrameLayout &layout)
-{
-	// 64-bit: a height of 0xffffffff rounds up past 32 bits.
-	uint64_t height = countsEvenHeight(info) ? roundUp(layout.height, 2) : layout.height;
-	uint64_t offset = 0;
-	for (uint32_t i = 0; i < info.numPlanes; ++i) {
-		const PlaneInfo &p = info.planes[i];
-		PlaneLayout &plane = layout.planes[i];
-		plane.width = planeWidth(p, layout.width);
-		plane.height = planeRows(p, layout.height);
-		uint64_t stride = roundUp(planeRowBytes(p, layout.width), strideAlignment(info));
-		if (stride > std::numeric_limits<uint32_t>::max())
-			return Error::format(ErrorCode::OutOfRange, "width",
-					     "A row of a %u pixel wide %s frame (%" PRIu64
-					     " bytes) does not fit in a 32-bit stride.",
-					     layout.width, pixelFormatName(layout.format), stride);
-		plane.stride = static_cast<uint32_t>(stride);
-		uint64_t rows = divUp(height, p.vsub);
-		plane.offset = offset;
-		if (__builtin_mul_overflow(stride, rows, &plane.size) ||
-		    __builtin_add_overflow(offset, plane.size, &offset))
-			return Error::format(ErrorCode::OutOfRange, "height",
-					     "A %ux%u %s frame does not fit in 64-bit sizes.",
-					     layout.width, layout.height,
-					     pixelFormatName(layout.format));
-	}
-	layout.size = offset;
-	return std::nullopt;
 }
 
 } // namespace gpuhandle::detail

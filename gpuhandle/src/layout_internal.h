@@ -46,9 +46,10 @@ inline uint32_t planeRows(const PlaneInfo &p, uint32_t height)
 	return static_cast<uint32_t>(divUp(height, p.vsub));
 }
 
-// Fills `layout` (format, width, height, numPlanes already set) as GstVideoInfo does.
-// Returns an error sentence when the sizes overflow.
-std::optional<Error> gstreamerLayout(const PixelFormatInfo &info, FrameLayout &layout);
+// GStreamer's rules (layout_gstreamer.cpp): the alignment of a row, and whether plane rows are
+// counted from the frame height rounded up to even.
+uint32_t gstreamerStrideAlignment(const PixelFormatInfo &info);
+bool gstreamerCountsEvenHeight(const PixelFormatInfo &info);
 
 // Sets offsets and the total size for planes that follow each other; checks for overflow.
 std::optional<Error> packPlanes(FrameLayout &layout);

@@ -65,16 +65,6 @@ uint8_t PixelFormatInfo::chromaShiftY() const noexcept
 	return numPlanes > 1 ? static_cast<uint8_t>(std::countr_zero(planes[1].vsub)) : 0;
 }
 
-Result<const PixelFormatInfo *> pixelFormatInfo(PixelFormat format)
-{
-	auto value = static_cast<uint32_t>(format);
-	if (value == 0 || value >= kPixelFormatCount)
-		return Error::format(ErrorCode::NotSupported, "format",
-				     "Pixel format %u is not one gpuhandle knows (1..%u).", value,
-				     kPixelFormatCount - 1);
-	return &allPixelFormats()[value - 1];
-}
-
 const char *pixelFormatName(PixelFormat format) noexcept
 {
 	auto value = static_cast<uint32_t>(format);

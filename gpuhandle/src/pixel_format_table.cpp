@@ -155,4 +155,21 @@ std::span<const PixelFormatInfo> allPixelFormats() noexcept
 	return kFormats;
 }
 
+// These two live beside the table, so that a lookup is one bounds check and no further call.
+const PixelFormatInfo *findPixelFormatInfo(PixelFormat format) noexcept
+{
+	const auto index = static_cast<uint32_t>(format) - 1; // Unknown (0) wraps past the end
+	return index < kPixelFormatCount - 1 ? &kFormats[index] : nullptr;
+}
+
+Result<const PixelFormatInfo *> pixelFormatInfo(PixelFormat format)
+{
+	auto value = static_cast<uint32_t>(format);
+	if (value == 0 || value >= kPixelFormatCount)
+		return Error::format(ErrorCode::NotSupported, "format",
+				     "Pixel format %u is not one gpuhandle knows (1..%u).", value,
+				     kPixelFormatCount - 1);
+	return &kFormats[value - 1];
+}
+
 } // namespace gpuhandle

@@ -140,6 +140,15 @@ START_TEST(names_are_unique_and_round_trip)
 	ck_assert_str_eq(pixelFormatName(static_cast<PixelFormat>(9999)), "unknown");
 	ck_assert_error(pixelFormatInfo(PixelFormat::Unknown), ErrorCode::NotSupported, "format");
 	ck_assert_error(pixelFormatInfo(static_cast<PixelFormat>(kPixelFormatCount)), ErrorCode::NotSupported, "format");
+	// The nullptr-returning lookup finds the same rows and nothing else.
+	for (const PixelFormatInfo &info : allPixelFormats()) {
+		auto found = pixelFormatInfo(info.format);
+		ck_assert_ok(found);
+		ck_assert_ptr_eq(findPixelFormatInfo(info.format), *found);
+	}
+	ck_assert_ptr_null(findPixelFormatInfo(PixelFormat::Unknown));
+	ck_assert_ptr_null(findPixelFormatInfo(static_cast<PixelFormat>(kPixelFormatCount)));
+	ck_assert_ptr_null(findPixelFormatInfo(static_cast<PixelFormat>(0xffffffffu)));
 }
 END_TEST
 

@@ -96,6 +96,9 @@ struct PixelFormatInfo {
 
 // The description of `format`; NotSupported for Unknown or a number outside the enum.
 Result<const PixelFormatInfo *> pixelFormatInfo(PixelFormat format);
+// The same row, or nullptr for a value that is not a PixelFormat: the per-frame lookup (as
+// gst_video_format_get_info and av_pix_fmt_desc_get), with no Result or Error to build.
+const PixelFormatInfo *findPixelFormatInfo(PixelFormat format) noexcept;
 // Every format gpuhandle knows, in enum order (Unknown excluded).
 std::span<const PixelFormatInfo> allPixelFormats() noexcept;
 // "nv12"; "unknown" for Unknown or a value outside the enum.
