@@ -1,0 +1,121 @@
+// FrameSender and FrameReceiver: frames with their fences between processes over a Unix socket.
+#pragma once
+
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+#include <gpuhandle/sync_waiter.h>
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuhandle {
+
+// Who may connect to a sender (and which senders a receiver accepts): the peer's uid, read
+// from the socket (SO_PEERCRED), must be this process's own uid or one listed. `anyUser`
+// lifts the check (the socket file's mode still applies).
+struct PeerRule {
+	std::vector<uint32_t> allowUids{};
+	bool anyUser = false;
+};
+
+// Called, from the transport's thread, for every message refused and every peer dropped (the
+// error says which and why). Must not call back into the transport.
+using TransportLog = std::function<void(const Error &)>;
+
+struct FrameSenderOptions {
+	std::string socketPath;         // created; an existing socket file there is replaced
+	uint32_t socketMode = 0600;     // owner-only unless widened
+	PeerRule peers{};
+	uint32_t maxPeers = 8;          // 1..64 consumers at once; more are refused
+	uint32_t maxInFlightPerPeer = 4; // frames a consumer may hold before it is skipped
+	std::string caps{};             // sent to each consumer on connect (GStreamer caps, ...)
+	TransportLog log{};
+};
+
+struct FrameSenderStats {
+	uint64_t framesSent = 0;     // frame messages sent (one per consumer that got the frame)
+	uint64_t framesSkipped = 0;  // a consumer was at its in-flight bound (or its socket full)
+	uint64_t releases = 0;       // Release messages accepted
+	uint64_t peersAccepted = 0;
+	uint64_t peersRefused = 0;   // credentials or maxPeers
+	uint64_t peersLost = 0;      // disconnected or crashed; their frames were released
+	uint64_t badMessages = 0;    // refused messages from consumers
+	uint32_t peersConnected = 0;
+};
+
+// The producer side: listens on a socket path, greets each consumer with the caps, sends each
+// frame to every consumer that has room, and signals a frame's release gate once every consumer
+// that got it sent Release (or went away). A consumer's crash costs only its frames.
+// Thread safety: send/setCaps/stats from any thread; one internal thread serves the socket.
+class FrameSender
+{
+public:
+	static Result<std::unique_ptr<FrameSender>> create(FrameSenderOptions options);
+	// Says Bye to every consumer, closes the sockets and removes the socket file. Frames still
+	// held by consumers are released.
+	~FrameSender();
+	FrameSender(const FrameSender &) = delete;
+	FrameSender &operator=(const FrameSender &) = delete;
+
+	// Sends `frame` (fd-backed resources, Noop or fence-fd acquire: see encodeFrame) to every
+	// connected consumer with room; returns how many got it. A frame with a release gate gets
+	// it signalled when they are done (at once when none got it).
+	Result<uint32_t> send(const Frame &frame);
+	// Caps for the frames that follow (sent to every consumer now, and to later ones on connect).
+	Status setCaps(std::string caps);
+	FrameSenderStats stats() const;
+	// Waits up to `timeout` for at least `count` consumers (Timeout when fewer came).
+	Status waitForPeers(uint32_t count, WaitDuration timeout);
+
+	struct Impl;
+
+private:
+	explicit FrameSender(std::unique_ptr<Impl> impl);
+	std::unique_ptr<Impl> impl_;
+};
+
+struct FrameReceiverOptions {
+	std::string socketPath;
+	WaitDuration connectTimeout = std::chrono::seconds(5);
+	PeerRule peers{}; // who the sender may be
+	TransportLog log{};
+};
+
+struct FrameReceiverStats {
+	uint64_t framesReceived = 0;
+	uint64_t releasesSent = 0;
+	uint64_t badMessages = 0; // refused messages from the sender (logged, skipped)
+};
+
+// The consumer side: connects, reads the caps, and returns frames one by one. Each frame that
+// the sender wants back carries a release gate: signal it (ReleaseGate::signal, with the fence of
+// any GPU work still reading) and the sender hears of it once that fence is done.
+// Thread safety: receive from one thread at a time; frames and their gates from any thread.
+class FrameReceiver
+{
+public:
+	static Result<std::unique_ptr<FrameReceiver>> connect(FrameReceiverOptions options);
+	~FrameReceiver();
+	FrameReceiver(const FrameReceiver &) = delete;
+	FrameReceiver &operator=(const FrameReceiver &) = delete;
+
+	// The caps of the frames now arriving (updated by receive when the sender changes them).
+	std::string caps() const;
+	// The next frame; nullopt at the end of the stream (the sender said Bye); Timeout when no
+	// frame came within `timeout`; Io when the sender went away without Bye (crashed). Messages
+	// that fail validation are logged, counted and skipped.
+	Result<std::optional<Frame>> receive(WaitDuration timeout);
+	FrameReceiverStats stats() const;
+
+	struct Impl;
+
+private:
+	explicit FrameReceiver(std::shared_ptr<Impl> impl);
+	std::shared_ptr<Impl> impl_;
+};
+
+} // namespace gpuhandle

@@ -1,0 +1,88 @@
+// The wire format: a Frame (and the transport's control messages) as bytes plus fds, for sockets.
+#pragma once
+
+#include <gpuhandle/fd.h>
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+namespace gpuhandle {
+
+// Version 1. Every message starts with a 16-byte header: magic "GHW1", version (u16), type
+// (u16), total size in bytes including the header (u32), number of fds sent with it (u32).
+// Fields are little-endian and packed; messages fit in kWireMaxMessage bytes, so a
+// SOCK_SEQPACKET socket carries each in one datagram with its fds (SCM_RIGHTS).
+// A receiver accepts a message only when every field checks out: known type, exact size,
+// counts within bounds, every fd index naming one of the fds that came with it, each fd used
+// once and of the kind its field needs; nothing is imported or mapped before that.
+inline constexpr uint32_t kWireMagic = 0x31574847; // "GHW1"
+inline constexpr uint16_t kWireVersion = 1;
+inline constexpr uint32_t kWireHeaderBytes = 16;
+inline constexpr uint32_t kWireMaxMessage = 4096;
+// 4 resources x 4 DMA-BUF objects + the acquire fence.
+inline constexpr uint32_t kWireMaxFds = 17;
+// Bytes of caps (or any producer description) a Hello may carry.
+inline constexpr uint32_t kWireMaxCaps = 3072;
+
+enum class WireType : uint16_t {
+	Hello = 1,   // producer -> consumer on connect: caps, the in-flight bound
+	Frame = 2,   // producer -> consumer: a frame and its fds
+	Release = 3, // consumer -> producer: done with frame `id` (its memory may be reused)
+	Bye = 4,     // producer -> consumer: end of stream
+	Caps = 5,    // producer -> consumer: new caps for the frames that follow
+};
+const char *wireTypeName(WireType type) noexcept;
+
+// One encoded message. The fds are borrowed from the frame that was encoded (they stay open
+// while it lives) and travel as SCM_RIGHTS with the bytes. Fixed size: encoding allocates
+// nothing.
+struct WireMessage {
+	std::array<std::byte, kWireMaxMessage> bytes{};
+	uint32_t size = 0;
+	std::array<int, kWireMaxFds> fds{};
+	uint32_t numFds = 0;
+
+	std::span<const std::byte> data() const noexcept { return { bytes.data(), size }; }
+	std::span<const int> fdList() const noexcept { return { fds.data(), numFds }; }
+};
+
+// A frame crosses when its resources are fd-backed (DmaBuf, ShmFd, VulkanMemoryFd) and its
+// acquire point is Noop or a fence fd (a sync_file or eventfd); anything else is NotSupported,
+// naming the resource kind or sync kind that cannot cross. `wantsRelease` asks the consumer
+// to send Release(id) once done (the producer reuses the memory after that).
+Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessage &out);
+// InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0.
+Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out);
+Status encodeCaps(std::string_view caps, WireMessage &out);
+void encodeRelease(uint64_t id, WireMessage &out) noexcept;
+void encodeBye(WireMessage &out) noexcept;
+
+// The header of a received message, checked (magic, version, known type, size equal to the
+// bytes received, fd count equal to the fds received). InvalidArgument says which field.
+Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds);
+
+struct WireFrame {
+	uint64_t id;
+	bool wantsRelease;
+	Frame frame; // no release gate: the transport attaches one
+};
+// Takes every fd in `fds` (each is closed unless the returned frame holds it: on error all
+// are closed). Checks each fd's type (memory fds: memfd / shm / DMA-BUF / device memory; fence
+// fds: sync_file or eventfd) and then builds the resources and the Frame with their own
+// validation (plane geometry against the object sizes).
+Result<WireFrame> decodeFrame(std::span<const std::byte> bytes, std::span<UniqueFd> fds);
+
+struct WireHello {
+	std::string_view caps; // points into the bytes given
+	uint32_t maxInFlight = 0;
+};
+Result<WireHello> decodeHello(std::span<const std::byte> bytes);
+Result<std::string_view> decodeCaps(std::span<const std::byte> bytes);
+Result<uint64_t> decodeRelease(std::span<const std::byte> bytes);
+
+} // namespace gpuhandle

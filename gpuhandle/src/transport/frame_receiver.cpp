@@ -1,0 +1,230 @@
+// FrameReceiver: connects to a sender, validates each message, and reports releases back.
+#include <gpuhandle/frame_transport.h>
+#include <gpuhandle/waiter_thread.h>
+
+#include "unix_socket.h"
+
+#include <atomic>
+#include <mutex>
+
+namespace gpuhandle {
+
+namespace {
+
+// How long one registration waits for a consumer's release before it is renewed (a consumer
+// may hold a frame as long as it likes; the wait itself stays bounded).
+constexpr WaitDuration kReleaseWatch = std::chrono::minutes(10);
+
+} // namespace
+
+struct FrameReceiver::Impl {
+	FrameReceiverOptions options;
+	UniqueFd socket;
+	std::shared_ptr<WaiterThread> waiter; // watches the release gates of frames handed out
+	detail::ReceivedMessage incoming;     // receive()'s
+	bool ended = false;                   // Bye seen
+	std::optional<Error> lost;            // the sender went away
+
+	mutable std::mutex capsMutex;
+	std::string caps;
+
+	std::mutex sendMutex; // release messages come from the waiter thread
+	WireMessage release;
+
+	std::atomic<uint64_t> framesReceived{ 0 };
+	std::atomic<uint64_t> releasesSent{ 0 };
+	std::atomic<uint64_t> badMessages{ 0 };
+
+	~Impl()
+	{
+		// First: resolves pending release watches (Cancelled) and joins, so that no callback
+		// runs once the members below are gone.
+		waiter.reset();
+	}
+
+	void log(const Error &e)
+	{
+		if (options.log)
+			options.log(e);
+	}
+
+	void refuse(const Error &e)
+	{
+		badMessages++;
+		log(e);
+	}
+
+	void sendRelease(uint64_t id)
+	{
+		std::lock_guard lock(sendMutex);
+		encodeRelease(id, release);
+		// A sender that is gone released everything already; nothing to report then.
+		if (detail::sendMessage(socket.get(), release).ok())
+			releasesSent++;
+	}
+
+	// Tells the sender once the consumer signalled `gate` and its fence is done.
+	Status watchRelease(const ReleaseGate &gate, uint64_t id)
+	{
+		auto ticket = waiter->enqueue(gate.released(), kReleaseWatch,
+					      [this, gate, id](Status done) {
+						      if (done.ok())
+							      sendRelease(id);
+						      else if (done.error().code() == ErrorCode::Timeout)
+							      (void)watchRelease(gate, id);
+						      // Cancelled: the receiver is closing.
+					      });
+		if (!ticket.ok())
+			return std::move(ticket).error();
+		return {};
+	}
+
+	// The message now in `incoming`: a frame to hand out, or nothing (handled or refused).
+	Result<std::optional<Frame>> handle()
+	{
+		if (incoming.truncated)
+			return Error(ErrorCode::InvalidArgument, "size",
+				     "Frame transport: a message from the sender was too large.");
+		auto type = decodeHeader(incoming.data(), static_cast<uint32_t>(incoming.numFds));
+		if (!type.ok())
+			return std::move(type).error();
+		switch (*type) {
+		case WireType::Frame: {
+			auto wire = decodeFrame(incoming.data(), incoming.fdSpan());
+			if (!wire.ok())
+				return std::move(wire).error();
+			framesReceived++;
+			if (wire->wantsRelease) {
+				auto gate = ReleaseGate::create();
+				if (!gate.ok())
+					return std::move(gate).error();
+				if (Status s = watchRelease(*gate, wire->id); !s.ok())
+					return std::move(s).error();
+				wire->frame.setRelease(std::move(*gate));
+			}
+			return std::optional<Frame>(std::move(wire->frame));
+		}
+		case WireType::Caps: {
+			auto newCaps = decodeCaps(incoming.data());
+			if (!newCaps.ok())
+				return std::move(newCaps).error();
+			std::lock_guard lock(capsMutex);
+			caps.assign(*newCaps);
+			return std::optional<Frame>();
+		}
+		case WireType::Bye:
+			if (incoming.size != kWireHeaderBytes || incoming.numFds)
+				return Error(ErrorCode::InvalidArgument, "size",
+					     "Frame transport: a bye message with contents.");
+			ended = true;
+			return std::optional<Frame>();
+		default:
+			return Error::format(ErrorCode::InvalidArgument, "type",
+					     "Frame transport: a %s message from the sender.",
+					     wireTypeName(*type));
+		}
+	}
+};
+
+FrameReceiver::FrameReceiver(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FrameReceiver::~FrameReceiver() = default;
+
+Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptions options)
+{
+	auto impl = std::make_shared<Impl>();
+	auto socket = detail::connectUnix(options.socketPath, options.connectTimeout);
+	if (!socket.ok())
+		return std::move(socket).error();
+	impl->socket = std::move(*socket);
+	if (Status s = detail::checkPeer(impl->socket.get(), options.peers); !s.ok())
+		return std::move(s).error();
+	// The sender greets first; anything else, or silence, is not a gpuhandle sender.
+	const Deadline deadline = Deadline::after(options.connectTimeout);
+	for (;;) {
+		auto ready = detail::pollReadable(impl->socket.get(), deadline.remaining());
+		if (!ready.ok())
+			return std::move(ready).error();
+		if (!*ready)
+			return Error::format(ErrorCode::Timeout, "socketPath",
+					     "Frame transport: the sender at %s did not say hello in time.",
+					     options.socketPath.c_str());
+		auto got = detail::receiveMessage(impl->socket.get(), impl->incoming);
+		if (!got.ok() && got.error().code() == ErrorCode::WouldBlock)
+			continue;
+		if (!got.ok())
+			return std::move(got).error();
+		if (!*got)
+			return Error::format(ErrorCode::Io, "socketPath",
+					     "Frame transport: the sender at %s hung up (it may have "
+					     "refused this consumer).",
+					     options.socketPath.c_str());
+		if (impl->incoming.truncated || impl->incoming.numFds)
+			return Error(ErrorCode::InvalidArgument, "hello",
+				     "Frame transport: the sender's hello is malformed.");
+		auto hello = decodeHello(impl->incoming.data());
+		if (!hello.ok())
+			return std::move(hello).error();
+		impl->caps.assign(hello->caps);
+		break;
+	}
+	auto waiter = WaiterThread::create("gpuhandle-recv");
+	if (!waiter.ok())
+		return std::move(waiter).error();
+	impl->waiter = std::move(*waiter);
+	impl->options = std::move(options);
+	return std::unique_ptr<FrameReceiver>(new FrameReceiver(std::move(impl)));
+}
+
+std::string FrameReceiver::caps() const
+{
+	std::lock_guard lock(impl_->capsMutex);
+	return impl_->caps;
+}
+
+Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
+{
+	Impl &d = *impl_;
+	if (d.ended)
+		return std::optional<Frame>();
+	if (d.lost)
+		return *d.lost;
+	const Deadline deadline = Deadline::after(timeout);
+	for (;;) {
+		auto got = detail::receiveMessage(d.socket.get(), d.incoming);
+		if (!got.ok() && got.error().code() == ErrorCode::WouldBlock) {
+			auto ready = detail::pollReadable(d.socket.get(), deadline.remaining());
+			if (!ready.ok())
+				return std::move(ready).error();
+			if (!*ready)
+				return Error(ErrorCode::Timeout, "timeout",
+					     "Frame transport: no frame came in time.");
+			continue;
+		}
+		if (!got.ok() || !*got) {
+			d.lost = got.ok() ? Error(ErrorCode::Io, "peer",
+						  "Frame transport: the sender went away without "
+						  "ending the stream.")
+					  : std::move(got).error();
+			d.log(*d.lost);
+			return *d.lost;
+		}
+		auto handled = d.handle();
+		if (!handled.ok()) {
+			d.refuse(handled.error());
+			continue;
+		}
+		if (*handled || d.ended)
+			return std::move(*handled);
+	}
+}
+
+FrameReceiverStats FrameReceiver::stats() const
+{
+	FrameReceiverStats s;
+	s.framesReceived = impl_->framesReceived.load();
+	s.releasesSent = impl_->releasesSent.load();
+	s.badMessages = impl_->badMessages.load();
+	return s;
+}
+
+} // namespace gpuhandle

@@ -1,0 +1,356 @@
+// FrameSender: one listening socket, a thread serving it, frames fanned out to every consumer.
+#include <gpuhandle/frame_transport.h>
+
+#include "unix_socket.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <mutex>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <thread>
+#include <unistd.h>
+
+namespace gpuhandle {
+
+namespace {
+
+// A consumer that keeps sending what fails validation is dropped after this many.
+constexpr uint32_t kMaxBadMessagesPerPeer = 16;
+constexpr uint32_t kMaxPeersLimit = 64; // holders are a 64-bit mask
+
+struct Peer {
+	UniqueFd socket{};
+	uint32_t inFlight = 0;
+	uint32_t badMessages = 0;
+};
+
+// A frame some consumers still hold: its release gate is signalled when `holders` empties.
+struct Outstanding {
+	uint64_t id = 0;
+	uint64_t holders = 0; // bit i: peers[i] holds it
+	std::optional<Frame> frame{};
+};
+
+} // namespace
+
+struct FrameSender::Impl {
+	FrameSenderOptions options;
+	UniqueFd listener;
+	UniqueFd wake; // eventfd: tells the thread to stop
+	std::thread thread;
+
+	mutable std::mutex mutex;
+	std::condition_variable peersChanged;
+	std::vector<Peer> peers;               // maxPeers slots; a free slot has no socket
+	std::vector<Outstanding> outstanding;  // maxPeers * maxInFlightPerPeer slots
+	uint64_t nextId = 1;
+	FrameSenderStats stats;
+	WireMessage message; // scratch for send(), under mutex
+	detail::ReceivedMessage incoming; // the thread's
+
+	void log(const Error &e) const
+	{
+		if (options.log)
+			options.log(e);
+	}
+
+	uint32_t connected() const
+	{
+		return static_cast<uint32_t>(std::count_if(peers.begin(), peers.end(),
+							   [](const Peer &p) { return p.socket.isValid(); }));
+	}
+
+	// Releases slot `i`'s frames and closes its socket (under mutex).
+	void dropPeer(size_t i, const Error &why)
+	{
+		log(why);
+		peers[i] = Peer{};
+		const uint64_t bit = uint64_t(1) << i;
+		for (Outstanding &o : outstanding) {
+			if (o.holders & bit)
+				releaseHolder(o, bit);
+		}
+		stats.peersLost++;
+		peersChanged.notify_all();
+	}
+
+	void releaseHolder(Outstanding &o, uint64_t bit)
+	{
+		o.holders &= ~bit;
+		if (!o.holders && o.frame) {
+			(void)o.frame->release().signal();
+			o.frame.reset();
+		}
+	}
+
+	void accept()
+	{
+		UniqueFd socket(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+		if (!socket.isValid())
+			return; // the connection went away again, or a transient error: poll again
+		std::lock_guard lock(mutex);
+		if (Status allowed = detail::checkPeer(socket.get(), options.peers); !allowed.ok()) {
+			stats.peersRefused++;
+			log(allowed.error());
+			return;
+		}
+		auto slot = std::find_if(peers.begin(), peers.end(),
+					 [](const Peer &p) { return !p.socket.isValid(); });
+		if (slot == peers.end()) {
+			stats.peersRefused++;
+			log(Error::format(ErrorCode::OutOfRange, "maxPeers",
+					  "Frame transport: a consumer was refused: %u are connected "
+					  "already.",
+					  options.maxPeers));
+			return;
+		}
+		WireMessage hello;
+		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello); !s.ok()) {
+			log(s.error());
+			return;
+		}
+		if (Status s = detail::sendMessage(socket.get(), hello); !s.ok()) {
+			log(s.error());
+			return;
+		}
+		slot->socket = std::move(socket);
+		stats.peersAccepted++;
+		peersChanged.notify_all();
+	}
+
+	// Reads every message queued on peer `i` (under mutex).
+	void serve(size_t i)
+	{
+		for (;;) {
+			auto got = detail::receiveMessage(peers[i].socket.get(), incoming);
+			if (!got.ok()) {
+				if (got.error().code() != ErrorCode::WouldBlock)
+					dropPeer(i, got.error());
+				return;
+			}
+			if (!*got) {
+				dropPeer(i, Error(ErrorCode::Io, "peer",
+						  "Frame transport: a consumer went away."));
+				return;
+			}
+			if (Status s = handle(i); !s.ok()) {
+				stats.badMessages++;
+				log(s.error());
+				if (++peers[i].badMessages > kMaxBadMessagesPerPeer) {
+					dropPeer(i, Error(ErrorCode::InvalidArgument, "peer",
+							  "Frame transport: a consumer sent too many "
+							  "malformed messages and was dropped."));
+					return;
+				}
+			}
+		}
+	}
+
+	Status handle(size_t i)
+	{
+		if (incoming.truncated)
+			return Error(ErrorCode::InvalidArgument, "size",
+				     "Frame transport: a consumer's message was too large.");
+		auto id = decodeRelease(incoming.data().subspan(0, incoming.size));
+		if (id.ok() && incoming.numFds) // Release carries no fds: refuse, and close them
+			id = Error(ErrorCode::InvalidArgument, "numFds",
+				   "Frame transport: a release message came with fds.");
+		if (!id.ok())
+			return std::move(id).error();
+		const uint64_t bit = uint64_t(1) << i;
+		for (Outstanding &o : outstanding) {
+			if (o.frame && o.id == *id && (o.holders & bit)) {
+				releaseHolder(o, bit);
+				peers[i].inFlight--;
+				stats.releases++;
+				return {};
+			}
+		}
+		return Error::format(ErrorCode::InvalidArgument, "id",
+				     "Frame transport: a consumer released frame %llu, which it does "
+				     "not hold.",
+				     static_cast<unsigned long long>(*id));
+	}
+
+	void run()
+	{
+		std::vector<pollfd> fds;
+		std::vector<size_t> slots;
+		fds.reserve(2 + peers.size());
+		slots.reserve(peers.size());
+		for (;;) {
+			fds.clear();
+			slots.clear();
+			fds.push_back({ wake.get(), POLLIN, 0 });
+			fds.push_back({ listener.get(), POLLIN, 0 });
+			{
+				std::lock_guard lock(mutex);
+				for (size_t i = 0; i < peers.size(); ++i) {
+					if (peers[i].socket.isValid()) {
+						fds.push_back({ peers[i].socket.get(), POLLIN, 0 });
+						slots.push_back(i);
+					}
+				}
+			}
+			// Bounded: a wake-up a second re-reads the peer list even if nothing happened.
+			if (poll(fds.data(), fds.size(), 1000) < 0)
+				continue;
+			if (fds[0].revents)
+				return;
+			if (fds[1].revents & POLLIN)
+				accept();
+			std::lock_guard lock(mutex);
+			for (size_t k = 0; k < slots.size(); ++k) {
+				// The slot may have been refilled by accept() since the poll: only serve
+				// the socket that was polled.
+				const size_t i = slots[k];
+				if (fds[2 + k].revents && peers[i].socket.get() == fds[2 + k].fd)
+					serve(i);
+			}
+		}
+	}
+};
+
+FrameSender::FrameSender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+
+Result<std::unique_ptr<FrameSender>> FrameSender::create(FrameSenderOptions options)
+{
+	if (!options.maxPeers || options.maxPeers > kMaxPeersLimit)
+		return Error::format(ErrorCode::OutOfRange, "maxPeers",
+				     "Frame transport: maxPeers is %u; 1 to %u consumers are allowed.",
+				     options.maxPeers, kMaxPeersLimit);
+	WireMessage probe;
+	if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, probe); !s.ok())
+		return std::move(s).error();
+	auto impl = std::make_unique<Impl>();
+	auto listener = detail::listenUnix(options.socketPath, options.socketMode);
+	if (!listener.ok())
+		return std::move(listener).error();
+	impl->listener = std::move(*listener);
+	impl->wake = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
+	if (!impl->wake.isValid()) {
+		unlink(options.socketPath.c_str());
+		return Error(ErrorCode::Io, "wake", "Frame transport: no eventfd could be made.");
+	}
+	impl->peers.resize(options.maxPeers);
+	impl->outstanding.resize(size_t(options.maxPeers) * options.maxInFlightPerPeer);
+	impl->options = std::move(options);
+	Impl *raw = impl.get();
+	impl->thread = std::thread([raw] { raw->run(); });
+	return std::unique_ptr<FrameSender>(new FrameSender(std::move(impl)));
+}
+
+FrameSender::~FrameSender()
+{
+	Impl &d = *impl_;
+	const uint64_t one = 1;
+	(void)!write(d.wake.get(), &one, sizeof one);
+	d.thread.join();
+	std::lock_guard lock(d.mutex);
+	WireMessage bye;
+	encodeBye(bye);
+	for (Peer &p : d.peers) {
+		if (p.socket.isValid())
+			(void)detail::sendMessage(p.socket.get(), bye);
+		p = Peer{};
+	}
+	for (Outstanding &o : d.outstanding) {
+		if (o.frame)
+			(void)o.frame->release().signal();
+		o = Outstanding{};
+	}
+	d.listener.reset();
+	unlink(d.options.socketPath.c_str());
+}
+
+Result<uint32_t> FrameSender::send(const Frame &frame)
+{
+	Impl &d = *impl_;
+	const bool wantsRelease = !frame.release().isNone();
+	std::lock_guard lock(d.mutex);
+	const uint64_t id = d.nextId++;
+	if (Status s = encodeFrame(frame, id, wantsRelease, d.message); !s.ok())
+		return std::move(s).error();
+	uint64_t holders = 0;
+	uint32_t count = 0;
+	for (size_t i = 0; i < d.peers.size(); ++i) {
+		Peer &p = d.peers[i];
+		if (!p.socket.isValid())
+			continue;
+		if (wantsRelease && p.inFlight >= d.options.maxInFlightPerPeer) {
+			d.stats.framesSkipped++;
+			continue;
+		}
+		Status s = detail::sendMessage(p.socket.get(), d.message);
+		if (s.ok()) {
+			count++;
+			d.stats.framesSent++;
+			if (wantsRelease) {
+				p.inFlight++;
+				holders |= uint64_t(1) << i;
+			}
+		} else if (s.error().code() == ErrorCode::WouldBlock) {
+			d.stats.framesSkipped++;
+		} else {
+			d.dropPeer(i, s.error());
+		}
+	}
+	if (wantsRelease) {
+		if (!holders) {
+			(void)frame.release().signal(); // nobody took it: reusable now
+		} else {
+			// A free slot exists: each holder holds fewer than maxInFlightPerPeer frames.
+			auto slot = std::find_if(d.outstanding.begin(), d.outstanding.end(),
+						 [](const Outstanding &o) { return !o.frame; });
+			slot->id = id;
+			slot->holders = holders;
+			slot->frame = frame;
+		}
+	}
+	return count;
+}
+
+Status FrameSender::setCaps(std::string caps)
+{
+	Impl &d = *impl_;
+	std::lock_guard lock(d.mutex);
+	if (Status s = encodeCaps(caps, d.message); !s.ok())
+		return s;
+	d.options.caps = std::move(caps);
+	for (size_t i = 0; i < d.peers.size(); ++i) {
+		if (!d.peers[i].socket.isValid())
+			continue;
+		// Caps must not be lost: a full queue here is a consumer that stopped reading.
+		if (Status s = detail::sendMessage(d.peers[i].socket.get(), d.message); !s.ok())
+			d.dropPeer(i, s.error());
+	}
+	return {};
+}
+
+FrameSenderStats FrameSender::stats() const
+{
+	std::lock_guard lock(impl_->mutex);
+	FrameSenderStats s = impl_->stats;
+	s.peersConnected = impl_->connected();
+	return s;
+}
+
+Status FrameSender::waitForPeers(uint32_t count, WaitDuration timeout)
+{
+	Impl &d = *impl_;
+	std::unique_lock lock(d.mutex);
+	const Deadline deadline = Deadline::after(timeout);
+	while (d.connected() < count) {
+		if (deadline.remaining() <= WaitDuration::zero())
+			return Error::format(ErrorCode::Timeout, "peers",
+					     "Frame transport: %u of %u consumers connected in time.",
+					     d.connected(), count);
+		d.peersChanged.wait_for(lock, std::min<WaitDuration>(deadline.remaining(),
+								     std::chrono::seconds(1)));
+	}
+	return {};
+}
+
+} // namespace gpuhandle

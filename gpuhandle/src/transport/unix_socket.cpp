@@ -1,0 +1,217 @@
+// SOCK_SEQPACKET Unix sockets: one datagram per message, fds as SCM_RIGHTS, peers by SO_PEERCRED.
+#include "unix_socket.h"
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <thread>
+#include <unistd.h>
+
+namespace gpuhandle::detail {
+
+namespace {
+
+Error ioError(const char *what, const std::string &path, int err)
+{
+	return Error::format(ErrorCode::Io, "socketPath", "Frame transport: %s %s failed: %s.", what,
+			     path.c_str(), std::strerror(err));
+}
+
+Result<sockaddr_un> socketAddress(const std::string &path)
+{
+	sockaddr_un address{};
+	address.sun_family = AF_UNIX;
+	if (path.empty() || path.size() >= sizeof address.sun_path)
+		return Error::format(ErrorCode::InvalidArgument, "socketPath",
+				     "Frame transport: a socket path must have 1 to %zu bytes (\"%s\" "
+				     "has %zu).",
+				     sizeof address.sun_path - 1, path.c_str(), path.size());
+	std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+	return address;
+}
+
+} // namespace
+
+Result<UniqueFd> listenUnix(const std::string &path, uint32_t mode)
+{
+	auto address = socketAddress(path);
+	if (!address.ok())
+		return std::move(address).error();
+	struct stat st {};
+	if (lstat(path.c_str(), &st) == 0) {
+		// Replace a stale socket (a crashed sender's), never another kind of file.
+		if (!S_ISSOCK(st.st_mode))
+			return Error::format(ErrorCode::InvalidArgument, "socketPath",
+					     "Frame transport: %s exists and is not a socket.",
+					     path.c_str());
+		unlink(path.c_str());
+	}
+	UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+	if (!fd.isValid())
+		return ioError("socket for", path, errno);
+	if (bind(fd.get(), reinterpret_cast<const sockaddr *>(&*address), sizeof *address) != 0)
+		return ioError("bind to", path, errno);
+	// No one can connect before listen(): set the mode in between, so that a wider umask never
+	// exposes the socket.
+	if (chmod(path.c_str(), static_cast<mode_t>(mode & 0777)) != 0) {
+		const int err = errno;
+		unlink(path.c_str());
+		return ioError("chmod of", path, err);
+	}
+	if (listen(fd.get(), 16) != 0) {
+		const int err = errno;
+		unlink(path.c_str());
+		return ioError("listen on", path, err);
+	}
+	return fd;
+}
+
+Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout)
+{
+	auto address = socketAddress(path);
+	if (!address.ok())
+		return std::move(address).error();
+	const Deadline deadline = Deadline::after(timeout);
+	for (;;) {
+		UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+		if (!fd.isValid())
+			return ioError("socket for", path, errno);
+		if (connect(fd.get(), reinterpret_cast<const sockaddr *>(&*address), sizeof *address) == 0)
+			return fd;
+		const int err = errno;
+		// Not there yet, or its backlog is full: the sender may be starting. Retry.
+		if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN)
+			return ioError("connect to", path, err);
+		if (deadline.remaining() <= WaitDuration::zero())
+			return Error::format(ErrorCode::Timeout, "socketPath",
+					     "Frame transport: no sender listened on %s in time (%s).",
+					     path.c_str(), std::strerror(err));
+		std::this_thread::sleep_for(std::min<WaitDuration>(deadline.remaining(),
+								   std::chrono::milliseconds(10)));
+	}
+}
+
+Status checkPeer(int socket, const PeerRule &rule)
+{
+	ucred cred{};
+	socklen_t size = sizeof cred;
+	if (getsockopt(socket, SOL_SOCKET, SO_PEERCRED, &cred, &size) != 0)
+		return Error::format(ErrorCode::Io, "peer",
+				     "Frame transport: the peer's credentials cannot be read: %s.",
+				     std::strerror(errno));
+	if (rule.anyUser || cred.uid == getuid())
+		return {};
+	for (uint32_t uid : rule.allowUids) {
+		if (uid == cred.uid)
+			return {};
+	}
+	return Error::format(ErrorCode::InvalidState, "peer",
+			     "Frame transport: process %d of uid %u is not allowed (only uid %u and "
+			     "%zu listed uids are).",
+			     static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid),
+			     static_cast<unsigned>(getuid()), rule.allowUids.size());
+}
+
+Status sendMessage(int socket, const WireMessage &message)
+{
+	iovec iov{ const_cast<std::byte *>(message.bytes.data()), message.size };
+	msghdr msg{};
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kWireMaxFds)];
+	if (message.numFds) {
+		const size_t bytes = sizeof(int) * message.numFds;
+		msg.msg_control = control;
+		msg.msg_controllen = CMSG_SPACE(bytes);
+		cmsghdr *c = CMSG_FIRSTHDR(&msg);
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(bytes);
+		std::memcpy(CMSG_DATA(c), message.fds.data(), bytes);
+	}
+	for (;;) {
+		if (sendmsg(socket, &msg, MSG_DONTWAIT | MSG_NOSIGNAL) >= 0)
+			return {};
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN)
+			return Error(ErrorCode::WouldBlock, "peer",
+				     "Frame transport: the peer's queue is full.");
+		return Error::format(ErrorCode::Io, "peer", "Frame transport: sending failed: %s.",
+				     std::strerror(errno));
+	}
+}
+
+Result<bool> receiveMessage(int socket, ReceivedMessage &out)
+{
+	for (size_t i = 0; i < out.numFds; ++i)
+		out.fds[i].reset();
+	out.size = 0;
+	out.numFds = 0;
+	out.truncated = false;
+	iovec iov{ out.bytes.data(), out.bytes.size() };
+	msghdr msg{};
+	msg.msg_iov = &iov;
+	msg.msg_iovlen = 1;
+	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kWireMaxFds)];
+	msg.msg_control = control;
+	msg.msg_controllen = sizeof control;
+	ssize_t n;
+	do {
+		n = recvmsg(socket, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0) {
+		if (errno == EAGAIN)
+			return Error(ErrorCode::WouldBlock, "peer", "Frame transport: no message queued.");
+		if (errno == ECONNRESET)
+			return false;
+		return Error::format(ErrorCode::Io, "peer", "Frame transport: receiving failed: %s.",
+				     std::strerror(errno));
+	}
+	// Take every fd first, so that none leaks whatever the message turns out to be.
+	for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+			continue;
+		const size_t count = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < count; ++i) {
+			int fd;
+			std::memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof fd);
+			if (out.numFds < out.fds.size())
+				out.fds[out.numFds++] = UniqueFd(fd);
+			else {
+				close(fd);
+				out.truncated = true;
+			}
+		}
+	}
+	if (n == 0 && out.numFds == 0)
+		return false; // orderly hang-up (SEQPACKET has no empty messages of ours)
+	out.size = static_cast<size_t>(n);
+	out.truncated |= (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 ||
+			 out.size > kWireMaxMessage;
+	return true;
+}
+
+Result<bool> pollReadable(int fd, WaitDuration timeout)
+{
+	const Deadline deadline = Deadline::after(timeout);
+	for (;;) {
+		const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
+		pollfd p{ fd, POLLIN, 0 };
+		const int ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60000));
+		const int n = poll(&p, 1, ms);
+		if (n > 0)
+			return true;
+		if (n < 0 && errno != EINTR)
+			return Error::format(ErrorCode::Io, "peer", "Frame transport: poll failed: %s.",
+					     std::strerror(errno));
+		if (n == 0 && deadline.remaining() <= WaitDuration::zero())
+			return false;
+	}
+}
+
+} // namespace gpuhandle::detail

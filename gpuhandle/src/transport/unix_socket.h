@@ -1,0 +1,45 @@
+// SOCK_SEQPACKET Unix sockets for the frame transport: listen, connect, peer checks, messages.
+#pragma once
+
+#include <gpuhandle/fd.h>
+#include <gpuhandle/frame_transport.h>
+#include <gpuhandle/wire_format.h>
+
+#include <array>
+#include <string>
+
+namespace gpuhandle::detail {
+
+// Binds and listens on `path` (an existing socket file there is replaced; any other file is
+// refused), with the file's mode set before the first connect can happen.
+Result<UniqueFd> listenUnix(const std::string &path, uint32_t mode);
+// Connects within `timeout` (the sender may not be listening yet: retried until then).
+Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout);
+
+// The peer's uid is allowed by `rule` (InvalidState naming the uid and pid when not).
+Status checkPeer(int socket, const PeerRule &rule);
+
+// Sends one message with its fds; never blocks (WouldBlock when the peer's queue is full) and
+// never raises SIGPIPE (Io when the peer has gone).
+Status sendMessage(int socket, const WireMessage &message);
+
+// One received message: the bytes and the fds that came with them (owned here: closed unless
+// taken). Extra fds beyond kWireMaxFds are closed by the kernel's truncation (MSG_CTRUNC), which
+// is reported as an error.
+struct ReceivedMessage {
+	std::array<std::byte, kWireMaxMessage + 1> bytes{};
+	size_t size = 0;
+	std::array<UniqueFd, kWireMaxFds> fds{};
+	size_t numFds = 0;
+	bool truncated = false; // bytes or fds did not fit: the message is refused
+	std::span<const std::byte> data() const noexcept { return { bytes.data(), size }; }
+	std::span<UniqueFd> fdSpan() noexcept { return { fds.data(), numFds }; }
+};
+// Reads one message without blocking. Returns false with `closed` set when the peer hung up,
+// false with WouldBlock when nothing is queued, and Io on other failures.
+Result<bool> receiveMessage(int socket, ReceivedMessage &out);
+
+// Waits for `fd` to be readable (or hung up) up to `timeout`: true when it is.
+Result<bool> pollReadable(int fd, WaitDuration timeout);
+
+} // namespace gpuhandle::detail

@@ -1,0 +1,209 @@
+// Encoding frames and control messages into the wire format (fixed buffers, no allocation).
+#include "wire_codec.h"
+
+#include "validation.h"
+
+namespace gpuhandle {
+
+namespace detail {
+
+void WireWriter::finish(WireType type)
+{
+	std::byte *h = out_.bytes.data();
+	const uint32_t magic = kWireMagic;
+	const uint16_t version = kWireVersion;
+	const auto typeValue = static_cast<uint16_t>(type);
+	std::memcpy(h, &magic, 4);
+	std::memcpy(h + 4, &version, 2);
+	std::memcpy(h + 6, &typeValue, 2);
+	std::memcpy(h + 8, &out_.size, 4);
+	std::memcpy(h + 12, &out_.numFds, 4);
+}
+
+} // namespace detail
+
+namespace {
+
+using detail::WireWriter;
+
+void putUuid(WireWriter &w, const std::optional<Uuid> &uuid)
+{
+	w.put<uint8_t>(uuid.has_value());
+	const Uuid bytes = uuid.value_or(Uuid{});
+	w.putBytes(bytes.data(), bytes.size());
+}
+
+bool putFd(WireWriter &w, const SharedFd &fd)
+{
+	uint32_t index = 0;
+	if (!w.addFd(fd.get(), index))
+		return false;
+	w.put<uint32_t>(index);
+	return true;
+}
+
+void putDmaBuf(WireWriter &w, const DmaBufDesc &d)
+{
+	w.put<uint32_t>(d.fourcc);
+	w.put<uint64_t>(d.modifier);
+	w.put<uint32_t>(d.width);
+	w.put<uint32_t>(d.height);
+	w.put<uint32_t>(d.numObjects);
+	for (uint32_t i = 0; i < d.numObjects; ++i) {
+		putFd(w, d.objects[i].fd);
+		w.put<uint64_t>(d.objects[i].size);
+	}
+	w.put<uint32_t>(d.numPlanes);
+	for (uint32_t i = 0; i < d.numPlanes; ++i) {
+		w.put<uint32_t>(d.planes[i].objectIndex);
+		w.put<uint64_t>(d.planes[i].offset);
+		w.put<uint32_t>(d.planes[i].pitch);
+	}
+}
+
+void putVulkanMemory(WireWriter &w, const VulkanMemoryFdDesc &d)
+{
+	putFd(w, d.fd);
+	const VulkanExportDesc &e = d.exportDesc;
+	w.put<uint64_t>(e.allocationSize);
+	w.put<uint32_t>(e.memoryTypeIndex);
+	w.put<uint8_t>(e.dedicated);
+	w.put<uint32_t>(e.format);
+	w.put<uint32_t>(e.width);
+	w.put<uint32_t>(e.height);
+	w.put<uint32_t>(e.depth);
+	w.put<uint32_t>(e.tiling);
+	w.put<uint32_t>(e.usage);
+	w.put<uint8_t>(e.acquireTimelineValue.has_value());
+	w.put<uint64_t>(e.acquireTimelineValue.value_or(0));
+	putUuid(w, d.deviceUuid);
+	putUuid(w, d.driverUuid);
+}
+
+Error cannotCross(const char *what, const char *name, uint32_t index)
+{
+	return Error::format(ErrorCode::NotSupported, detail::indexed("resources", index, "kind"),
+			     "Frame transport: a %s %s cannot cross processes; only DMA-BUF, "
+			     "shared-memory fds and Vulkan memory fds can.",
+			     name, what);
+}
+
+} // namespace
+
+Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessage &out)
+{
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint64_t>(id);
+	w.put<uint8_t>(wantsRelease);
+	w.put<uint32_t>(static_cast<uint32_t>(frame.format()));
+	w.put<uint32_t>(frame.width());
+	w.put<uint32_t>(frame.height());
+	const Colorimetry &c = frame.colorimetry();
+	w.put<uint8_t>(static_cast<uint8_t>(c.range));
+	w.put<uint8_t>(static_cast<uint8_t>(c.matrix));
+	w.put<uint8_t>(static_cast<uint8_t>(c.primaries));
+	w.put<uint8_t>(static_cast<uint8_t>(c.transfer));
+	w.put<uint32_t>(frame.numResources());
+	for (uint32_t i = 0; i < frame.numResources(); ++i) {
+		const Resource &r = frame.resource(i);
+		w.put<uint32_t>(static_cast<uint32_t>(r.kind()));
+		if (const DmaBuf *dmabuf = r.get<DmaBuf>()) {
+			putDmaBuf(w, dmabuf->desc());
+		} else if (const ShmFd *shm = r.get<ShmFd>()) {
+			putFd(w, shm->desc().fd);
+			w.put<uint64_t>(shm->desc().offset);
+			w.put<uint64_t>(shm->desc().size);
+		} else if (const VulkanMemoryFd *vk = r.get<VulkanMemoryFd>()) {
+			putVulkanMemory(w, vk->desc());
+		} else {
+			return cannotCross("resource", resourceKindName(r.kind()), i);
+		}
+	}
+	w.put<uint32_t>(frame.numPlanes());
+	for (uint32_t i = 0; i < frame.numPlanes(); ++i) {
+		const PlaneView &p = frame.plane(i);
+		w.put<uint32_t>(p.resource);
+		w.put<uint32_t>(p.subresource);
+		w.put<uint64_t>(p.offset);
+		w.put<uint32_t>(p.stride);
+	}
+	const SyncPoint &acquire = frame.acquire();
+	w.put<uint32_t>(static_cast<uint32_t>(acquire.kind()));
+	if (const FenceFdSync *fence = acquire.raw<FenceFdSync>()) {
+		putFd(w, fence->fd);
+	} else if (!acquire.isNoop()) {
+		return Error::format(ErrorCode::NotSupported, "acquire",
+				     "Frame transport: a %s acquire point cannot cross processes; "
+				     "export it as a sync_file (or wait for it) first.",
+				     syncKindName(acquire.kind()));
+	}
+	if (!w.ok())
+		return Error(ErrorCode::OutOfRange, "frame",
+			     "Frame transport: the frame does not fit in one wire message.");
+	w.finish(WireType::Frame);
+	return {};
+}
+
+Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out)
+{
+	if (caps.size() > kWireMaxCaps)
+		return Error::format(ErrorCode::InvalidArgument, "caps",
+				     "Frame transport: caps of %zu bytes are longer than the %u a "
+				     "message carries.",
+				     caps.size(), kWireMaxCaps);
+	if (!maxInFlight)
+		return Error(ErrorCode::InvalidArgument, "maxInFlight",
+			     "Frame transport: at least one frame must be allowed in flight.");
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint32_t>(maxInFlight);
+	w.put<uint32_t>(static_cast<uint32_t>(caps.size()));
+	w.putBytes(caps.data(), caps.size());
+	w.finish(WireType::Hello);
+	return {};
+}
+
+Status encodeCaps(std::string_view caps, WireMessage &out)
+{
+	if (caps.size() > kWireMaxCaps)
+		return Error::format(ErrorCode::InvalidArgument, "caps",
+				     "Frame transport: caps of %zu bytes are longer than the %u a "
+				     "message carries.",
+				     caps.size(), kWireMaxCaps);
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint32_t>(static_cast<uint32_t>(caps.size()));
+	w.putBytes(caps.data(), caps.size());
+	w.finish(WireType::Caps);
+	return {};
+}
+
+void encodeRelease(uint64_t id, WireMessage &out) noexcept
+{
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint64_t>(id);
+	w.finish(WireType::Release);
+}
+
+void encodeBye(WireMessage &out) noexcept
+{
+	out.numFds = 0;
+	WireWriter w(out);
+	w.finish(WireType::Bye);
+}
+
+const char *wireTypeName(WireType type) noexcept
+{
+	switch (type) {
+	case WireType::Hello: return "hello";
+	case WireType::Frame: return "frame";
+	case WireType::Release: return "release";
+	case WireType::Bye: return "bye";
+	case WireType::Caps: return "caps";
+	}
+	return "unknown";
+}
+
+} // namespace gpuhandle
