@@ -12,6 +12,7 @@
  * - gpuhandle_context.h: gpuhandle_context, the host's own GPU context, and device identity.
  * - gpuhandle_sync.h: gpuhandle_sync_point (fences of every API), CPU fences, release gates,
  *   bounded and asynchronous waits, and frames that carry an acquire point and a release gate.
+ * - gpuhandle_transport.h: frames with their fences between processes over a Unix socket.
  * Calling conventions (outputs, errors, NULL, threads) are listed in gpuhandle_error.h.
  */
 
@@ -20,3 +21,4 @@
 #include <gpuhandle/gpuhandle_frame.h>
 #include <gpuhandle/gpuhandle_resource.h>
 #include <gpuhandle/gpuhandle_sync.h>
+#include <gpuhandle/gpuhandle_transport.h>

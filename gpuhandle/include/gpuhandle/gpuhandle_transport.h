@@ -1,0 +1,104 @@
+/* C API: frames with their fences between processes over a Unix socket (see frame_transport.h). */
+#pragma once
+
+#include <gpuhandle/gpuhandle_error.h>
+#include <gpuhandle/gpuhandle_frame.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The producer side: listens on a socket path and sends each frame to every consumer with room.
+ * Owned by its creator (not refcounted); every call from any thread. */
+typedef struct gpuhandle_frame_sender gpuhandle_frame_sender;
+/* The consumer side: connected to one sender. Owned; receive from one thread at a time. */
+typedef struct gpuhandle_frame_receiver gpuhandle_frame_receiver;
+
+/* Zero means the default for every numeric field. */
+typedef struct gpuhandle_frame_sender_options {
+	const char *socket_path;   /* non-null; an existing socket file there is replaced */
+	uint32_t socket_mode;      /* file mode of the socket; 0: 0600 (owner only) */
+	uint32_t max_peers;        /* consumers at once, 1..64; 0: 8 */
+	uint32_t max_in_flight;    /* frames one consumer may hold; 0: 4 */
+	const char *caps;          /* nullable: sent to each consumer on connect */
+	const uint32_t *allow_uids; /* uids allowed besides this process's own; nullable */
+	size_t num_allow_uids;
+	bool any_user;             /* no uid check (the socket mode still applies) */
+} gpuhandle_frame_sender_options;
+
+typedef struct gpuhandle_frame_sender_stats {
+	uint64_t frames_sent;
+	uint64_t frames_skipped;
+	uint64_t releases;
+	uint64_t peers_accepted;
+	uint64_t peers_refused;
+	uint64_t peers_lost;
+	uint64_t bad_messages;
+	uint32_t peers_connected;
+} gpuhandle_frame_sender_stats;
+
+/* options: non-null, borrowed; *out: a new sender or NULL; error: nullable. */
+gpuhandle_status gpuhandle_frame_sender_new(const gpuhandle_frame_sender_options *options,
+					    gpuhandle_frame_sender **out,
+					    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Says bye to every consumer, closes the socket and removes its file. Nullable (no-op). */
+void gpuhandle_frame_sender_free(gpuhandle_frame_sender *sender) GPUHANDLE_NOEXCEPT;
+/* Sends frame (fd-backed resources: DMA-BUF, shared-memory or Vulkan memory fds; a NOOP or fence-fd
+ * acquire point) to every consumer with room; its release gate, if any, is signalled once they
+ * are done. delivered: nullable; receives how many consumers got it. NOT_SUPPORTED names what
+ * cannot cross. */
+gpuhandle_status gpuhandle_frame_sender_send(gpuhandle_frame_sender *sender,
+					     const gpuhandle_frame *frame, uint32_t *delivered,
+					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* caps: non-null; sent to every consumer now and to later ones on connect. */
+gpuhandle_status gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender, const char *caps,
+						 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Blocks until `count` consumers are connected or timeout_ns passes (TIMEOUT). */
+gpuhandle_status gpuhandle_frame_sender_wait_for_peers(gpuhandle_frame_sender *sender,
+						       uint32_t count, uint64_t timeout_ns,
+						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* sender, out: non-null (otherwise *out, when non-null, is zeroed). */
+void gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
+				      gpuhandle_frame_sender_stats *out) GPUHANDLE_NOEXCEPT;
+
+typedef struct gpuhandle_frame_receiver_options {
+	const char *socket_path;     /* non-null */
+	uint64_t connect_timeout_ns; /* 0: 5 s */
+	const uint32_t *allow_uids;  /* uids the sender may run as besides our own; nullable */
+	size_t num_allow_uids;
+	bool any_user;
+} gpuhandle_frame_receiver_options;
+
+typedef struct gpuhandle_frame_receiver_stats {
+	uint64_t frames_received;
+	uint64_t releases_sent;
+	uint64_t bad_messages;
+} gpuhandle_frame_receiver_stats;
+
+/* Connects within connect_timeout_ns (TIMEOUT) and reads the sender's hello. options: non-null;
+ * *out: a new receiver or NULL. */
+gpuhandle_status gpuhandle_frame_receiver_connect(const gpuhandle_frame_receiver_options *options,
+						  gpuhandle_frame_receiver **out,
+						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Nullable (no-op). Frames received earlier stay valid. */
+void gpuhandle_frame_receiver_free(gpuhandle_frame_receiver *receiver) GPUHANDLE_NOEXCEPT;
+/* *out: the next frame (a new reference), or NULL with GPUHANDLE_OK at the end of the stream.
+ * TIMEOUT when none came in time; IO when the sender went away without ending the stream.
+ * Signal the frame's release gate (gpuhandle_frame_get_release) when done reading it. */
+gpuhandle_status gpuhandle_frame_receiver_receive(gpuhandle_frame_receiver *receiver,
+						  uint64_t timeout_ns, gpuhandle_frame **out,
+						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Copies the current caps, NUL-terminated and truncated to size, into buffer (nullable when size
+ * is 0); returns the caps' full length, as snprintf does. receiver NULL gives 0. */
+size_t gpuhandle_frame_receiver_get_caps(const gpuhandle_frame_receiver *receiver, char *buffer,
+					 size_t size) GPUHANDLE_NOEXCEPT;
+void gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver,
+					gpuhandle_frame_receiver_stats *out) GPUHANDLE_NOEXCEPT;
+
+#ifdef __cplusplus
+}
+#endif
