@@ -1,16 +1,16 @@
 // Example: a GStreamer pipeline's buffers into an FFmpeg filter graph and encoder, without a copy.
 //
-// What it shows: buffers pulled from an appsink become AVFrames over the same memory
-// (avFrameFromGstBuffer: the AVFrame's buffers hold the GstBuffer; ExecutionPath zero-copy), go
-// through a libavfilter graph (hflip) and the FFV1 encoder (rawvideo where FFV1 is missing), and
-// are muxed into a Matroska file given as the argument (default appsink-to-ffmpeg.mkv).
-// Why: the bridge replaces the usual gst_video_frame_copy() into an av_frame_get_buffer()
-// frame; the filter reads GStreamer's pages in place.
-// What to look at: the loop in main(). The program checks that the first filtered frame is the
-// mirror image of GStreamer's and that the file holds every frame.
+// What it shows: appsink buffers become AVFrames over the same memory (avFrameFromGstBuffer: the
+// AVFrame holds the GstBuffer; zero-copy), go through hflip and FFV1 (rawvideo without FFV1)
+// into the Matroska file given as argument (default appsink-to-ffmpeg.mkv).
+// Why: this replaces the usual gst_video_frame_copy() into an av_frame_get_buffer() frame.
+// What to look at: main()'s loop. Checked: the first filtered frame mirrors GStreamer's, and the
+// file holds every frame.
 #include <gpuhandle/ffmpeg/gst_buffer.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 #include <gst/app/gstappsink.h>
 
@@ -27,13 +27,10 @@ namespace {
 
 constexpr int kWidth = 320, kHeight = 240, kFrames = 10;
 
-// bufferSrc ! hflip ! bufferSink for yuv420p frames of kWidth x kHeight.
+// bufferSrc ! hflip ! bufferSink for the appsink's frames (size and format as in main()'s caps).
 bool makeGraph(AVFilterGraph *graph, AVFilterContext **src, AVFilterContext **sink)
 {
-	char args[128];
-	std::snprintf(args, sizeof args,
-		      "video_size=%dx%d:pix_fmt=%d:time_base=1/25:pixel_aspect=1/1", kWidth,
-		      kHeight, AV_PIX_FMT_YUV420P);
+	const char *args = "video_size=320x240:pix_fmt=yuv420p:time_base=1/25:pixel_aspect=1/1";
 	AVFilterContext *flip = nullptr;
 	return avfilter_graph_create_filter(src, avfilter_get_by_name("buffer"), "in", args,
 					    nullptr, graph) >= 0 &&
@@ -48,18 +45,16 @@ bool makeGraph(AVFilterGraph *graph, AVFilterContext **src, AVFilterContext **si
 // Encodes `frame` (null: flush) and writes every packet the encoder has ready.
 bool encode(AVCodecContext *enc, AVFormatContext *out, AVFrame *frame)
 {
-	if (avcodec_send_frame(enc, frame) < 0)
-		return false;
 	AVPacket *packet = av_packet_alloc();
-	int err;
-	while ((err = avcodec_receive_packet(enc, packet)) >= 0) {
+	int err = packet ? avcodec_send_frame(enc, frame) : AVERROR(ENOMEM);
+	const bool sent = err >= 0;
+	while (err >= 0 && (err = avcodec_receive_packet(enc, packet)) >= 0) {
 		av_packet_rescale_ts(packet, enc->time_base, out->streams[0]->time_base);
 		packet->stream_index = 0;
-		if (av_interleaved_write_frame(out, packet) < 0)
-			break;
+		err = av_interleaved_write_frame(out, packet);
 	}
 	av_packet_free(&packet);
-	return err == AVERROR(EAGAIN) || err == AVERROR_EOF;
+	return sent && (err == AVERROR(EAGAIN) || err == AVERROR_EOF); // EAGAIN: all written
 }
 
 } // namespace
@@ -86,9 +81,23 @@ int main(int argc, char **argv)
 	AVFormatContext *out = nullptr;
 	avformat_alloc_output_context2(&out, nullptr, "matroska", path);
 	AVCodecContext *enc = codec ? avcodec_alloc_context3(codec) : nullptr;
-	if (!makeGraph(graph, &bufferSrc, &bufferSink) || !out || !enc) {
+	AVFrame *filtered = av_frame_alloc();
+	auto finish = [&](int status) { // frees everything above, on every way out
+		gst_element_set_state(pipeline, GST_STATE_NULL);
+		for (GstElement *element : { sink, pipeline })
+			gst_object_unref(element);
+		av_frame_free(&filtered);
+		avfilter_graph_free(&graph);
+		avcodec_free_context(&enc);
+		if (out)
+			avio_closep(&out->pb); // null when closed already, or never opened
+		avformat_free_context(out);
+		gst_deinit(); // optional; lets GStreamer's leaks tracer check that nothing is left
+		return status;
+	};
+	if (!makeGraph(graph, &bufferSrc, &bufferSink) || !out || !enc || !filtered) {
 		std::printf("SKIP: this FFmpeg lacks hflip, FFV1 and rawvideo, or Matroska\n");
-		return 77;
+		return finish(77);
 	}
 	enc->width = kWidth;
 	enc->height = kHeight;
@@ -96,46 +105,41 @@ int main(int argc, char **argv)
 	enc->time_base = AVRational{ 1, 25 };
 	if (out->oformat->flags & AVFMT_GLOBALHEADER)
 		enc->flags |= AV_CODEC_FLAG_GLOBAL_HEADER;
-	AVStream *stream = avformat_new_stream(out, nullptr);
-	if (avcodec_open2(enc, codec, nullptr) < 0 || !stream ||
-	    avcodec_parameters_from_context(stream->codecpar, enc) < 0 ||
+	if (!avformat_new_stream(out, nullptr) || avcodec_open2(enc, codec, nullptr) < 0 ||
+	    avcodec_parameters_from_context(out->streams[0]->codecpar, enc) < 0 ||
 	    avio_open(&out->pb, path, AVIO_FLAG_WRITE) < 0 ||
 	    avformat_write_header(out, nullptr) < 0) {
 		std::fprintf(stderr, "could not open %s for writing with %s\n", path, codec->name);
-		return 1;
+		return finish(1);
 	}
-
 	gst_element_set_state(pipeline, GST_STATE_PLAYING);
-	AVFrame *filtered = av_frame_alloc();
 	int frames = 0;
 	bool mirrored = false, encoded = true;
 	while (GstSample *sample =
 		       gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND)) {
-		GstVideoInfo info;
-		gst_video_info_from_caps(&info, gst_sample_get_caps(sample));
 		// GstBuffer -> AVFrame over the same pages; the AVFrame holds the buffer.
+		GstVideoInfo info;
 		ExecutionPath how;
 		Result<AVFrame *> frame =
-			ffmpeg::avFrameFromGstBuffer(gst_sample_get_buffer(sample), info, {}, &how);
+			gst_video_info_from_caps(&info, gst_sample_get_caps(sample))
+				? ffmpeg::avFrameFromGstBuffer(gst_sample_get_buffer(sample), info,
+							       {}, &how)
+				: Error(ErrorCode::InvalidArgument, "caps", "appsink's caps: not video");
 		gst_sample_unref(sample);
 		if (!frame) {
 			std::fprintf(stderr, "%s\n", frame.error().message().c_str());
 			break;
 		}
 		if (frames == 0)
-			std::printf("GstBuffer -> AVFrame: %s\n",
-				    executionPathKindName(how.kind()));
+			std::printf("GstBuffer -> AVFrame: %s\n", executionPathKindName(how.kind()));
 		(*frame)->pts = frames; // in the graph's 1/25 time base
 		if (av_buffersrc_add_frame_flags(bufferSrc, *frame, AV_BUFFERSRC_FLAG_KEEP_REF) < 0)
 			encoded = false;
 		while (av_buffersink_get_frame(bufferSink, filtered) >= 0) {
-			if (frames == 0) { // hflip: the first row read right to left
-				mirrored = true;
-				for (int x = 0; x < kWidth; ++x)
-					mirrored = mirrored &&
-						   filtered->data[0][x] ==
-							   (*frame)->data[0][kWidth - 1 - x];
-			}
+			const uint8_t *row = (*frame)->data[0]; // hflip: the first row read right to left
+			if (frames == 0)
+				mirrored = std::equal(row, row + kWidth, std::make_reverse_iterator(
+									 filtered->data[0] + kWidth));
 			encoded = encode(enc, out, filtered) && encoded;
 			av_frame_unref(filtered);
 		}
@@ -144,31 +148,19 @@ int main(int argc, char **argv)
 	}
 	const bool flushed = encode(enc, out, nullptr) && av_write_trailer(out) >= 0;
 	avio_closep(&out->pb);
-
 	// Read the file back: one packet per frame.
 	AVFormatContext *in = nullptr;
+	AVPacket *packet = av_packet_alloc();
 	int packets = 0;
-	if (avformat_open_input(&in, path, nullptr, nullptr) >= 0) {
-		AVPacket *packet = av_packet_alloc();
-		while (av_read_frame(in, packet) >= 0) {
-			++packets;
+	if (packet && avformat_open_input(&in, path, nullptr, nullptr) >= 0)
+		for (; av_read_frame(in, packet) >= 0; ++packets)
 			av_packet_unref(packet);
-		}
-		av_packet_free(&packet);
-		avformat_close_input(&in);
-	}
+	av_packet_free(&packet);
+	avformat_close_input(&in); // does nothing when the file did not open
 	std::printf("frames from appsink: %d, first frame mirrored by hflip: %s\n"
 		    "%s: %d %s packets\n",
 		    frames, mirrored ? "yes" : "no", path, packets, codec->name);
-	gst_element_set_state(pipeline, GST_STATE_NULL);
-	gst_object_unref(sink);
-	gst_object_unref(pipeline);
-	av_frame_free(&filtered);
-	avfilter_graph_free(&graph);
-	avcodec_free_context(&enc);
-	avformat_free_context(out);
-	gst_deinit(); // optional; lets GStreamer's leaks tracer check that nothing is left
 	const bool ok = frames == kFrames && mirrored && encoded && flushed && packets == kFrames;
 	std::printf("%s\n", ok ? "OK" : "FAILED");
-	return ok ? 0 : 1;
+	return finish(ok ? 0 : 1);
 }

@@ -8,9 +8,8 @@
 // - the release gate says "I no longer read this memory": the consumer signals it when done, and
 //   the producer waits on gate.released() before it writes that pool slot again.
 // Why: without the acquire wait the consumer reads half-written pixels; without the release wait
-// the producer overwrites a picture the consumer is still reading. Every wait is bounded.
-// What to look at: main()'s loop (producer) and consume() (consumer); the program checks every
-// pixel and prints OK, or which frame came out wrong.
+// the producer overwrites a picture still being read. Every wait is bounded.
+// What to look at: main()'s loop (producer) and consume() (consumer); every pixel is checked.
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/cpu_resources.h>
 #include <gpuhandle/frame.h>
@@ -63,8 +62,7 @@ private:
 void consume(Queue &queue, int &good, int &bad)
 {
 	for (int n = 0; std::optional<Frame> frame = queue.pop(); ++n) {
-		// 1. Bounded wait on the producer's fence: a Timeout error would mean "drop the
-		// frame".
+		// 1. Bounded wait on the producer's fence (a Timeout error would mean: drop it).
 		if (Status ready = frame->acquire().wait(2s); !ready) {
 			std::fprintf(stderr, "frame %d: %s\n", n, ready.error().message().c_str());
 			++bad;
@@ -76,13 +74,9 @@ void consume(Queue &queue, int &good, int &bad)
 		bool same = true;
 		for (uint32_t i = 0; i < kStride * kHeight; ++i)
 			same = same && pixels[i] == static_cast<uint8_t>(n + i);
-		if (same)
-			++good;
-		else
-			++bad;
-		// 3. Done reading: the producer may now reuse the slot (no GPU work of ours is
-		// pending, so no fence is passed; a GPU consumer would pass the fence of its last
-		// read).
+		++(same ? good : bad);
+		// 3. Done reading: the producer may reuse the slot. No GPU work of ours is pending,
+		// so no fence is passed (a GPU consumer would pass the fence of its last read).
 		if (Status released = frame->release().signal(); !released)
 			std::fprintf(stderr, "frame %d: %s\n", n,
 				     released.error().message().c_str());

@@ -1,13 +1,11 @@
 // Example: FFmpeg's Vulkan frames pushed into a GStreamer appsrc without a copy.
 //
-// What it shows: a program that has pictures in FFmpeg hardware frames (AV_PIX_FMT_VULKAN, as a
-// Vulkan decoder or hwupload gives them) hands them to a GStreamer pipeline. gpuhandle describes
-// the AVFrame's VkImages as a Frame (frameFromAVFrame, which also turns FFmpeg's semaphore into
-// the Frame's acquire point) and wraps that Frame as a GstBuffer of memory:GpuHandle memory
-// (bufferFromFrame); the AVFrame's images are not copied. In the pipeline, gpuhandledownload
-// waits for that acquire point and reads the images into system memory (the one copy here,
-// which its `stats` report as a cpu-copy), and the appsink checks every byte against the picture
-// FFmpeg uploaded.
+// What it shows: FFmpeg hardware frames (AV_PIX_FMT_VULKAN, as a Vulkan decoder or hwupload
+// gives them) handed to GStreamer. frameFromAVFrame describes the AVFrame's VkImages as a Frame
+// (FFmpeg's semaphore becomes its acquire point); bufferFromFrame wraps it as a GstBuffer of
+// memory:GpuHandle, without copying the images. gpuhandledownload waits for the acquire point and
+// reads the images into system memory (the one copy, a cpu-copy in its `stats`); the appsink
+// checks every byte against the picture FFmpeg uploaded.
 // What to look at: pushFrame(), the three calls that cross from FFmpeg to GStreamer.
 // Exits 77 when FFmpeg cannot open a Vulkan device here.
 #include <gpuhandle/ffmpeg/frame.h>
