@@ -1,0 +1,42 @@
+// Fuzz harness: wire-format messages with up to 7 fds (memfds and eventfds) decoded as a receiver
+// would. Input: fd spec (u8: count in bits 0-2, eventfd where bit 3+i is set), memfd size (u32),
+// then the message bytes.
+#include <gpuhandle/wire_format.h>
+
+#include "fuzz_input.h"
+
+#include <array>
+
+using namespace gpuhandle;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	fuzz::FuzzInput in(data, size);
+	const auto spec = in.take<uint8_t>();
+	const auto memSize = in.take<uint32_t>();
+	std::array<UniqueFd, 7> fds;
+	const size_t count = spec & 7u;
+	for (size_t i = 0; i < count; ++i)
+		fds[i] = fuzz::fuzzFd((spec >> (3 + i)) & 1u, memSize);
+	const auto rest = in.rest();
+	const std::span<const std::byte> bytes(reinterpret_cast<const std::byte *>(rest.data()),
+					       rest.size());
+	auto type = decodeHeader(bytes, static_cast<uint32_t>(count));
+	fuzz::report("header", type);
+	if (!type.ok())
+		return 0;
+	switch (*type) {
+	case WireType::Frame: {
+		auto frame = decodeFrame(bytes, std::span<UniqueFd>(fds.data(), count));
+		fuzz::report("frame", frame);
+		if (frame.ok() && frame->frame.numPlanes() == 0)
+			__builtin_trap(); // a decoded frame is a validated one
+		break;
+	}
+	case WireType::Hello: (void)decodeHello(bytes); break;
+	case WireType::Caps: (void)decodeCaps(bytes); break;
+	case WireType::Release: (void)decodeRelease(bytes); break;
+	case WireType::Bye: break;
+	}
+	return 0;
+}
