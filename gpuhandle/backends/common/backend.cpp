@@ -63,7 +63,13 @@ namespace {
 
 } // namespace
 
-Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &options)
+namespace detail {
+Result<BackendRef> applyEnvironmentFaults(BackendRef backend); // fault_injection.cpp
+} // namespace detail
+
+namespace {
+
+Result<BackendRef> openUnwrapped(BackendKind kind, const BackendOpenOptions &options)
 {
 	switch (kind) {
 	case BackendKind::Cpu: return openCpuBackend(options);
@@ -105,6 +111,17 @@ Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &optio
 			     "gpuhandle-interop has no %s backend (it has cpu, fd, vulkan, opengl, opencl, "
 			     "cuda and vaapi).",
 			     backendKindName(kind));
+}
+
+} // namespace
+
+Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &options)
+{
+	auto backend = openUnwrapped(kind, options);
+	if (!backend.ok())
+		return backend;
+	// A test aid: GPUHANDLE_FAULT_INJECTION makes the backends fail on purpose.
+	return detail::applyEnvironmentFaults(std::move(*backend));
 }
 
 std::vector<BackendProbe> probeBackends()

@@ -125,6 +125,7 @@ Status sendMessage(int socket, const WireMessage &message)
 	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kWireMaxFds)];
 	if (message.numFds) {
 		const size_t bytes = sizeof(int) * message.numFds;
+		std::memset(control, 0, CMSG_SPACE(bytes)); // the header's padding goes to the kernel too
 		msg.msg_control = control;
 		msg.msg_controllen = CMSG_SPACE(bytes);
 		cmsghdr *c = CMSG_FIRSTHDR(&msg);

@@ -1,0 +1,44 @@
+// Fault injection: a backend that fails chosen steps on purpose, to prove that every fault
+// reaches the application as an error of the right kind and that nothing leaks or hangs.
+#pragma once
+
+#include <gpuhandle/backends/backend.h>
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace gpuhandle {
+
+// The steps of a backend that can be made to fail. Wait: the waits a backend does for a frame's
+// acquire point (in map and copyFrame), failing before the step itself runs.
+enum class FaultStep : uint8_t { Allocate, Export, Import, Map, Copy, Wait };
+inline constexpr uint32_t kFaultStepCount = 6;
+const char *faultStepName(FaultStep step) noexcept;
+
+struct FaultPlan {
+	FaultStep step = FaultStep::Allocate;
+	uint32_t afterCalls = 0;          // calls of `step` that succeed before the first fault
+	uint32_t count = 1;               // calls that fail then (0: every later call)
+	ErrorCode code = ErrorCode::DeviceLost; // what they fail with (DeviceLost, OutOfMemory,
+						// Timeout, or any other code)
+	std::optional<BackendKind> only{}; // the backend kind faults apply to (all when unset)
+};
+
+// `backend` with `plan` applied: every call passes through except the planned ones, which fail
+// with plan.code and a message saying the fault was injected. Frames it returns are the inner
+// backend's. Calls are counted across every backend wrapped with the same plan object, so that
+// a pipeline that restarts (and reopens its backends) sees the fault once, not once per open.
+BackendRef injectFaults(BackendRef backend, const FaultPlan &plan);
+
+// "step:after[:count]:code[:backend]" as in GPUHANDLE_FAULT_INJECTION, e.g. "map:20:device-lost"
+// or "allocate:5:2:out-of-memory:fd" (codes: errorCodeName's spelling, dashes or underscores;
+// backends: backendKindName's). InvalidArgument naming the part that is wrong.
+Result<FaultPlan> parseFaultPlan(std::string_view text);
+
+// Test aid: when the environment variable GPUHANDLE_FAULT_INJECTION holds a plan, openBackend()
+// wraps every backend it opens (of the plan's kind) with it, process-wide; a malformed value
+// makes openBackend() fail with the parse error. Faults injected so far, process-wide:
+uint64_t faultsInjected() noexcept;
+
+} // namespace gpuhandle
