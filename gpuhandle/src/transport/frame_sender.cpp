@@ -19,6 +19,8 @@ namespace {
 // A consumer that keeps sending what fails validation is dropped after this many.
 constexpr uint32_t kMaxBadMessagesPerPeer = 16;
 constexpr uint32_t kMaxPeersLimit = 64; // holders are a 64-bit mask
+// How long a caps or bye message may wait for room in a consumer's queue.
+constexpr WaitDuration kControlTimeout = std::chrono::seconds(1);
 
 struct Peer {
 	UniqueFd socket{};
@@ -253,7 +255,7 @@ FrameSender::~FrameSender()
 	encodeBye(bye);
 	for (Peer &p : d.peers) {
 		if (p.socket.isValid())
-			(void)detail::sendMessage(p.socket.get(), bye);
+			(void)detail::sendMessageWithin(p.socket.get(), bye, kControlTimeout);
 		p = Peer{};
 	}
 	for (Outstanding &o : d.outstanding) {
@@ -322,8 +324,10 @@ Status FrameSender::setCaps(std::string caps)
 	for (size_t i = 0; i < d.peers.size(); ++i) {
 		if (!d.peers[i].socket.isValid())
 			continue;
-		// Caps must not be lost: a full queue here is a consumer that stopped reading.
-		if (Status s = detail::sendMessage(d.peers[i].socket.get(), d.message); !s.ok())
+		// Caps must not be lost: a queue that stays full is a consumer that stopped reading.
+		if (Status s = detail::sendMessageWithin(d.peers[i].socket.get(), d.message,
+							 kControlTimeout);
+		    !s.ok())
 			d.dropPeer(i, s.error());
 	}
 	return {};

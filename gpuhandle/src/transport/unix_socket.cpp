@@ -147,6 +147,22 @@ Status sendMessage(int socket, const WireMessage &message)
 	}
 }
 
+Status sendMessageWithin(int socket, const WireMessage &message, WaitDuration timeout)
+{
+	const Deadline deadline = Deadline::after(timeout);
+	for (;;) {
+		Status s = sendMessage(socket, message);
+		if (s.ok() || s.error().code() != ErrorCode::WouldBlock)
+			return s;
+		const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
+		if (left.count() <= 0)
+			return Error(ErrorCode::Timeout, "peer",
+				     "Frame transport: the peer's queue stayed full.");
+		pollfd p{ socket, POLLOUT, 0 };
+		(void)poll(&p, 1, static_cast<int>(std::min<int64_t>(left.count(), 1000)));
+	}
+}
+
 Result<bool> receiveMessage(int socket, ReceivedMessage &out)
 {
 	for (size_t i = 0; i < out.numFds; ++i)
@@ -162,8 +178,16 @@ Result<bool> receiveMessage(int socket, ReceivedMessage &out)
 	msg.msg_control = control;
 	msg.msg_controllen = sizeof control;
 	ssize_t n;
+	int resets = 0;
 	do {
 		n = recvmsg(socket, &msg, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+		// A peer that closes with our messages unread in its queue leaves ECONNRESET
+		// pending here, reported before the messages it sent last (a sender's bye): the
+		// error is cleared by reporting it, so read once more for what is still queued.
+		if (n < 0 && errno == ECONNRESET && resets++ == 0) {
+			msg.msg_controllen = sizeof control;
+			errno = EINTR;
+		}
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN)

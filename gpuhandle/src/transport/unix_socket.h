@@ -23,6 +23,10 @@ Status checkPeer(int socket, const PeerRule &rule);
 // never raises SIGPIPE (Io when the peer has gone).
 Status sendMessage(int socket, const WireMessage &message);
 
+// The same, for messages that must not be lost (caps, bye): waits up to `timeout` for room in
+// the peer's queue (Timeout when it stays full: the peer stopped reading).
+Status sendMessageWithin(int socket, const WireMessage &message, WaitDuration timeout);
+
 // One received message: the bytes and the fds that came with them (owned here: closed unless
 // taken). Extra fds beyond kWireMaxFds are closed by the kernel's truncation (MSG_CTRUNC), which
 // is reported as an error.

@@ -1,0 +1,239 @@
+// Soak: N frames through gpuhandleupload ! gpuhandledownload and N frames through the frame
+// transport between two processes, with resident memory and open fds sampled every tenth of
+// the run: after warm-up both must stay flat. CI runs 20,000 frames; bench/run.sh 1,000,000.
+// usage: gpuhandle-soak [FRAMES]
+#include <gpuhandle/frame_transport.h>
+#include <gpuhandle/layout.h>
+
+#include "fd_count.h"
+
+#include <gst/gst.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <vector>
+
+using namespace gpuhandle;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Growth allowed after warm-up: allocator and page-cache noise, far below one frame per 1,000.
+constexpr long kRssSlackKiB = 4096;
+// Fds that come and go with the frames in flight when a sample is taken (up to 4 frames, each
+// with its memfd and its release gate's eventfd); a leak of one fd per 1,000 frames over 20,000
+// frames already exceeds it.
+constexpr int kFdSlack = 8;
+
+long residentKiB()
+{
+	long pages = 0, resident = 0;
+	if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+		if (std::fscanf(f, "%ld %ld", &pages, &resident) != 2)
+			resident = 0;
+		std::fclose(f);
+	}
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+// Memory and fds at each tenth of a run; flat when nothing grows after the first tenth.
+struct Samples {
+	const char *name;
+	std::vector<long> rss;
+	std::vector<int> fds;
+
+	void take()
+	{
+		rss.push_back(residentKiB());
+		fds.push_back(test::openFdCount());
+	}
+	// Flat: after the first tenth (warm-up), resident memory grows by at most the slack, and
+	// the second half of the run holds at most kFdSlack more fds than the first.
+	bool flat(uint64_t frames, double seconds) const
+	{
+		const size_t n = rss.size();
+		long maxRss = 0;
+		int firstHalfFds = 0, secondHalfFds = 0, minFds = 1 << 30;
+		for (size_t i = 1; i < n; ++i) {
+			maxRss = std::max(maxRss, rss[i]);
+			minFds = std::min(minFds, fds[i]);
+			int &half = i <= n / 2 ? firstHalfFds : secondHalfFds;
+			half = std::max(half, fds[i]);
+		}
+		const long growth = n > 1 ? maxRss - rss[1] : 0;
+		const bool ok = n > 2 && growth <= kRssSlackKiB && secondHalfFds <= firstHalfFds + kFdSlack;
+		std::printf("soak %s: %llu frames in %.1f s, resident %ld -> %ld KiB after warm-up "
+			    "(+%ld KiB), fds %d..%d: %s\n",
+			    name, static_cast<unsigned long long>(frames), seconds, n > 1 ? rss[1] : 0,
+			    n ? rss.back() : 0, growth, minFds, std::max(firstHalfFds, secondHalfFds),
+			    ok ? "flat" : "GROWING");
+		return ok;
+	}
+};
+
+struct ProbeState {
+	uint64_t frames = 0;
+	uint64_t every = 1;
+	Samples *samples = nullptr;
+};
+
+GstPadProbeReturn countFrame(GstPad *, GstPadProbeInfo *, gpointer data)
+{
+	auto *state = static_cast<ProbeState *>(data);
+	if (++state->frames % state->every == 0)
+		state->samples->take();
+	return GST_PAD_PROBE_OK;
+}
+
+bool soakPipeline(uint64_t frames)
+{
+	Samples samples{ "upload/download (memfd)", {}, {} };
+	const std::string description =
+		"videotestsrc num-buffers=" + std::to_string(frames) +
+		" pattern=ball ! video/x-raw,format=NV12,width=64,height=48 ! gpuhandleupload "
+		"backend=memfd ! gpuhandledownload ! fakesink name=sink sync=false";
+	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
+	if (!pipeline)
+		return false;
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+	GstPad *pad = gst_element_get_static_pad(sink, "sink");
+	ProbeState state{ 0, std::max<uint64_t>(frames / 10, 1), &samples };
+	gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, countFrame, &state, nullptr);
+	const auto start = std::chrono::steady_clock::now();
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	GstBus *bus = gst_element_get_bus(pipeline);
+	GstMessage *msg = gst_bus_timed_pop_filtered(
+		bus, GST_CLOCK_TIME_NONE, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+	const bool eos = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
+	if (msg)
+		gst_message_unref(msg);
+	const double seconds =
+		std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	gst_object_unref(bus);
+	gst_object_unref(pad);
+	gst_object_unref(sink);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(pipeline);
+	return eos && state.frames == frames && samples.flat(frames, seconds);
+}
+
+// The consumer process: receives and releases frames until the end, sampling itself.
+int consume(const std::string &path, uint64_t frames)
+{
+	FrameReceiverOptions o;
+	o.socketPath = path;
+	o.connectTimeout = 10s;
+	auto receiver = FrameReceiver::connect(std::move(o));
+	if (!receiver.ok())
+		return 2;
+	Samples samples{ "transport consumer", {}, {} };
+	const uint64_t every = std::max<uint64_t>(frames / 10, 1);
+	const auto start = std::chrono::steady_clock::now();
+	uint64_t got = 0;
+	for (;;) {
+		auto frame = (*receiver)->receive(10s);
+		if (!frame.ok()) {
+			std::printf("soak transport consumer: %s\n", frame.error().message().c_str());
+			std::fflush(stdout);
+			return 3;
+		}
+		if (!*frame)
+			break;
+		(void)(**frame).release().signal();
+		if (++got % every == 0)
+			samples.take();
+	}
+	const double seconds =
+		std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	const bool ok = got == frames && samples.flat(frames, seconds);
+	if (got != frames)
+		std::printf("soak transport consumer: %llu of %llu frames\n",
+			    static_cast<unsigned long long>(got), static_cast<unsigned long long>(frames));
+	std::fflush(stdout); // the child leaves with _exit
+	return ok ? 0 : 1;
+}
+
+bool soakTransport(uint64_t frames)
+{
+	const std::string path = "/tmp/gpuhandle-soak-" + std::to_string(getpid()) + ".sock";
+	std::fflush(stdout);
+	const pid_t child = fork();
+	if (child == 0)
+		_exit(consume(path, frames));
+	Samples samples{ "transport producer", {}, {} };
+	bool sent = true;
+	const auto start = std::chrono::steady_clock::now();
+	{
+		FrameSenderOptions o;
+		o.socketPath = path;
+		o.log = [](const Error &e) { std::printf("soak transport producer: %s\n", e.message().c_str()); };
+		auto sender = FrameSender::create(std::move(o));
+		if (!sender.ok() || !(*sender)->waitForPeers(1, 10s).ok())
+			sent = false;
+		// Four pooled memfd frames, each reused once its consumer released it.
+		const FrameLayout layout = computeLayout(PixelFormat::NV12, 64, 48).value();
+		std::vector<std::optional<Frame>> pool;
+		std::vector<ReleaseGate> gates;
+		for (int i = 0; i < 4 && sent; ++i) {
+			gates.push_back(ReleaseGate::create().value());
+			FrameDesc d;
+			d.format = PixelFormat::NV12;
+			d.width = 64;
+			d.height = 48;
+			d.numResources = 1;
+			d.resources[0] = ShmFd::create({ .fd = SharedFd(test::makeMemfd(layout.size)),
+							 .size = layout.size })
+						 .value();
+			d.numPlanes = 2;
+			for (uint32_t p = 0; p < 2; ++p)
+				d.planes[p] = { 0, 0, layout.planes[p].offset, layout.planes[p].stride };
+			d.release = gates.back();
+			pool.push_back(Frame::create(std::move(d)).value());
+		}
+		const uint64_t every = std::max<uint64_t>(frames / 10, 1);
+		for (uint64_t n = 0; n < frames && sent; ++n) {
+			const size_t slot = n % pool.size();
+			if (n >= pool.size())
+				sent = gates[slot].released().wait(10s).ok() && gates[slot].reset().ok();
+			if (sent) {
+				auto delivered = (*sender)->send(*pool[slot]);
+				sent = delivered.ok() && *delivered == 1;
+			}
+			if ((n + 1) % every == 0)
+				samples.take();
+		}
+	} // Bye
+	const double seconds =
+		std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+	int status = 0;
+	waitpid(child, &status, 0);
+	const bool producerFlat = samples.flat(frames, seconds);
+	const bool consumerOk = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	if (!consumerOk)
+		std::printf("soak transport consumer: failed (exit %d)\n",
+			    WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	return sent && producerFlat && consumerOk;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	const uint64_t frames = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 20000;
+	if (frames < 10) {
+		std::fprintf(stderr, "usage: %s [FRAMES >= 10]\n", argv[0]);
+		return 2;
+	}
+	// Forked before GStreamer starts any thread.
+	const bool transport = soakTransport(frames);
+	gst_init(&argc, &argv);
+	const bool pipeline = soakPipeline(frames);
+	std::printf("soak: %s\n", transport && pipeline ? "memory and fds flat" : "FAILED");
+	return transport && pipeline ? 0 : 1;
+}
