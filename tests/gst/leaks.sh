@@ -28,5 +28,28 @@ done
 run $src ! gpuhandleupload backend=vulkan ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
 run $src ! glupload ! gpuhandleupload ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
 run $src ! gpuhandleupload backend=memfd ! gpuhandledownload ! videoconvert ! video/x-raw,format=I420 ! fakesink
+# Faults injected into running pipelines (GPUHANDLE_FAULT_INJECTION): the pipeline stops with an
+# error (exit 1, not a hang: timeout's 124) and still leaves nothing behind.
+runFault() {
+	plan=$1
+	shift
+	out=$(GPUHANDLE_FAULT_INJECTION=$plan GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 \
+		gst-launch-1.0 -q "$@" 2>&1)
+	rc=$?
+	alive=$(printf '%s\n' "$out" | grep -c 'object-alive, type-name=(string)[A-Za-z]')
+	if [ $rc -ne 1 ] || [ "$alive" -ne 0 ] || printf '%s' "$out" | grep -q 'Leaks detected'; then
+		printf '%s\n' "$out" | grep -E 'object-alive, type-name=\(string\)[A-Za-z]|ERROR' | cut -c1-300 | head -20
+		echo "FAIL (exit $rc, $alive objects alive) with fault $plan: $*"
+		failed=1
+	else
+		echo "ok: fault $plan is an error, no leaks: $*"
+	fi
+	ran=$((ran + 1))
+}
+for plan in allocate:1:out-of-memory map:5:device-lost wait:5:timeout; do
+	for backend in memfd vulkan; do
+		runFault $plan $src ! gpuhandleupload backend=$backend ! gpuhandledownload ! fakesink
+	done
+done
 echo "$ran pipelines under the leaks tracer"
 exit $failed
