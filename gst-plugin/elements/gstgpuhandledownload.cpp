@@ -137,9 +137,8 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	}
 	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
 	if (!format.ok()) {
-		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
-				  (_("The video format is not supported by gpuhandle.")),
-				  ("%s", format.error().message().c_str()));
+		GPUHANDLE_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+					(_("The video format is not supported by gpuhandle.")), format.error());
 		return FALSE;
 	}
 	s.info = info;
@@ -243,9 +242,8 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 	}
 	Result<Frame> frame = frameFromBuffer(inbuf);
 	if (!frame.ok()) {
-		GST_ELEMENT_ERROR(trans, STREAM, FORMAT,
-				  (_("An input buffer is not gpuhandle memory.")),
-				  ("%s", frame.error().message().c_str()));
+		GPUHANDLE_ELEMENT_ERROR(trans, STREAM, FORMAT,
+					(_("An input buffer is not gpuhandle memory.")), frame.error());
 		return GST_FLOW_ERROR;
 	}
 	const BackendRef backend = memoryBackend(gst_buffer_peek_memory(inbuf, 0));

@@ -83,9 +83,8 @@ GstFlowReturn copyIntoCuda(GstBaseTransform *trans, GstBuffer *inbuf, const Impo
 		cudaBufferCopyOf(imported.frame, s.targetBackend, s.cudaPool, s.info, timeoutOf(s));
 	if (!out.ok()) {
 		if (out.error().code() == ErrorCode::Timeout)
-			GST_ELEMENT_ERROR(trans, RESOURCE, BUSY,
-					  (_("A frame's fence did not signal in time.")),
-					  ("%s", out.error().message().c_str()));
+			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+					(_("A frame's fence did not signal in time.")), out.error());
 		else
 			GST_ELEMENT_ERROR(
 				trans, RESOURCE, FAILED,
@@ -198,9 +197,8 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	if (!imported.ok()) {
 		const Error &why = imported.error();
 		if (why.code() == ErrorCode::Timeout) {
-			GST_ELEMENT_ERROR(trans, RESOURCE, BUSY,
-					  (_("A frame's fence did not signal in time.")),
-					  ("%s", why.message().c_str()));
+			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+					(_("A frame's fence did not signal in time.")), why);
 			return GST_FLOW_ERROR;
 		}
 #if GPUHANDLE_GST_HAVE_GL

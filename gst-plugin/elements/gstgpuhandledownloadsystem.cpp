@@ -25,9 +25,12 @@ Acquired waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration t
 		return Acquired::Flushing;
 	s.stats.countFenceWait(waited);
 	if (done == SlicedWait::Failed) {
-		GST_ELEMENT_ERROR(trans, RESOURCE, BUSY, (_("A frame's fence did not signal in time.")),
-				  ("waiting for the %s fence: %s", syncKindName(frame.acquire().kind()),
-				   why ? why->message().c_str() : "?"));
+		const Error error = why ? *why
+					: Error::format(ErrorCode::Timeout, "acquire",
+							"The %s fence did not signal in time.",
+							syncKindName(frame.acquire().kind()));
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+					(_("A frame's fence did not signal in time.")), error);
 		return Acquired::Failed;
 	}
 	return Acquired::Yes;
@@ -148,10 +151,12 @@ bool copyFrameInto(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame
 	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
 	if (!src.ok() || !formatInfo.ok() ||
 	    !gst_video_frame_map(&dst, &s.info, out, GST_MAP_WRITE)) {
-		GST_ELEMENT_ERROR(trans, RESOURCE, READ, (_("Could not read a gpuhandle frame.")),
-				  ("%s", !src.ok()	  ? src.error().message().c_str()
-					 : !formatInfo.ok() ? formatInfo.error().message().c_str()
-							    : "the output buffer did not map"));
+		const Error error = !src.ok()	     ? src.error()
+				    : !formatInfo.ok() ? formatInfo.error()
+						       : Error(ErrorCode::Io, "buffer",
+							       "The output buffer did not map.");
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, READ, (_("Could not read a gpuhandle frame.")),
+					error);
 		return false;
 	}
 	uint8_t *dstPlanes[4]{};

@@ -306,4 +306,17 @@ void noteFlush(GstStateChange transition, std::atomic<bool> &flushing)
 		flushing.store(false, std::memory_order_release);
 }
 
+void postElementError(GstElement *element, GQuark domain, gint code, gchar *text,
+		      const Error &error, const char *file, const char *function, int line)
+{
+	GstStructure *details = gst_structure_new(
+		"gpuhandle-error", "code", G_TYPE_STRING, errorCodeName(error.code()), "kind",
+		G_TYPE_STRING, errorKindName(error.kind()), "field", G_TYPE_STRING, error.field(),
+		nullptr);
+	// Takes text, the debug string and the details.
+	gst_element_message_full_with_details(element, GST_MESSAGE_ERROR, domain, code, text,
+					      g_strdup(error.message().c_str()), file, function,
+					      line, details);
+}
+
 } // namespace gpuhandle::gst

@@ -63,6 +63,17 @@ GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &featur
 // transform_caps' last step: `caps` intersected with `filter` (when set), `caps` consumed.
 GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter);
 
+// Posts an element error whose debug text is `error`'s sentence and whose details structure
+// ("gpuhandle-error": code, kind, field as strings) tells the application what to do about it
+// (ErrorKind: recoverable, configuration, fatal). Use through GPUHANDLE_ELEMENT_ERROR.
+void postElementError(GstElement *element, GQuark domain, gint code, gchar *text,
+		      const Error &error, const char *file, const char *function, int line);
+#define GPUHANDLE_ELEMENT_ERROR(el, domain, code, text, error)                                    \
+	::gpuhandle::gst::postElementError(reinterpret_cast<GstElement *>(el), GST_##domain##_ERROR, \
+					   GST_##domain##_ERROR_##code,                            \
+					   _gst_element_error_printf text, (error), __FILE__,      \
+					   GST_FUNCTION, __LINE__)
+
 // The properties both elements have.
 GParamSpec *timeoutParamSpec(const char *blurb);
 GParamSpec *statsParamSpec();

@@ -151,9 +151,8 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	}
 	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
 	if (!format.ok()) {
-		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
-				  (_("The video format is not supported by gpuhandle.")),
-				  ("%s", format.error().message().c_str()));
+		GPUHANDLE_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+					(_("The video format is not supported by gpuhandle.")), format.error());
 		return FALSE;
 	}
 	s.info = info;

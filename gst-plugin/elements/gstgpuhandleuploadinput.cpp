@@ -98,11 +98,12 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 		case SlicedWait::Flushing:
 			return GST_FLOW_FLUSHING;
 		case SlicedWait::Failed:
-			GST_ELEMENT_ERROR(trans, RESOURCE, BUSY,
-					  (_("A frame's fence did not signal in time.")),
-					  ("the input's %s fence: %s",
-					   syncKindName(input.acquire().kind()),
-					   why ? why->message().c_str() : "?"));
+			GPUHANDLE_ELEMENT_ERROR(
+				trans, RESOURCE, BUSY, (_("A frame's fence did not signal in time.")),
+				why ? *why
+				    : Error::format(ErrorCode::Timeout, "acquire",
+						    "The input's %s fence did not signal in time.",
+						    syncKindName(input.acquire().kind())));
 			return GST_FLOW_ERROR;
 		}
 	}
@@ -118,9 +119,8 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	if (!dst.ok() || !src.ok() || !formatInfo.ok()) {
 		const Error &why = !dst.ok() ? dst.error() : !src.ok() ? src.error() : formatInfo.error();
 		gst_buffer_unref(out);
-		GST_ELEMENT_ERROR(trans, RESOURCE, WRITE,
-				  (_("Could not write the frame into gpuhandle memory.")),
-				  ("%s", why.message().c_str()));
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, WRITE,
+					(_("Could not write the frame into gpuhandle memory.")), why);
 		return GST_FLOW_ERROR;
 	}
 	uint8_t *dstPlanes[4]{};
@@ -138,9 +138,8 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	Status ended = dst->unmap();
 	if (!ended.ok()) {
 		gst_buffer_unref(out);
-		GST_ELEMENT_ERROR(trans, RESOURCE, WRITE,
-				  (_("Could not write the frame into gpuhandle memory.")),
-				  ("%s", ended.error().message().c_str()));
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, WRITE,
+					(_("Could not write the frame into gpuhandle memory.")), ended.error());
 		return GST_FLOW_ERROR;
 	}
 	copyMetadata(trans, out, inbuf);

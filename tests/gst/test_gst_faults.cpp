@@ -19,6 +19,7 @@ namespace {
 struct Outcome {
 	bool eos = false;
 	std::string error; // message and debug string of the first error
+	std::string code, kind; // its "gpuhandle-error" details, when it has them
 };
 
 Outcome play(GstElement *pipeline)
@@ -34,6 +35,12 @@ Outcome play(GstElement *pipeline)
 		gchar *debug = nullptr;
 		gst_message_parse_error(msg, &e, &debug);
 		out.error = std::string(e ? e->message : "") + " | " + (debug ? debug : "");
+		const GstStructure *details = nullptr;
+		gst_message_parse_error_details(msg, &details);
+		if (details && gst_structure_has_name(details, "gpuhandle-error")) {
+			out.code = gst_structure_get_string(details, "code");
+			out.kind = gst_structure_get_string(details, "kind");
+		}
 		g_clear_error(&e);
 		g_free(debug);
 	}
@@ -80,6 +87,17 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 			      first.error.find("allocate") != std::string::npos,
 		      "%s: %s", c.plan, first.error.c_str());
 	ck_assert_uint_ge(faultsInjected(), 1);
+	// Faults of a step that has the error at hand (all but the pool's allocations) carry its
+	// code and ErrorKind, so that the application knows whether to retry or rebuild.
+	const std::string plan = c.plan;
+	const std::string code = plan.substr(plan.rfind(':') + 1);
+	if (plan.rfind("allocate", 0) != 0) {
+		ck_assert_msg(first.code == code, "%s: details say \"%s\"", c.plan, first.code.c_str());
+		ErrorCode expected = code == "device-lost"     ? ErrorCode::DeviceLost
+				     : code == "out-of-memory" ? ErrorCode::OutOfMemory
+							       : ErrorCode::Timeout;
+		ck_assert_str_eq(first.kind.c_str(), errorKindName(errorKindOf(expected)));
+	}
 	// Restarted, the same pipeline plays to the end: the plan fails its step once.
 	Outcome second = play(pipeline);
 	ck_assert_msg(second.eos, "%s on %s, restarted: %s", c.plan, c.backend, second.error.c_str());
