@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds and runs every benchmark (bench/core, bench/media) in full mode; writes each one's JSON,
-# a combined summary.json and a Markdown table summary.md (the README's) to BUILD/bench-results/.
+# a combined summary.json and a Markdown table summary.md (the README's) to BUILD/bench-results/;
+# then the soak (tests/soak) with 1,000,000 frames (GPUHANDLE_SOAK_FRAMES to change it).
 #
 # Usage: bench/run.sh [--no-build] [BUILD_DIR]
 #   BUILD_DIR: relative to the repository root, default build; set up with `meson setup` when it
@@ -36,8 +37,8 @@ exec python3 - "$results" <<'PY'
 import datetime, json, os, platform, subprocess, sys
 
 results = sys.argv[1]
-tests = [t for t in json.load(open(os.path.join(results, "tests.json")))
-         if any(s.split(":")[-1] == "bench" for s in t["suite"])]
+all_tests = json.load(open(os.path.join(results, "tests.json")))
+tests = [t for t in all_tests if any(s.split(":")[-1] == "bench" for s in t["suite"])]
 os.remove(os.path.join(results, "tests.json"))
 if not tests:
     sys.exit("no benchmarks in this build (suite `bench`): were they configured?")
@@ -83,6 +84,22 @@ for n, t in enumerate(tests, 1):
         data["program"] = name
         summary["benchmarks"].append(data)
 
+# The soak in bench mode: the `soak` test's program (20,000 frames in CI) with 1,000,000 frames,
+# its memory and fd figures kept in the summary.
+summary["soak"] = []
+soak = [t for t in all_tests if t["name"] == "soak"]
+if soak:
+    cmd = [a if a != "20000" else os.environ.get("GPUHANDLE_SOAK_FRAMES", "1000000")
+           for a in soak[0]["cmd"]]
+    env = dict(os.environ, **(soak[0].get("env") or {}))
+    print("[soak] %s" % " ".join(cmd[-1:]), flush=True)
+    run = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True, timeout=7200)
+    sys.stdout.write(run.stdout)
+    summary["soak"] = [l for l in run.stdout.splitlines() if l.startswith("soak")]
+    if run.returncode != 0:
+        summary["failed"].append("soak (exit %s)" % run.returncode)
+
 json.dump(summary, open(os.path.join(results, "summary.json"), "w"), indent=2)
 
 def figure(value, unit):
@@ -114,6 +131,8 @@ for b in summary["benchmarks"]:
             b["benchmark"].replace("|", "/"), r["name"], r["baseline"].replace("|", "/"),
             figure(r["baseline_value"], r["unit"]), figure(r["value"], r["unit"]),
             ratio, target, met))
+if summary["soak"]:
+    lines += ["", "Soak:", ""] + ["- " + l for l in summary["soak"]]
 if any(b.get("short") for b in summary["benchmarks"]):
     lines += ["", "Short mode: figures not meaningful."]
 for key, what in (("skipped", "Skipped (could not run here)"), ("failed", "Failed")):
