@@ -1,5 +1,7 @@
-// The gpuhandle plugin: registers gpuhandleupload and gpuhandledownload.
+// The gpuhandle plugin: registers gpuhandleupload, gpuhandledownload, gpuhandlesink, gpuhandlesrc.
 #include "gstgpuhandleelements.h"
+#include "gstgpuhandlesink.h"
+#include "gstgpuhandlesrc.h"
 
 #include "gpuhandle_i18n.h"
 
@@ -15,7 +17,11 @@ gboolean pluginInit(GstPlugin *plugin)
 	return gst_element_register(plugin, "gpuhandleupload", GST_RANK_NONE,
 				    gst_gpu_handle_upload_get_type()) &&
 	       gst_element_register(plugin, "gpuhandledownload", GST_RANK_NONE,
-				    gst_gpu_handle_download_get_type());
+				    gst_gpu_handle_download_get_type()) &&
+	       gst_element_register(plugin, "gpuhandlesink", GST_RANK_NONE,
+				    gst_gpu_handle_sink_get_type()) &&
+	       gst_element_register(plugin, "gpuhandlesrc", GST_RANK_NONE,
+				    gst_gpu_handle_src_get_type());
 }
 
 } // namespace

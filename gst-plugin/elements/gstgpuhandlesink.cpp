@@ -1,0 +1,463 @@
+// gpuhandlesink: video frames to other processes over a Unix socket (gpuhandle's FrameSender).
+#include "gstgpuhandlesink.h"
+
+#include "gstgpuhandletransport.h"
+
+#include <chrono>
+#include <thread>
+
+#include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
+
+GST_DEBUG_CATEGORY(gst_gpu_handle_sink_debug);
+#define GST_CAT_DEFAULT gst_gpu_handle_sink_debug
+
+using namespace gpuhandle;
+using namespace gpuhandle::gst;
+using namespace gpuhandle::gst::sink;
+using namespace std::chrono_literals;
+
+namespace {
+
+enum Property {
+	PropSocketPath = 1,
+	PropSocketMode,
+	PropMaxConsumers,
+	PropMaxInFlight,
+	PropAllowedUids,
+	PropWaitForConsumers,
+	PropStats,
+};
+
+// The longest wait for `wait-for-consumers` before the first frame.
+constexpr auto kConsumerWait = 30s;
+
+} // namespace
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DEFINE_TYPE(GstGpuHandleSink, gst_gpu_handle_sink, GST_TYPE_BASE_SINK)
+#pragma GCC diagnostic pop
+
+namespace gpuhandle::gst::sink {
+
+SinkState &stateOf(void *self)
+{
+	return *static_cast<GstGpuHandleSink *>(self)->state;
+}
+
+} // namespace gpuhandle::gst::sink
+
+namespace {
+
+gboolean start(GstBaseSink *bsink)
+{
+	SinkState &s = stateOf(bsink);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	s.counters.reset();
+	s.waitedForConsumers = false;
+	if (s.socketPath.empty()) {
+		GST_ELEMENT_ERROR(bsink, RESOURCE, NOT_FOUND,
+				  (_("No socket path was given (the socket-path property).")),
+				  ("socket-path is empty"));
+		return FALSE;
+	}
+	Result<PeerRule> peers = parseAllowedUids(s.allowedUids);
+	if (!peers) {
+		GST_ELEMENT_ERROR(bsink, RESOURCE, SETTINGS,
+				  (_("The allowed-uids property is not a list of user ids.")),
+				  ("%s", peers.error().message().c_str()));
+		return FALSE;
+	}
+	s.peers = *peers;
+	Result<std::shared_ptr<WaiterThread>> waiter = WaiterThread::create("gpuhandlesink");
+	if (!waiter) {
+		GST_ELEMENT_ERROR(bsink, RESOURCE, FAILED, (_("Could not start a thread.")),
+				  ("%s", waiter.error().message().c_str()));
+		return FALSE;
+	}
+	s.waiter = *waiter;
+	return TRUE;
+}
+
+gboolean stop(GstBaseSink *bsink)
+{
+	SinkState &s = stateOf(bsink);
+	if (s.sender)
+		drainReleases(s);
+	std::unique_ptr<FrameSender> sender;
+	std::shared_ptr<WaiterThread> waiter;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		sender = std::move(s.sender);
+		waiter = std::move(s.waiter);
+	}
+	// Bye to every consumer; every frame they held is released, so the waiter's callbacks
+	// drop the zero-copy buffers, and its destructor resolves any left.
+	sender.reset();
+	waiter.reset();
+	freePool(s);
+	return TRUE;
+}
+
+gboolean setCaps(GstBaseSink *bsink, GstCaps *caps)
+{
+	SinkState &s = stateOf(bsink);
+	GstVideoInfo info;
+	if (!gst_video_info_from_caps(&info, caps)) {
+		GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION, (_("The input is not raw video.")),
+				  ("caps %" GST_PTR_FORMAT, static_cast<void *>(caps)));
+		return FALSE;
+	}
+	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
+	if (!format) {
+		GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION,
+				  (_("The video format is not supported by gpuhandle.")),
+				  ("%s", format.error().message().c_str()));
+		return FALSE;
+	}
+	s.info = info;
+	s.format = *format;
+	// Frames of the old pool still held count against the consumers' bound (see held).
+	freePool(s);
+	gchar *text = gst_caps_to_string(caps);
+	std::string capsText(text);
+	g_free(text);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	if (s.sender) {
+		if (Status changed = s.sender->setCaps(capsText); !changed) {
+			GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION,
+					  (_("Could not send the new caps to consumers.")),
+					  ("%s", changed.error().message().c_str()));
+			return FALSE;
+		}
+		return TRUE;
+	}
+	FrameSenderOptions o;
+	o.socketPath = s.socketPath;
+	o.socketMode = s.socketMode;
+	o.peers = s.peers;
+	o.maxPeers = s.maxConsumers;
+	o.maxInFlightPerPeer = s.maxInFlight;
+	o.caps = capsText;
+	GstElement *element = GST_ELEMENT_CAST(bsink);
+	// A consumer's crash or a refused one is the consumer's problem: logged, never an error.
+	o.log = [element](const Error &e) {
+		GST_WARNING_OBJECT(element, "%s", e.message().c_str());
+	};
+	Result<std::unique_ptr<FrameSender>> sender = FrameSender::create(std::move(o));
+	if (!sender) {
+		GST_ELEMENT_ERROR(bsink, RESOURCE, OPEN_WRITE,
+				  (_("Could not listen on the socket \"%s\"."),
+				   s.socketPath.c_str()),
+				  ("%s", sender.error().message().c_str()));
+		return FALSE;
+	}
+	s.sender = std::move(*sender);
+	GST_INFO_OBJECT(bsink, "listening on %s for %s", s.socketPath.c_str(), capsText.c_str());
+	return TRUE;
+}
+
+// `wait-for-consumers`: before the first frame, until that many connected (bounded; a flush
+// ends it).
+void waitForConsumers(GstBaseSink *bsink)
+{
+	SinkState &s = stateOf(bsink);
+	if (s.waitedForConsumers)
+		return;
+	s.waitedForConsumers = true;
+	if (s.waitForConsumers == 0)
+		return;
+	for (auto waited = 0ms; waited < kConsumerWait && !s.flushing.load(); waited += 100ms) {
+		if (s.sender->waitForPeers(s.waitForConsumers, 100ms).ok())
+			return;
+	}
+	GST_WARNING_OBJECT(bsink, "fewer than %u consumers connected: sending anyway",
+			   s.waitForConsumers);
+}
+
+bool everyResourceFdBacked(const Frame &frame)
+{
+	for (uint32_t r = 0; r < frame.numResources(); ++r) {
+		const ResourceKind kind = frame.resource(r).kind();
+		if (kind != ResourceKind::DmaBuf && kind != ResourceKind::ShmFd &&
+		    kind != ResourceKind::VulkanMemoryFd)
+			return false;
+	}
+	return true;
+}
+
+// The buffer as a frame over its own fds, when it is fd memory (ours from the proposed pool,
+// GstFdMemory, DMA-BUFs, fd-backed GpuHandle memory); nullopt when it must be copied.
+std::optional<Frame> fdFrameOf(GstBaseSink *bsink, GstBuffer *buffer)
+{
+	SinkState &s = stateOf(bsink);
+	Result<Frame> frame = Error(ErrorCode::WrongKind, "buffer", "not fd memory");
+	switch (bufferMemoryOf(buffer)) {
+	case BufferMemory::GpuHandle: frame = frameFromBuffer(buffer); break;
+	case BufferMemory::Fd:
+	case BufferMemory::DmaBuf: frame = frameFromFdBuffer(buffer, s.info); break;
+	default: return std::nullopt;
+	}
+	if (!frame || !everyResourceFdBacked(*frame)) {
+		GST_LOG_OBJECT(bsink, "copying: %s",
+			       frame ? "not every resource is fd-backed"
+				     : frame.error().message().c_str());
+		return std::nullopt;
+	}
+	return std::move(*frame);
+}
+
+// Sends the buffer's own memory; the buffer stays alive (its pool does not reuse it) until
+// every consumer that got it released it. nullopt when the frame cannot cross (its fence).
+std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer, Frame frame)
+{
+	SinkState &s = stateOf(bsink);
+	Result<ReleaseGate> gate = ReleaseGate::create();
+	if (!gate) {
+		GST_ELEMENT_ERROR(bsink, RESOURCE, FAILED,
+				  (_("Could not send a frame to consumers.")),
+				  ("%s", gate.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	frame.setRelease(*gate);
+	if (!waitForRoom(s))
+		return GST_FLOW_FLUSHING;
+	Result<uint32_t> sent = s.sender->send(frame);
+	if (!sent) {
+		if (sent.error().code() == ErrorCode::NotSupported) {
+			GST_LOG_OBJECT(bsink, "copying: %s", sent.error().message().c_str());
+			return std::nullopt;
+		}
+		GST_ELEMENT_ERROR(bsink, RESOURCE, WRITE,
+				  (_("Could not send a frame to consumers.")),
+				  ("%s", sent.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	s.counters.zeroCopy++;
+	if (*sent == 0)
+		s.counters.unsent++;
+	trackRelease(bsink, *gate, gst_buffer_ref(buffer), nullptr);
+	return GST_FLOW_OK;
+}
+
+GstFlowReturn render(GstBaseSink *bsink, GstBuffer *buffer)
+{
+	SinkState &s = stateOf(bsink);
+	if (!s.sender) {
+		GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION, (_("The element was not negotiated.")),
+				  ("no caps reached gpuhandlesink"));
+		return GST_FLOW_NOT_NEGOTIATED;
+	}
+	waitForConsumers(bsink);
+	s.counters.frames++;
+	if (std::optional<Frame> frame = fdFrameOf(bsink, buffer)) {
+		if (std::optional<GstFlowReturn> ret =
+			    sendZeroCopy(bsink, buffer, std::move(*frame)))
+			return *ret;
+	}
+	return sendCopy(bsink, buffer);
+}
+
+// Upstream writes straight into memfds: a pool of GpuHandle memory over the fd backend's
+// sealed memfds, which render() sends without a copy.
+gboolean proposeAllocation(GstBaseSink *bsink, GstQuery *query)
+{
+	SinkState &s = stateOf(bsink);
+	gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+	GstCaps *caps = nullptr;
+	gboolean needPool = FALSE;
+	gst_query_parse_allocation(query, &caps, &needPool);
+	GstVideoInfo info;
+	if (!caps || !needPool || !gst_video_info_from_caps(&info, caps))
+		return TRUE;
+	if (!s.fdBackend) {
+		Result<BackendRef> backend = openBackend(BackendKind::Fd);
+		if (!backend) {
+			GST_INFO_OBJECT(bsink, "no memfd pool: %s",
+					backend.error().message().c_str());
+			return TRUE;
+		}
+		s.fdBackend = *backend;
+	}
+	GstBufferPool *pool = bufferPoolNew(s.fdBackend, FrameStorage::Buffer);
+	GstStructure *config = gst_buffer_pool_get_config(pool);
+	// As many buffers as a consumer may hold: once the slowest holds them all, upstream waits
+	// for one to come back rather than have the next frame skipped for that consumer.
+	const guint max = s.maxInFlight;
+	gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), 0, max);
+	if (!gst_buffer_pool_set_config(pool, config)) {
+		GST_INFO_OBJECT(bsink, "the memfd pool refused %" GST_PTR_FORMAT,
+				static_cast<void *>(caps));
+		gst_object_unref(pool);
+		return TRUE;
+	}
+	gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), 0, max);
+	gst_object_unref(pool);
+	return TRUE;
+}
+
+gboolean unlock(GstBaseSink *bsink)
+{
+	stateOf(bsink).flushing = true;
+	return TRUE;
+}
+
+gboolean unlockStop(GstBaseSink *bsink)
+{
+	stateOf(bsink).flushing = false;
+	return TRUE;
+}
+
+GstStructure *statsStructure(SinkState &s)
+{
+	FrameSenderStats sender{};
+	if (s.sender)
+		sender = s.sender->stats();
+	const SinkCounters &c = s.counters;
+	return gst_structure_new("gpuhandlesink-stats", "frames", G_TYPE_UINT64, c.frames.load(),
+				 "frames-zero-copy", G_TYPE_UINT64, c.zeroCopy.load(),
+				 "frames-copied", G_TYPE_UINT64, c.copied.load(), "frames-dropped",
+				 G_TYPE_UINT64, c.dropped.load(), "frames-unsent", G_TYPE_UINT64,
+				 c.unsent.load(), "frames-sent", G_TYPE_UINT64,
+				 static_cast<guint64>(sender.framesSent), "frames-skipped",
+				 G_TYPE_UINT64, static_cast<guint64>(sender.framesSkipped),
+				 "consumers", G_TYPE_UINT64,
+				 static_cast<guint64>(sender.peersConnected), "consumers-lost",
+				 G_TYPE_UINT64, static_cast<guint64>(sender.peersLost), nullptr);
+}
+
+void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+	SinkState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropSocketPath: {
+		const gchar *path = g_value_get_string(value);
+		s.socketPath = path ? path : "";
+		break;
+	}
+	case PropSocketMode: s.socketMode = g_value_get_uint(value); break;
+	case PropMaxConsumers: s.maxConsumers = g_value_get_uint(value); break;
+	case PropMaxInFlight: s.maxInFlight = g_value_get_uint(value); break;
+	case PropAllowedUids: {
+		const gchar *uids = g_value_get_string(value);
+		s.allowedUids = uids ? uids : "";
+		break;
+	}
+	case PropWaitForConsumers: s.waitForConsumers = g_value_get_uint(value); break;
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+	SinkState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropSocketPath: g_value_set_string(value, s.socketPath.c_str()); break;
+	case PropSocketMode: g_value_set_uint(value, s.socketMode); break;
+	case PropMaxConsumers: g_value_set_uint(value, s.maxConsumers); break;
+	case PropMaxInFlight: g_value_set_uint(value, s.maxInFlight); break;
+	case PropAllowedUids: g_value_set_string(value, s.allowedUids.c_str()); break;
+	case PropWaitForConsumers: g_value_set_uint(value, s.waitForConsumers); break;
+	case PropStats: g_value_take_boxed(value, statsStructure(s)); break;
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void finalize(GObject *object)
+{
+	auto *self = static_cast<GstGpuHandleSink *>(static_cast<void *>(object));
+	freePool(*self->state);
+	delete self->state;
+	self->state = nullptr;
+	G_OBJECT_CLASS(gst_gpu_handle_sink_parent_class)->finalize(object);
+}
+
+} // namespace
+
+static void gst_gpu_handle_sink_class_init(GstGpuHandleSinkClass *klass)
+{
+	GObjectClass *object = G_OBJECT_CLASS(klass);
+	object->set_property = setProperty;
+	object->get_property = getProperty;
+	object->finalize = finalize;
+	const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+						    GST_PARAM_MUTABLE_READY);
+	g_object_class_install_property(
+		object, PropSocketPath,
+		g_param_spec_string("socket-path", "Socket path",
+				    "The Unix socket consumers connect to (created; an existing "
+				    "socket file there is replaced). Required.",
+				    nullptr, flags));
+	g_object_class_install_property(
+		object, PropSocketMode,
+		g_param_spec_uint("socket-mode", "Socket mode",
+				  "The socket file's permission bits (0600: the owner only)", 0,
+				  0777, 0600, flags));
+	g_object_class_install_property(
+		object, PropMaxConsumers,
+		g_param_spec_uint("max-consumers", "Maximum consumers",
+				  "Consumers connected at once; more are refused", 1, 64, 8,
+				  flags));
+	g_object_class_install_property(
+		object, PropMaxInFlight,
+		g_param_spec_uint("max-in-flight", "Maximum frames in flight",
+				  "Frames a consumer may hold; with this many held, the element "
+				  "waits (up to 1 s) for one back before sending the next, and the "
+				  "memfd pool it proposes upstream has this many buffers",
+				  1, 64, 4, flags));
+	g_object_class_install_property(
+		object, PropAllowedUids,
+		allowedUidsParamSpec("Users (comma-separated uids) that may connect besides this "
+				     "process's own; empty: only this process's own user"));
+	g_object_class_install_property(
+		object, PropWaitForConsumers,
+		g_param_spec_uint("wait-for-consumers", "Wait for consumers",
+				  "Before the first frame, wait (up to 30 s) until this many "
+				  "consumers connected; 0: do not wait (frames nobody takes are "
+				  "dropped)",
+				  0, 64, 0, flags));
+	g_object_class_install_property(
+		object, PropStats,
+		g_param_spec_boxed("stats", "Statistics",
+				   "frames, frames-zero-copy, frames-copied, frames-dropped, "
+				   "frames-unsent, frames-sent, frames-skipped, consumers, "
+				   "consumers-lost (guint64)",
+				   GST_TYPE_STRUCTURE,
+				   static_cast<GParamFlags>(G_PARAM_READABLE |
+							    G_PARAM_STATIC_STRINGS)));
+
+	GstElementClass *element = GST_ELEMENT_CLASS(klass);
+	gst_element_class_set_static_metadata(
+		element, "gpuhandle sink", "Sink/Video",
+		"Sends video frames to other processes over a Unix socket: fd memory without a "
+		"copy, other memory copied into sealed memfds",
+		"gpuhandle developers");
+	GstCaps *sinkCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY);
+	gst_caps_append(sinkCaps, templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE));
+	gst_element_class_add_pad_template(element, gst_pad_template_new("sink", GST_PAD_SINK,
+									 GST_PAD_ALWAYS, sinkCaps));
+	gst_caps_unref(sinkCaps);
+
+	GstBaseSinkClass *base = GST_BASE_SINK_CLASS(klass);
+	base->start = start;
+	base->stop = stop;
+	base->set_caps = setCaps;
+	base->render = render;
+	base->propose_allocation = proposeAllocation;
+	base->unlock = unlock;
+	base->unlock_stop = unlockStop;
+	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_sink_debug, "gpuhandlesink", 0, "gpuhandle sink");
+}
+
+static void gst_gpu_handle_sink_init(GstGpuHandleSink *self)
+{
+	self->state = new SinkState();
+	gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
+	// The last sample would pin a buffer of the small pool proposed upstream.
+	gst_base_sink_set_last_sample_enabled(GST_BASE_SINK(self), FALSE);
+}

@@ -1,0 +1,373 @@
+// gpuhandlesrc: video frames from another process over a Unix socket (gpuhandle's FrameReceiver).
+#include "gstgpuhandlesrc.h"
+
+#include "gstgpuhandletransport.h"
+
+#include <chrono>
+
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+
+GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_src_debug);
+#define GST_CAT_DEFAULT gst_gpu_handle_src_debug
+
+using namespace gpuhandle;
+using namespace gpuhandle::gst;
+using namespace gpuhandle::gst::src;
+using namespace std::chrono_literals;
+
+namespace {
+
+enum Property { PropSocketPath = 1, PropConnectTimeout, PropAllowedUids, PropStats };
+
+// Each receive waits this long at most, so that unlock() (a flush, a state change) is honoured
+// that quickly.
+constexpr auto kReceiveSlice = 100ms;
+
+} // namespace
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DEFINE_TYPE(GstGpuHandleSrc, gst_gpu_handle_src, GST_TYPE_PUSH_SRC)
+#pragma GCC diagnostic pop
+
+namespace {
+
+SrcState &stateOf(void *self)
+{
+	return *static_cast<GstGpuHandleSrc *>(self)->state;
+}
+
+// The producer's caps as system memory first (fd memory, mappable by any element), then as
+// memory:GpuHandle (for gpuhandledownload and other GpuHandle consumers); null when the text
+// is not caps.
+GstCaps *capsFromProducer(const std::string &text)
+{
+	GstCaps *producer = gst_caps_from_string(text.c_str());
+	if (!producer)
+		return nullptr;
+	GstCaps *out = gst_caps_new_empty();
+	for (const char *feature :
+	     { GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY, GST_CAPS_FEATURE_MEMORY_GPU_HANDLE }) {
+		for (guint i = 0; i < gst_caps_get_size(producer); ++i)
+			gst_caps_append_structure_full(
+				out, gst_structure_copy(gst_caps_get_structure(producer, i)),
+				gst_caps_features_new(feature, nullptr));
+	}
+	gst_caps_unref(producer);
+	return out;
+}
+
+GstCaps *getCaps(GstBaseSrc *bsrc, GstCaps *filter)
+{
+	SrcState &s = stateOf(bsrc);
+	std::string text;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		text = s.caps;
+	}
+	GstCaps *caps = text.empty() ? gst_pad_get_pad_template_caps(GST_BASE_SRC_PAD(bsrc))
+				     : capsFromProducer(text);
+	if (!caps) {
+		GST_WARNING_OBJECT(bsrc, "the producer's caps are not caps: %s", text.c_str());
+		caps = gst_caps_new_empty();
+	}
+	return intersectFilter(caps, filter);
+}
+
+gboolean start(GstBaseSrc *bsrc)
+{
+	SrcState &s = stateOf(bsrc);
+	FrameReceiverOptions o;
+	std::string uids;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		o.socketPath = s.socketPath;
+		o.connectTimeout = std::chrono::nanoseconds(s.connectTimeoutNs);
+		uids = s.allowedUids;
+	}
+	s.frames = 0;
+	s.gpuHandleFrames = 0;
+	if (o.socketPath.empty()) {
+		GST_ELEMENT_ERROR(bsrc, RESOURCE, NOT_FOUND,
+				  (_("No socket path was given (the socket-path property).")),
+				  ("socket-path is empty"));
+		return FALSE;
+	}
+	Result<PeerRule> peers = parseAllowedUids(uids);
+	if (!peers) {
+		GST_ELEMENT_ERROR(bsrc, RESOURCE, SETTINGS,
+				  (_("The allowed-uids property is not a list of user ids.")),
+				  ("%s", peers.error().message().c_str()));
+		return FALSE;
+	}
+	o.peers = *peers;
+	GstElement *element = GST_ELEMENT_CAST(bsrc);
+	o.log = [element](const Error &e) {
+		GST_WARNING_OBJECT(element, "%s", e.message().c_str());
+	};
+	const std::string path = o.socketPath;
+	Result<std::unique_ptr<FrameReceiver>> receiver = FrameReceiver::connect(std::move(o));
+	if (!receiver) {
+		GST_ELEMENT_ERROR(bsrc, RESOURCE, OPEN_READ,
+				  (_("Could not connect to the socket \"%s\"."), path.c_str()),
+				  ("%s", receiver.error().message().c_str()));
+		return FALSE;
+	}
+	std::lock_guard<std::mutex> lock(s.mutex);
+	s.receiver = std::move(*receiver);
+	s.caps = s.receiver->caps();
+	GST_INFO_OBJECT(bsrc, "connected to %s: %s", path.c_str(), s.caps.c_str());
+	return TRUE;
+}
+
+gboolean stop(GstBaseSrc *bsrc)
+{
+	SrcState &s = stateOf(bsrc);
+	std::unique_ptr<FrameReceiver> receiver;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		receiver = std::move(s.receiver);
+		s.caps.clear();
+	}
+	// Buffers still downstream keep their frames and signal their gates when freed.
+	receiver.reset();
+	return TRUE;
+}
+
+gboolean unlock(GstBaseSrc *bsrc)
+{
+	stateOf(bsrc).flushing = true;
+	return TRUE;
+}
+
+gboolean unlockStop(GstBaseSrc *bsrc)
+{
+	stateOf(bsrc).flushing = false;
+	return TRUE;
+}
+
+// The next frame, in slices so that a flush ends the wait; the flow return when there is none.
+GstFlowReturn receiveFrame(GstBaseSrc *bsrc, FrameReceiver &receiver, std::optional<Frame> &out)
+{
+	SrcState &s = stateOf(bsrc);
+	for (;;) {
+		if (s.flushing.load())
+			return GST_FLOW_FLUSHING;
+		Result<std::optional<Frame>> got = receiver.receive(kReceiveSlice);
+		if (!got && got.error().code() == ErrorCode::Timeout)
+			continue;
+		if (!got) {
+			// Io: the producer went away without Bye (it crashed).
+			const char *why = got.error().message().c_str();
+			if (got.error().code() == ErrorCode::Io)
+				GST_ELEMENT_ERROR(bsrc, RESOURCE, READ,
+						  (_("The frame producer went away without ending "
+						     "the stream.")),
+						  ("%s", why));
+			else
+				GST_ELEMENT_ERROR(bsrc, RESOURCE, READ,
+						  (_("Could not receive a frame.")), ("%s", why));
+			return GST_FLOW_ERROR;
+		}
+		if (!*got) {
+			GST_INFO_OBJECT(bsrc, "the producer ended the stream");
+			return GST_FLOW_EOS;
+		}
+		out = std::move(**got);
+		return GST_FLOW_OK;
+	}
+}
+
+// Whether the pad was negotiated for memory:GpuHandle (else system memory).
+bool negotiatedGpuHandle(GstBaseSrc *bsrc)
+{
+	GstCaps *current = gst_pad_get_current_caps(GST_BASE_SRC_PAD(bsrc));
+	if (!current)
+		return false;
+	const bool gpu = gst_caps_get_size(current) > 0 &&
+			 gst_caps_features_contains(gst_caps_get_features(current, 0),
+						    GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
+	gst_caps_unref(current);
+	return gpu;
+}
+
+// The frame as a buffer whose last reference signals its release gate (the sync meta's).
+Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame)
+{
+	if (negotiatedGpuHandle(bsrc)) {
+		GstBuffer *buffer = bufferFromFrame(frame, BackendRef{}, true);
+		if (!buffer)
+			return Error(ErrorCode::NotSupported, "format",
+				     "The frame's format has no GstVideoFormat.");
+		addSyncMeta(buffer, frame.acquire(), frame.release());
+		stateOf(bsrc).gpuHandleFrames++;
+		return buffer;
+	}
+	// System-memory elements read at once: the producer's fence first.
+	if (!frame.acquire().isNoop()) {
+		if (Status done = frame.acquire().wait(); !done)
+			return std::move(done).error();
+	}
+	Result<GstBuffer *> buffer = fdBufferFromFrame(frame, true);
+	if (!buffer)
+		return buffer;
+	// The producer's memory: a writer gets a copy (gst_memory_make_mapped), never the memfd.
+	for (guint i = 0; i < gst_buffer_n_memory(*buffer); ++i) {
+		GstMemory *mem = gst_buffer_peek_memory(*buffer, i);
+		mem->mini_object.flags |= GST_MEMORY_FLAG_READONLY;
+	}
+	return buffer;
+}
+
+GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
+{
+	GstBaseSrc *bsrc = GST_BASE_SRC_CAST(psrc);
+	SrcState &s = stateOf(psrc);
+	FrameReceiver *receiver = s.receiver.get();
+	if (!receiver)
+		return GST_FLOW_FLUSHING;
+	std::optional<Frame> frame;
+	if (GstFlowReturn ret = receiveFrame(bsrc, *receiver, frame); ret != GST_FLOW_OK)
+		return ret;
+	const std::string caps = receiver->caps();
+	bool changed = false;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		changed = caps != s.caps;
+		s.caps = caps;
+	}
+	if (changed) {
+		GST_INFO_OBJECT(bsrc, "the producer's caps changed: %s", caps.c_str());
+		if (!gst_base_src_negotiate(bsrc)) {
+			(void)frame->release().signal();
+			GST_ELEMENT_ERROR(
+				bsrc, CORE, NEGOTIATION,
+				(_("Downstream does not accept the producer's new caps.")),
+				("%s", caps.c_str()));
+			return GST_FLOW_NOT_NEGOTIATED;
+		}
+	}
+	Result<GstBuffer *> buffer = bufferOf(bsrc, *frame);
+	if (!buffer) {
+		(void)frame->release().signal();
+		GST_ELEMENT_ERROR(bsrc, STREAM, FORMAT,
+				  (_("A received frame could not be made a buffer.")),
+				  ("%s", buffer.error().message().c_str()));
+		return GST_FLOW_ERROR;
+	}
+	s.frames++;
+	*out = *buffer;
+	return GST_FLOW_OK;
+}
+
+void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+{
+	SrcState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropSocketPath: {
+		const gchar *path = g_value_get_string(value);
+		s.socketPath = path ? path : "";
+		break;
+	}
+	case PropConnectTimeout: s.connectTimeoutNs = g_value_get_uint64(value); break;
+	case PropAllowedUids: {
+		const gchar *uids = g_value_get_string(value);
+		s.allowedUids = uids ? uids : "";
+		break;
+	}
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+{
+	SrcState &s = stateOf(object);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	switch (id) {
+	case PropSocketPath: g_value_set_string(value, s.socketPath.c_str()); break;
+	case PropConnectTimeout: g_value_set_uint64(value, s.connectTimeoutNs); break;
+	case PropAllowedUids: g_value_set_string(value, s.allowedUids.c_str()); break;
+	case PropStats:
+		g_value_take_boxed(value, gst_structure_new("gpuhandlesrc-stats", "frames",
+							    G_TYPE_UINT64, s.frames.load(),
+							    "frames-gpuhandle", G_TYPE_UINT64,
+							    s.gpuHandleFrames.load(), nullptr));
+		break;
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	}
+}
+
+void finalize(GObject *object)
+{
+	auto *self = static_cast<GstGpuHandleSrc *>(static_cast<void *>(object));
+	delete self->state;
+	self->state = nullptr;
+	G_OBJECT_CLASS(gst_gpu_handle_src_parent_class)->finalize(object);
+}
+
+} // namespace
+
+static void gst_gpu_handle_src_class_init(GstGpuHandleSrcClass *klass)
+{
+	GObjectClass *object = G_OBJECT_CLASS(klass);
+	object->set_property = setProperty;
+	object->get_property = getProperty;
+	object->finalize = finalize;
+	const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+						    GST_PARAM_MUTABLE_READY);
+	g_object_class_install_property(
+		object, PropSocketPath,
+		g_param_spec_string(
+			"socket-path", "Socket path",
+			"The Unix socket of the gpuhandlesink to receive from. Required.", nullptr,
+			flags));
+	g_object_class_install_property(
+		object, PropConnectTimeout,
+		g_param_spec_uint64("connect-timeout", "Connect timeout",
+				    "How long to wait for the producer's socket, in nanoseconds", 0,
+				    kMaxTimeoutNs, 5ull * GST_SECOND, flags));
+	g_object_class_install_property(
+		object, PropAllowedUids,
+		allowedUidsParamSpec("Users (comma-separated uids) the producer may run as besides "
+				     "this process's own; empty: only this process's own user"));
+	g_object_class_install_property(
+		object, PropStats,
+		g_param_spec_boxed(
+			"stats", "Statistics",
+			"frames, frames-gpuhandle (pushed as memory:GpuHandle) (guint64)",
+			GST_TYPE_STRUCTURE,
+			static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+
+	GstElementClass *element = GST_ELEMENT_CLASS(klass);
+	gst_element_class_set_static_metadata(
+		element, "gpuhandle source", "Source/Video",
+		"Receives video frames from a gpuhandlesink in another process over a Unix "
+		"socket, without a copy (fd memory, or memory:GpuHandle)",
+		"gpuhandle developers");
+	GstCaps *srcCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY);
+	gst_caps_append(srcCaps, templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE));
+	gst_element_class_add_pad_template(element, gst_pad_template_new("src", GST_PAD_SRC,
+									 GST_PAD_ALWAYS, srcCaps));
+	gst_caps_unref(srcCaps);
+
+	GstBaseSrcClass *base = GST_BASE_SRC_CLASS(klass);
+	base->get_caps = getCaps;
+	base->start = start;
+	base->stop = stop;
+	base->unlock = unlock;
+	base->unlock_stop = unlockStop;
+	GST_PUSH_SRC_CLASS(klass)->create = create;
+	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_src_debug, "gpuhandlesrc", 0, "gpuhandle source");
+}
+
+static void gst_gpu_handle_src_init(GstGpuHandleSrc *self)
+{
+	self->state = new SrcState();
+	GstBaseSrc *bsrc = GST_BASE_SRC(self);
+	gst_base_src_set_live(bsrc, TRUE);
+	gst_base_src_set_format(bsrc, GST_FORMAT_TIME);
+	gst_base_src_set_do_timestamp(bsrc, TRUE);
+}
