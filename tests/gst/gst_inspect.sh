@@ -1,5 +1,5 @@
 #!/bin/sh
-# gst-inspect-1.0 documents every property and pad template of gpuhandleupload and gpuhandledownload.
+# gst-inspect-1.0 documents every property and pad template of the gpuhandle elements.
 if ! command -v gst-inspect-1.0 >/dev/null 2>&1; then
 	echo "SKIP: gst-inspect-1.0 (Debian package gstreamer1.0-tools) is not installed"
 	exit 77
@@ -26,4 +26,7 @@ check gpuhandleupload 'SINK template' 'SRC template' 'memory:GpuHandle' 'memory:
 	'(3): vulkan' '(4): gl' '(5): opencl' 'optimal-image'
 check gpuhandledownload 'SINK template' 'SRC template' 'memory:GpuHandle' 'memory:DMABuf' \
 	'allow-copy *:' 'timeout *:' 'stats *:'
+check gpuhandlesink 'SINK template' 'memory:GpuHandle' 'socket-path *:' 'socket-mode *:' \
+	'max-consumers *:' 'max-in-flight *:' 'allowed-uids *:' 'wait-for-consumers *:' 'stats *:'
+check gpuhandlesrc 'SRC template' 'socket-path *:' 'connect-timeout *:' 'allowed-uids *:'
 exit $failed

@@ -28,6 +28,29 @@ done
 run $src ! gpuhandleupload backend=vulkan ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
 run $src ! glupload ! gpuhandleupload ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
 run $src ! gpuhandleupload backend=memfd ! gpuhandledownload ! videoconvert ! video/x-raw,format=I420 ! fakesink
+# Frames across processes: a producer pipeline in the background, the consumer here; both under
+# the tracer (the producer's output is checked once it has ended).
+sock=${XDG_RUNTIME_DIR:-/tmp}/gpuhandle-leaks-$$.sock
+for upstream in "" "! gpuhandleupload backend=memfd"; do
+	producer=$(mktemp)
+	GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 gst-launch-1.0 -q $src $upstream \
+		! gpuhandlesink socket-path=$sock wait-for-consumers=1 >"$producer" 2>&1 &
+	pid=$!
+	run gpuhandlesrc socket-path=$sock ! gpuhandledownload ! videoconvert ! fakesink
+	wait $pid
+	rc=$?
+	alive=$(grep -c 'object-alive, type-name=(string)[A-Za-z]' "$producer")
+	if [ $rc -ne 0 ] || [ "$alive" -ne 0 ] || grep -q 'Leaks detected' "$producer"; then
+		grep -E 'object-alive|ERROR' "$producer" | cut -c1-300 | head -20
+		echo "FAIL (exit $rc, $alive objects alive): producer $src $upstream ! gpuhandlesink"
+		failed=1
+	else
+		echo "ok: no leaks: producer $src $upstream ! gpuhandlesink"
+	fi
+	rm -f "$producer"
+	ran=$((ran + 1))
+done
+
 # Faults injected into running pipelines (GPUHANDLE_FAULT_INJECTION): the pipeline stops with an
 # error (exit 1, not a hang: timeout's 124) and still leaves nothing behind.
 runFault() {
