@@ -1,6 +1,7 @@
-// Soak: N frames through gpuhandleupload ! gpuhandledownload and N frames through the frame
-// transport between two processes, with resident memory and open fds sampled every tenth of
-// the run: after warm-up both must stay flat. CI runs 20,000 frames; bench/run.sh 1,000,000.
+// Soak: N frames each through the frame transport between two processes, through
+// gpuhandlesink / gpuhandlesrc between two processes, and through gpuhandleupload !
+// gpuhandledownload, with resident memory and open fds sampled every tenth of each run: after
+// warm-up both must stay flat. CI runs 20,000 frames; bench/run.sh 1,000,000.
 // usage: gpuhandle-soak [FRAMES]
 #include <gpuhandle/frame_transport.h>
 #include <gpuhandle/layout.h>
@@ -91,13 +92,11 @@ GstPadProbeReturn countFrame(GstPad *, GstPadProbeInfo *, gpointer data)
 	return GST_PAD_PROBE_OK;
 }
 
-bool soakPipeline(uint64_t frames)
+// Runs `description` to EOS, sampling at the pad of its element "sink" every tenth of
+// `frames`; true when all arrived and memory and fds stayed flat.
+bool soakPipeline(const char *name, const std::string &description, uint64_t frames)
 {
-	Samples samples{ "upload/download (memfd)", {}, {} };
-	const std::string description =
-		"videotestsrc num-buffers=" + std::to_string(frames) +
-		" pattern=ball ! video/x-raw,format=NV12,width=64,height=48 ! gpuhandleupload "
-		"backend=memfd ! gpuhandledownload ! fakesink name=sink sync=false";
+	Samples samples{ name, {}, {} };
 	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
 	if (!pipeline)
 		return false;
@@ -111,6 +110,12 @@ bool soakPipeline(uint64_t frames)
 	GstMessage *msg = gst_bus_timed_pop_filtered(
 		bus, GST_CLOCK_TIME_NONE, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
 	const bool eos = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
+	if (msg && !eos) {
+		GError *e = nullptr;
+		gst_message_parse_error(msg, &e, nullptr);
+		std::printf("soak %s: %s\n", name, e ? e->message : "error");
+		g_clear_error(&e);
+	}
 	if (msg)
 		gst_message_unref(msg);
 	const double seconds =
@@ -120,7 +125,19 @@ bool soakPipeline(uint64_t frames)
 	gst_object_unref(sink);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
 	gst_object_unref(pipeline);
-	return eos && state.frames == frames && samples.flat(frames, seconds);
+	if (state.frames != frames)
+		std::printf("soak %s: %llu of %llu frames\n", name,
+			    static_cast<unsigned long long>(state.frames),
+			    static_cast<unsigned long long>(frames));
+	const bool ok = eos && state.frames == frames && samples.flat(frames, seconds);
+	std::fflush(stdout);
+	return ok;
+}
+
+std::string source(uint64_t frames)
+{
+	return "videotestsrc num-buffers=" + std::to_string(frames) +
+	       " pattern=ball ! video/x-raw,format=NV12,width=64,height=48";
 }
 
 // The consumer process: receives and releases frames until the end, sampling itself.
@@ -230,10 +247,38 @@ int main(int argc, char **argv)
 		std::fprintf(stderr, "usage: %s [FRAMES >= 10]\n", argv[0]);
 		return 2;
 	}
-	// Forked before GStreamer starts any thread.
+	// Forks happen before GStreamer starts any thread in this process.
 	const bool transport = soakTransport(frames);
+	const std::string path = "/tmp/gpuhandle-soak-elements-" + std::to_string(getpid()) + ".sock";
+	std::fflush(stdout);
+	const pid_t producer = fork();
+	if (producer == 0) {
+		gst_init(nullptr, nullptr);
+		_exit(soakPipeline("gpuhandlesink producer",
+				   source(frames) + " ! gpuhandleupload backend=memfd ! gpuhandlesink "
+						    "name=sink socket-path=" +
+					   path + " wait-for-consumers=1",
+				   frames)
+			      ? 0
+			      : 1);
+	}
 	gst_init(&argc, &argv);
-	const bool pipeline = soakPipeline(frames);
-	std::printf("soak: %s\n", transport && pipeline ? "memory and fds flat" : "FAILED");
-	return transport && pipeline ? 0 : 1;
+	const bool consumer = soakPipeline(
+		"gpuhandlesrc consumer",
+		"gpuhandlesrc socket-path=" + path +
+			" connect-timeout=10000000000 ! gpuhandledownload ! fakesink name=sink sync=false",
+		frames);
+	int status = 0;
+	waitpid(producer, &status, 0);
+	const bool elements = consumer && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	const bool pipeline = soakPipeline(
+		"upload/download (memfd)",
+		source(frames) + " ! gpuhandleupload backend=memfd ! gpuhandledownload ! fakesink "
+				 "name=sink sync=false",
+		frames);
+	const bool ok = transport && elements && pipeline;
+	std::printf("soak: %llu frames each through the transport, gpuhandlesink/gpuhandlesrc and "
+		    "upload/download: %s\n",
+		    static_cast<unsigned long long>(frames), ok ? "memory and fds flat" : "FAILED");
+	return ok ? 0 : 1;
 }
