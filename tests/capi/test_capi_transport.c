@@ -2,6 +2,7 @@
 #define _GNU_SOURCE
 #include "capi_helpers.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -75,7 +76,9 @@ START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 	ck_assert_int_eq(gpuhandle_frame_sender_wait_for_peers(sender, 1, 10 * SECOND, NULL),
 			 GPUHANDLE_OK);
 
+	/* Sealed against shrinking, as shared memory must be to cross processes. */
 	const int fd = make_memfd(NV12_SIZE);
+	ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW), 0);
 	unsigned char *bytes = mmap(NULL, NV12_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	ck_assert_ptr_ne(bytes, MAP_FAILED);
 	gpuhandle_shm_fd_desc shm;

@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <span>
+#include <fcntl.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -50,13 +51,15 @@ template<typename R> void report(const char *harness, const R &result)
 			     result.ok() ? "valid" : result.error().message().c_str());
 }
 
-// A memfd of `size` bytes (sizes a fuzzer picks are kept small), or an eventfd when `fence`.
+// A memfd of `size` bytes (sizes a fuzzer picks are kept small) sealed against resizing, as
+// shared memory must be to cross processes, or an eventfd when `fence`.
 inline UniqueFd fuzzFd(bool fence, uint32_t size)
 {
 	if (fence)
 		return UniqueFd(eventfd(0, EFD_CLOEXEC));
-	UniqueFd fd(memfd_create("gpuhandle-fuzz", MFD_CLOEXEC));
-	if (fd.isValid() && ftruncate(fd.get(), static_cast<off_t>(size % (1u << 22))) != 0)
+	UniqueFd fd(memfd_create("gpuhandle-fuzz", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+	if (fd.isValid() && (ftruncate(fd.get(), static_cast<off_t>(size % (1u << 22))) != 0 ||
+			     fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0))
 		fd.reset();
 	return fd;
 }

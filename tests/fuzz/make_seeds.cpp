@@ -5,6 +5,7 @@
 #include <gpuhandle/wire_format.h>
 
 #include <cstdio>
+#include <fcntl.h>
 #include <cstring>
 #include <string>
 #include <sys/eventfd.h>
@@ -48,8 +49,9 @@ void write(const std::string &dir, const char *name, const Bytes &b)
 
 SharedFd memfd(uint64_t size)
 {
-	UniqueFd fd(memfd_create("seed", MFD_CLOEXEC));
-	if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0)
+	UniqueFd fd(memfd_create("seed", MFD_CLOEXEC | MFD_ALLOW_SEALING));
+	if (ftruncate(fd.get(), static_cast<off_t>(size)) != 0 ||
+	    fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0)
 		return {};
 	return SharedFd(std::move(fd));
 }

@@ -204,7 +204,7 @@ bool soakTransport(uint64_t frames)
 			d.width = 64;
 			d.height = 48;
 			d.numResources = 1;
-			d.resources[0] = ShmFd::create({ .fd = SharedFd(test::makeMemfd(layout.size)),
+			d.resources[0] = ShmFd::create({ .fd = SharedFd(test::makeMemfd(layout.size, true)),
 							 .size = layout.size })
 						 .value();
 			d.numPlanes = 2;

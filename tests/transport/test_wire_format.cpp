@@ -226,6 +226,12 @@ START_TEST(cpu_and_gl_resources_do_not_cross)
 	auto gl = Frame::wrap(PixelFormat::RGBA, kW, kH, {}, GlTexture::create(texture).value());
 	ck_assert_ok(gl);
 	ck_assert_error(encodeFrame(*gl, 1, false, m), ErrorCode::NotSupported, "resources[0].kind");
+	// Shared memory that could shrink under a consumer's mapping does not cross either.
+	auto unsealed = ShmFd::create({ .fd = SharedFd(makeMemfd(kNv12Bytes)), .size = kNv12Bytes });
+	ck_assert_ok(unsealed);
+	auto loose = Frame::wrap(PixelFormat::GRAY8, kW, kH * 3 / 2, kBt709, *unsealed);
+	ck_assert_ok(loose);
+	ck_assert_error(encodeFrame(*loose, 1, false, m), ErrorCode::NotSupported, "resources[0].fd");
 }
 END_TEST
 

@@ -250,6 +250,8 @@ START_TEST(wrong_fd_types)
 		ck_assert(decodeHostile(withFd(*m, 0, open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC))));
 		ck_assert(decodeHostile(withFd(*m, 0, eventfd(0, EFD_CLOEXEC))));
 		ck_assert(decodeHostile(withFd(*m, 0, open("/dev/null", O_RDWR | O_CLOEXEC))));
+		// A memfd that is not sealed against shrinking (it could vanish under a mapping).
+		ck_assert(decodeHostile(withFd(*m, 0, makeMemfd(kNv12Bytes).release())));
 	}
 	// Where a fence is expected: memory, a pipe, a socket.
 	ck_assert(decodeHostile(withFd(f, 1, makeMemfd(64).release())));

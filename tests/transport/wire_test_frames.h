@@ -47,7 +47,7 @@ inline SyncPoint eventfdPoint(int eventFd)
 
 inline Resource shmOf(uint64_t size)
 {
-	return ShmFd::create({ .fd = SharedFd(makeMemfd(size)), .size = size }).value();
+	return ShmFd::create({ .fd = SharedFd(makeMemfd(size, true)), .size = size }).value();
 }
 
 // NV12 in one memfd, Y then interleaved UV.
@@ -96,8 +96,8 @@ inline Frame nv12DmaBuf()
 	b.width = kW;
 	b.height = kH;
 	b.numObjects = 2;
-	b.objects[0] = { SharedFd(makeMemfd(uint64_t(kW) * kH)), uint64_t(kW) * kH };
-	b.objects[1] = { SharedFd(makeMemfd(uint64_t(kW) * kH / 2)), uint64_t(kW) * kH / 2 };
+	b.objects[0] = { SharedFd(makeMemfd(uint64_t(kW) * kH, true)), uint64_t(kW) * kH };
+	b.objects[1] = { SharedFd(makeMemfd(uint64_t(kW) * kH / 2, true)), uint64_t(kW) * kH / 2 };
 	b.numPlanes = 2;
 	b.planes[0] = { 0, 0, kW };
 	b.planes[1] = { 1, 0, kW };

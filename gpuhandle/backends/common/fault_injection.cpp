@@ -1,6 +1,7 @@
 // Fault injection: a Backend wrapper that fails planned steps, and the environment hook.
 #include <gpuhandle/backends/fault_injection.h>
 
+#include <algorithm>
 #include <atomic>
 #include <charconv>
 #include <cstdlib>
@@ -103,21 +104,27 @@ private:
 	std::shared_ptr<FaultCounter> counter_;
 };
 
-// One counter per distinct plan object: injectFaults() callers reusing a plan (and the
-// environment hook) share it.
-std::shared_ptr<FaultCounter> counterFor(const FaultPlan &plan)
+// One counter per distinct plan while a backend wrapped with it lives; `keep` holds it for
+// the rest of the process (the environment's plan).
+std::shared_ptr<FaultCounter> counterFor(const FaultPlan &plan, bool keep)
 {
 	static std::mutex mutex;
-	static std::vector<std::pair<const FaultPlan *, std::weak_ptr<FaultCounter>>> counters;
+	static std::vector<std::weak_ptr<FaultCounter>> counters;
+	static std::vector<std::shared_ptr<FaultCounter>> kept;
 	std::lock_guard lock(mutex);
-	for (auto &[key, weak] : counters) {
-		if (key == &plan) {
-			if (auto counter = weak.lock())
-				return counter;
-		}
+	std::erase_if(counters, [](const auto &weak) { return weak.expired(); });
+	std::shared_ptr<FaultCounter> counter;
+	for (const auto &weak : counters) {
+		auto live = weak.lock();
+		if (live && live->plan == plan)
+			counter = std::move(live);
 	}
-	auto counter = std::make_shared<FaultCounter>(plan);
-	counters.emplace_back(&plan, counter);
+	if (!counter) {
+		counter = std::make_shared<FaultCounter>(plan);
+		counters.push_back(counter);
+	}
+	if (keep && std::find(kept.begin(), kept.end(), counter) == kept.end())
+		kept.push_back(counter);
 	return counter;
 }
 
@@ -182,7 +189,7 @@ BackendRef injectFaults(BackendRef backend, const FaultPlan &plan)
 {
 	if (!backend)
 		return backend;
-	return std::make_shared<FaultInjectingBackend>(std::move(backend), counterFor(plan));
+	return std::make_shared<FaultInjectingBackend>(std::move(backend), counterFor(plan, false));
 }
 
 Result<FaultPlan> parseFaultPlan(std::string_view text)
@@ -248,25 +255,26 @@ Result<BackendRef> applyEnvironmentFaults(BackendRef backend)
 	const char *text = std::getenv("GPUHANDLE_FAULT_INJECTION");
 	if (!text || !*text)
 		return backend;
-	// Plans live as long as the process: counters are keyed on their addresses.
 	static std::mutex mutex;
-	static std::vector<std::pair<std::string, std::unique_ptr<FaultPlan>>> plans;
-	std::lock_guard lock(mutex);
-	const FaultPlan *plan = nullptr;
-	for (const auto &[parsedText, parsed] : plans) {
-		if (parsedText == text)
-			plan = parsed.get();
+	static std::string parsedText;
+	static FaultPlan parsedPlan;
+	FaultPlan plan;
+	{
+		std::lock_guard lock(mutex);
+		if (parsedText != text) {
+			auto parsed = parseFaultPlan(text);
+			if (!parsed.ok())
+				return std::move(parsed).error();
+			parsedPlan = *parsed;
+			parsedText = text;
+		}
+		plan = parsedPlan;
 	}
-	if (!plan) {
-		auto parsed = parseFaultPlan(text);
-		if (!parsed.ok())
-			return std::move(parsed).error();
-		plans.emplace_back(text, std::make_unique<FaultPlan>(*parsed));
-		plan = plans.back().second.get();
-	}
-	if (plan->only && *plan->only != backend->kind())
+	if (plan.only && *plan.only != backend->kind())
 		return backend;
-	return injectFaults(std::move(backend), *plan);
+	// Counted for the whole process: a restarted pipeline's new backends see the fault once.
+	return BackendRef(std::make_shared<FaultInjectingBackend>(std::move(backend),
+								  counterFor(plan, true)));
 }
 
 } // namespace detail

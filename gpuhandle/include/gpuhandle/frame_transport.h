@@ -31,7 +31,7 @@ struct FrameSenderOptions {
 	uint32_t socketMode = 0600;     // owner-only unless widened
 	PeerRule peers{};
 	uint32_t maxPeers = 8;          // 1..64 consumers at once; more are refused
-	uint32_t maxInFlightPerPeer = 4; // frames a consumer may hold before it is skipped
+	uint32_t maxInFlightPerPeer = 4; // frames a consumer may hold before it is skipped (1..1024)
 	std::string caps{};             // sent to each consumer on connect (GStreamer caps, ...)
 	TransportLog log{};
 };
@@ -45,6 +45,7 @@ struct FrameSenderStats {
 	uint64_t peersLost = 0;      // disconnected or crashed; their frames were released
 	uint64_t badMessages = 0;    // refused messages from consumers
 	uint32_t peersConnected = 0;
+	uint32_t peersWithRoom = 0; // connected consumers below their in-flight bound
 };
 
 // The producer side: listens on a socket path, greets each consumer with the caps, sends each

@@ -23,7 +23,7 @@ typedef struct gpuhandle_frame_sender_options {
 	const char *socket_path;   /* non-null; an existing socket file there is replaced */
 	uint32_t socket_mode;      /* file mode of the socket; 0: 0600 (owner only) */
 	uint32_t max_peers;        /* consumers at once, 1..64; 0: 8 */
-	uint32_t max_in_flight;    /* frames one consumer may hold; 0: 4 */
+	uint32_t max_in_flight;    /* frames one consumer may hold, 1..1024; 0: 4 */
 	const char *caps;          /* nullable: sent to each consumer on connect */
 	const uint32_t *allow_uids; /* uids allowed besides this process's own; nullable */
 	size_t num_allow_uids;
@@ -39,6 +39,7 @@ typedef struct gpuhandle_frame_sender_stats {
 	uint64_t peers_lost;
 	uint64_t bad_messages;
 	uint32_t peers_connected;
+	uint32_t peers_with_room; /* connected consumers below their in-flight bound */
 } gpuhandle_frame_sender_stats;
 
 /* options: non-null, borrowed; *out: a new sender or NULL; error: nullable. */

@@ -134,7 +134,7 @@ void gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
 		return;
 	const FrameSenderStats s = sender->value->stats();
 	*out = { s.framesSent, s.framesSkipped, s.releases,      s.peersAccepted,
-		 s.peersRefused, s.peersLost,   s.badMessages, s.peersConnected };
+		 s.peersRefused, s.peersLost,   s.badMessages, s.peersConnected, s.peersWithRoom };
 }
 
 gpuhandle_status gpuhandle_frame_receiver_connect(const gpuhandle_frame_receiver_options *options,

@@ -14,6 +14,9 @@ namespace {
 // How long one registration waits for a consumer's release before it is renewed (a consumer
 // may hold a frame as long as it likes; the wait itself stays bounded).
 constexpr WaitDuration kReleaseWatch = std::chrono::minutes(10);
+// How long a release may wait for room in the sender's queue (it must not be lost: the sender
+// would count the frame as held for good).
+constexpr WaitDuration kReleaseSendTimeout = std::chrono::milliseconds(500);
 
 } // namespace
 
@@ -30,6 +33,10 @@ struct FrameReceiver::Impl {
 
 	std::mutex sendMutex; // release messages come from the waiter thread
 	WireMessage release;
+	// Set (under watchMutex) before the waiter thread is stopped: a watch that times out
+	// meanwhile must not re-register with a thread that is going away.
+	std::mutex watchMutex;
+	bool closing = false;
 
 	std::atomic<uint64_t> framesReceived{ 0 };
 	std::atomic<uint64_t> releasesSent{ 0 };
@@ -37,7 +44,11 @@ struct FrameReceiver::Impl {
 
 	~Impl()
 	{
-		// First: resolves pending release watches (Cancelled) and joins, so that no callback
+		{
+			std::lock_guard lock(watchMutex);
+			closing = true;
+		}
+		// Then: resolves pending release watches (Cancelled) and joins, so that no callback
 		// runs once the members below are gone.
 		waiter.reset();
 	}
@@ -59,13 +70,16 @@ struct FrameReceiver::Impl {
 		std::lock_guard lock(sendMutex);
 		encodeRelease(id, release);
 		// A sender that is gone released everything already; nothing to report then.
-		if (detail::sendMessage(socket.get(), release).ok())
+		if (detail::sendMessageWithin(socket.get(), release, kReleaseSendTimeout).ok())
 			releasesSent++;
 	}
 
 	// Tells the sender once the consumer signalled `gate` and its fence is done.
 	Status watchRelease(const ReleaseGate &gate, uint64_t id)
 	{
+		std::lock_guard lock(watchMutex);
+		if (closing)
+			return Error(ErrorCode::Cancelled, "receiver", "Frame transport: closing.");
 		auto ticket = waiter->enqueue(gate.released(), kReleaseWatch,
 					      [this, gate, id](Status done) {
 						      if (done.ok())
@@ -209,12 +223,14 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 			return *d.lost;
 		}
 		auto handled = d.handle();
-		if (!handled.ok()) {
+		if (!handled.ok())
 			d.refuse(handled.error());
-			continue;
-		}
-		if (*handled || d.ended)
+		else if (*handled || d.ended)
 			return std::move(*handled);
+		// A sender that keeps sending what is refused (or only caps) must not hold this call
+		// past its deadline.
+		if (deadline.remaining() <= WaitDuration::zero())
+			return Error(ErrorCode::Timeout, "timeout", "Frame transport: no frame came in time.");
 	}
 }
 

@@ -4,6 +4,7 @@
 #include "unix_socket.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
 #include <mutex>
 #include <poll.h>
@@ -18,6 +19,7 @@ namespace {
 
 // A consumer that keeps sending what fails validation is dropped after this many.
 constexpr uint32_t kMaxBadMessagesPerPeer = 16;
+constexpr uint32_t kMaxInFlightLimit = 1024;
 constexpr uint32_t kMaxPeersLimit = 64; // holders are a 64-bit mask
 // How long a caps or bye message may wait for room in a consumer's queue.
 constexpr WaitDuration kControlTimeout = std::chrono::seconds(1);
@@ -90,8 +92,13 @@ struct FrameSender::Impl {
 	void accept()
 	{
 		UniqueFd socket(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
-		if (!socket.isValid())
-			return; // the connection went away again, or a transient error: poll again
+		if (!socket.isValid()) {
+			// Out of fds: the connection stays queued and the listener readable, so pause
+			// rather than spin; anything else (the peer went away again) polls again.
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				std::this_thread::sleep_for(std::chrono::milliseconds(100));
+			return;
+		}
 		std::lock_guard lock(mutex);
 		if (Status allowed = detail::checkPeer(socket.get(), options.peers); !allowed.ok()) {
 			stats.peersRefused++;
@@ -140,7 +147,7 @@ struct FrameSender::Impl {
 			if (Status s = handle(i); !s.ok()) {
 				stats.badMessages++;
 				log(s.error());
-				if (++peers[i].badMessages > kMaxBadMessagesPerPeer) {
+				if (++peers[i].badMessages >= kMaxBadMessagesPerPeer) {
 					dropPeer(i, Error(ErrorCode::InvalidArgument, "peer",
 							  "Frame transport: a consumer sent too many "
 							  "malformed messages and was dropped."));
@@ -219,6 +226,11 @@ FrameSender::FrameSender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
 Result<std::unique_ptr<FrameSender>> FrameSender::create(FrameSenderOptions options)
 {
+	if (options.maxInFlightPerPeer > kMaxInFlightLimit)
+		return Error::format(ErrorCode::OutOfRange, "maxInFlightPerPeer",
+				     "Frame transport: maxInFlightPerPeer is %u; 1 to %u frames are "
+				     "allowed.",
+				     options.maxInFlightPerPeer, kMaxInFlightLimit);
 	if (!options.maxPeers || options.maxPeers > kMaxPeersLimit)
 		return Error::format(ErrorCode::OutOfRange, "maxPeers",
 				     "Frame transport: maxPeers is %u; 1 to %u consumers are allowed.",
@@ -253,9 +265,11 @@ FrameSender::~FrameSender()
 	std::lock_guard lock(d.mutex);
 	WireMessage bye;
 	encodeBye(bye);
+	// One deadline for all: consumers that stopped reading cost 1 s together, not each.
+	const Deadline deadline = Deadline::after(kControlTimeout);
 	for (Peer &p : d.peers) {
 		if (p.socket.isValid())
-			(void)detail::sendMessageWithin(p.socket.get(), bye, kControlTimeout);
+			(void)detail::sendMessageWithin(p.socket.get(), bye, deadline.remaining());
 		p = Peer{};
 	}
 	for (Outstanding &o : d.outstanding) {
@@ -321,12 +335,13 @@ Status FrameSender::setCaps(std::string caps)
 	if (Status s = encodeCaps(caps, d.message); !s.ok())
 		return s;
 	d.options.caps = std::move(caps);
+	const Deadline deadline = Deadline::after(kControlTimeout);
 	for (size_t i = 0; i < d.peers.size(); ++i) {
 		if (!d.peers[i].socket.isValid())
 			continue;
 		// Caps must not be lost: a queue that stays full is a consumer that stopped reading.
 		if (Status s = detail::sendMessageWithin(d.peers[i].socket.get(), d.message,
-							 kControlTimeout);
+							 deadline.remaining());
 		    !s.ok())
 			d.dropPeer(i, s.error());
 	}
@@ -338,6 +353,8 @@ FrameSenderStats FrameSender::stats() const
 	std::lock_guard lock(impl_->mutex);
 	FrameSenderStats s = impl_->stats;
 	s.peersConnected = impl_->connected();
+	for (const Peer &p : impl_->peers)
+		s.peersWithRoom += p.socket.isValid() && p.inFlight < impl_->options.maxInFlightPerPeer;
 	return s;
 }
 

@@ -77,14 +77,17 @@ Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout)
 		return std::move(address).error();
 	const Deadline deadline = Deadline::after(timeout);
 	for (;;) {
-		UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+		// Non-blocking: a blocking connect to a listener whose backlog is full sleeps without
+		// a bound; this one answers EAGAIN and is retried until the deadline. (Every later
+		// call on the socket polls or passes MSG_DONTWAIT anyway.)
+		UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 		if (!fd.isValid())
 			return ioError("socket for", path, errno);
 		if (connect(fd.get(), reinterpret_cast<const sockaddr *>(&*address), sizeof *address) == 0)
 			return fd;
 		const int err = errno;
 		// Not there yet, or its backlog is full: the sender may be starting. Retry.
-		if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN)
+		if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR)
 			return ioError("connect to", path, err);
 		if (deadline.remaining() <= WaitDuration::zero())
 			return Error::format(ErrorCode::Timeout, "socketPath",

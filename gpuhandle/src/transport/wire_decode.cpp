@@ -53,6 +53,9 @@ std::optional<Error> checkFdType(int fd, FdUse use, const std::string &field)
 	const int flags = fcntl(fd, F_GETFL);
 	const bool readable = flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY;
 	const bool shmem = S_ISREG(st.st_mode) && (fsType == TMPFS_MAGIC || fsType == HUGETLBFS_MAGIC);
+	// Shared memory a consumer maps must not shrink under it (SIGBUS): sealed memfds only.
+	const int seals = shmem ? fcntl(fd, F_GET_SEALS) : 0;
+	const bool sealed = seals >= 0 && (seals & F_SEAL_SHRINK);
 	const bool dmabuf = fsType == DMA_BUF_MAGIC;
 	bool ok = false;
 	const char *wanted = "";
@@ -91,6 +94,11 @@ std::optional<Error> checkFdType(int fd, FdUse use, const std::string &field)
 	if (ok && !readable)
 		return Error::format(ErrorCode::BadFd, field,
 				     "Frame transport: the fd sent for %s is not open for reading.",
+				     field.c_str());
+	if (ok && shmem && !sealed && use != FdUse::VulkanMemory)
+		return Error::format(ErrorCode::BadFd, field,
+				     "Frame transport: the shared memory sent for %s is not sealed against "
+				     "shrinking (F_SEAL_SHRINK), so it could vanish under a mapping.",
 				     field.c_str());
 	if (ok)
 		return std::nullopt;

@@ -111,6 +111,11 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 		if (const DmaBuf *dmabuf = r.get<DmaBuf>()) {
 			putDmaBuf(w, dmabuf->desc());
 		} else if (const ShmFd *shm = r.get<ShmFd>()) {
+			if (!shm->isSealed())
+				return Error(ErrorCode::NotSupported, detail::indexed("resources", i, "fd"),
+					     "Frame transport: shared memory must be a memfd sealed "
+					     "against shrinking (F_SEAL_SHRINK) to cross processes: a "
+					     "consumer's mapping could otherwise fault.");
 			putFd(w, shm->desc().fd);
 			w.put<uint64_t>(shm->desc().offset);
 			w.put<uint64_t>(shm->desc().size);

@@ -23,12 +23,14 @@ struct FaultPlan {
 	ErrorCode code = ErrorCode::DeviceLost; // what they fail with (DeviceLost, OutOfMemory,
 						// Timeout, or any other code)
 	std::optional<BackendKind> only{}; // the backend kind faults apply to (all when unset)
+	friend bool operator==(const FaultPlan &, const FaultPlan &) = default;
 };
 
 // `backend` with `plan` applied: every call passes through except the planned ones, which fail
 // with plan.code and a message saying the fault was injected. Frames it returns are the inner
-// backend's. Calls are counted across every backend wrapped with the same plan object, so that
-// a pipeline that restarts (and reopens its backends) sees the fault once, not once per open.
+// backend's. Calls are counted across every live backend wrapped with an equal plan (and, for
+// the environment's plan, for the whole process), so that a pipeline that restarts (and reopens
+// its backends) sees the fault once, not once per open.
 BackendRef injectFaults(BackendRef backend, const FaultPlan &plan);
 
 // "step:after[:count]:code[:backend]" as in GPUHANDLE_FAULT_INJECTION, e.g. "map:20:device-lost"
