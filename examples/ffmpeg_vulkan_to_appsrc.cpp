@@ -1,13 +1,11 @@
 // Example: FFmpeg's Vulkan frames pushed into a GStreamer appsrc without a copy.
 //
-// What it shows: FFmpeg hardware frames (AV_PIX_FMT_VULKAN, as a Vulkan decoder or hwupload
-// gives them) handed to GStreamer. frameFromAVFrame describes the AVFrame's VkImages as a Frame
-// (FFmpeg's semaphore becomes its acquire point); bufferFromFrame wraps it as a GstBuffer of
-// memory:GpuHandle, without copying the images. gpuhandledownload waits for the acquire point and
-// reads the images into system memory (the one copy, a cpu-copy in its `stats`); the appsink
-// checks every byte against the picture FFmpeg uploaded.
-// What to look at: pushFrame(), the three calls that cross from FFmpeg to GStreamer.
-// Exits 77 when FFmpeg cannot open a Vulkan device here.
+// FFmpeg hardware frames (AV_PIX_FMT_VULKAN, as a Vulkan decoder or hwupload gives them) go to
+// GStreamer: frameFromAVFrame describes the VkImages as a Frame (FFmpeg's semaphore becomes its
+// acquire point) and bufferFromFrame wraps it as a memory:GpuHandle GstBuffer, with no copy.
+// gpuhandledownload waits for the acquire point and reads the images into system memory (the one
+// copy, a cpu-copy in its `stats`); the appsink checks every byte. Look at pushFrame(): the
+// three calls that cross from FFmpeg to GStreamer. Exits 77 without a Vulkan device here.
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/ffmpeg/hw_device.h>
 
@@ -36,10 +34,8 @@ bool pattern(uint8_t *const planes[2], const int strides[2], int n, bool write)
 		for (int y = 0; y < (plane ? kHeight / 2 : kHeight); ++y)
 			for (int x = 0; x < kWidth; ++x) {
 				uint8_t &byte = planes[plane][y * strides[plane] + x];
-				const auto want =
-					static_cast<uint8_t>(n * 37 + plane * 101 + x * 3 + y * 7);
-				if (write)
-					byte = want;
+				const auto want = static_cast<uint8_t>(n * 37 + plane * 101 + x * 3 + y * 7);
+				byte = write ? want : byte;
 				same = same && byte == want;
 			}
 	return same;
@@ -49,10 +45,12 @@ bool pattern(uint8_t *const planes[2], const int strides[2], int n, bool write)
 AVFrame *uploadedFrame(AVBufferRef *frames, int n, AVFrame **software)
 {
 	AVFrame *sw = av_frame_alloc(), *hw = av_frame_alloc();
-	sw->format = AV_PIX_FMT_NV12;
-	sw->width = kWidth;
-	sw->height = kHeight;
-	if (av_frame_get_buffer(sw, 0) < 0 || av_hwframe_get_buffer(frames, hw, 0) < 0) {
+	if (sw) {
+		sw->format = AV_PIX_FMT_NV12;
+		sw->width = kWidth;
+		sw->height = kHeight;
+	}
+	if (!sw || !hw || av_frame_get_buffer(sw, 0) < 0 || av_hwframe_get_buffer(frames, hw, 0) < 0) {
 		av_frame_free(&sw);
 		av_frame_free(&hw);
 		return nullptr;
@@ -85,17 +83,14 @@ bool pushFrame(GstAppSrc *appsrc, AVFrame *hw, int n)
 	GstBuffer *buffer = info ? gst::bufferFromFrame(*frame, *backend, true) : nullptr;
 	if (!buffer)
 		return false;
-	if (n == 0) {
+	if (n == 0) { // the caps: the frame's video info, in memory:GpuHandle
 		GstCaps *caps = gst_video_info_to_caps(&*info);
-		gst_caps_set_features(caps, 0,
-				      gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
-							    nullptr));
+		gst_caps_set_features(
+			caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE, nullptr));
 		gst_app_src_set_caps(appsrc, caps);
 		gst_caps_unref(caps);
-		std::printf("each frame: %s over %u %s resources -> a GstBuffer of %s\n",
-			    pixelFormatName(frame->format()), frame->numResources(),
-			    resourceKindName(frame->resource(0).kind()),
-			    GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
+		std::printf("each frame: %s over %u %s resources\n", pixelFormatName(frame->format()),
+			    frame->numResources(), resourceKindName(frame->resource(0).kind()));
 	}
 	GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(n) * 40 * GST_MSECOND;
 	GST_BUFFER_DURATION(buffer) = 40 * GST_MSECOND;
