@@ -4,7 +4,10 @@
 #include "gstgpuhandletransport.h"
 
 #include <chrono>
-#include <thread>
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
@@ -58,6 +61,7 @@ gboolean start(GstBaseSink *bsink)
 	std::lock_guard<std::mutex> lock(s.mutex);
 	s.counters.reset();
 	s.waitedForConsumers = false;
+	s.skippingStuck = false;
 	if (s.socketPath.empty()) {
 		GST_ELEMENT_ERROR(bsink, RESOURCE, NOT_FOUND,
 				  (_("No socket path was given (the socket-path property).")),
@@ -72,6 +76,8 @@ gboolean start(GstBaseSink *bsink)
 		return FALSE;
 	}
 	s.peers = *peers;
+	// The streaming thread reads these without the lock (the properties are MUTABLE_READY).
+	s.config = { s.maxConsumers, s.maxInFlight, s.waitForConsumers };
 	Result<std::shared_ptr<WaiterThread>> waiter = WaiterThread::create("gpuhandlesink");
 	if (!waiter) {
 		GST_ELEMENT_ERROR(bsink, RESOURCE, FAILED, (_("Could not start a thread.")),
@@ -85,8 +91,6 @@ gboolean start(GstBaseSink *bsink)
 gboolean stop(GstBaseSink *bsink)
 {
 	SinkState &s = stateOf(bsink);
-	if (s.sender)
-		drainReleases(s);
 	std::unique_ptr<FrameSender> sender;
 	std::shared_ptr<WaiterThread> waiter;
 	{
@@ -168,25 +172,49 @@ void waitForConsumers(GstBaseSink *bsink)
 	if (s.waitedForConsumers)
 		return;
 	s.waitedForConsumers = true;
-	if (s.waitForConsumers == 0)
+	const guint wanted = s.config.waitForConsumers;
+	if (wanted == 0)
 		return;
 	for (auto waited = 0ms; waited < kConsumerWait && !s.flushing.load(); waited += 100ms) {
-		if (s.sender->waitForPeers(s.waitForConsumers, 100ms).ok())
+		if (s.sender->waitForPeers(wanted, 100ms).ok())
 			return;
 	}
-	GST_WARNING_OBJECT(bsink, "fewer than %u consumers connected: sending anyway",
-			   s.waitForConsumers);
+	GST_WARNING_OBJECT(bsink, "fewer than %u consumers connected: sending anyway", wanted);
 }
 
-bool everyResourceFdBacked(const Frame &frame)
+// Shared memory (tmpfs, hugetlbfs: memfds, shm_open files) crosses only sealed against
+// shrinking: consumers refuse it otherwise, also as a DMA-BUF object. Real DMA-BUFs pass.
+bool shmemSealedOrNone(int fd)
+{
+	struct stat st {};
+	struct statfs fs {};
+	if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0)
+		return false;
+	const auto type = static_cast<unsigned long>(fs.f_type);
+	if (!S_ISREG(st.st_mode) || (type != TMPFS_MAGIC && type != HUGETLBFS_MAGIC))
+		return true;
+	const int seals = fcntl(fd, F_GET_SEALS);
+	return seals >= 0 && (seals & F_SEAL_SHRINK) != 0;
+}
+
+// Why `frame` cannot cross the transport as it is (nullptr when it can): every resource
+// fd-backed, shared memory sealed.
+const char *whyNotCrossing(const Frame &frame)
 {
 	for (uint32_t r = 0; r < frame.numResources(); ++r) {
-		const ResourceKind kind = frame.resource(r).kind();
-		if (kind != ResourceKind::DmaBuf && kind != ResourceKind::ShmFd &&
-		    kind != ResourceKind::VulkanMemoryFd)
-			return false;
+		const Resource &resource = frame.resource(r);
+		if (const ShmFd *shm = resource.get<ShmFd>()) {
+			if (!shm->isSealed())
+				return "shared memory not sealed against shrinking";
+		} else if (const DmaBuf *dmabuf = resource.get<DmaBuf>()) {
+			for (uint32_t o = 0; o < dmabuf->desc().numObjects; ++o)
+				if (!shmemSealedOrNone(dmabuf->desc().objects[o].fd.get()))
+					return "a DMA-BUF object over unsealed shared memory";
+		} else if (resource.kind() != ResourceKind::VulkanMemoryFd) {
+			return "not every resource is fd-backed";
+		}
 	}
-	return true;
+	return nullptr;
 }
 
 // The buffer as a frame over its own fds, when it is fd memory (ours from the proposed pool,
@@ -201,10 +229,12 @@ std::optional<Frame> fdFrameOf(GstBaseSink *bsink, GstBuffer *buffer)
 	case BufferMemory::DmaBuf: frame = frameFromFdBuffer(buffer, s.info); break;
 	default: return std::nullopt;
 	}
-	if (!frame || !everyResourceFdBacked(*frame)) {
-		GST_LOG_OBJECT(bsink, "copying: %s",
-			       frame ? "not every resource is fd-backed"
-				     : frame.error().message().c_str());
+	if (!frame) {
+		GST_LOG_OBJECT(bsink, "copying: %s", frame.error().message().c_str());
+		return std::nullopt;
+	}
+	if (const char *why = whyNotCrossing(*frame)) {
+		GST_LOG_OBJECT(bsink, "copying: %s", why);
 		return std::nullopt;
 	}
 	return std::move(*frame);
@@ -273,28 +303,34 @@ gboolean proposeAllocation(GstBaseSink *bsink, GstQuery *query)
 	GstVideoInfo info;
 	if (!caps || !needPool || !gst_video_info_from_caps(&info, caps))
 		return TRUE;
-	if (!s.fdBackend) {
-		Result<BackendRef> backend = openBackend(BackendKind::Fd);
-		if (!backend) {
-			GST_INFO_OBJECT(bsink, "no memfd pool: %s",
-					backend.error().message().c_str());
-			return TRUE;
+	BackendRef fdBackend;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		if (!s.fdBackend) {
+			Result<BackendRef> backend = openBackend(BackendKind::Fd);
+			if (!backend) {
+				GST_INFO_OBJECT(bsink, "no memfd pool: %s",
+						backend.error().message().c_str());
+				return TRUE;
+			}
+			s.fdBackend = *backend;
 		}
-		s.fdBackend = *backend;
+		fdBackend = s.fdBackend;
 	}
-	GstBufferPool *pool = bufferPoolNew(s.fdBackend, FrameStorage::Buffer);
+	GstBufferPool *pool = bufferPoolNew(fdBackend, FrameStorage::Buffer);
 	GstStructure *config = gst_buffer_pool_get_config(pool);
-	// As many buffers as a consumer may hold: once the slowest holds them all, upstream waits
-	// for one to come back rather than have the next frame skipped for that consumer.
-	const guint max = s.maxInFlight;
-	gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), 0, max);
+	// Grows on demand up to what all consumers together may hold, plus the one upstream
+	// writes: a consumer stuck at its bound holds its buffers while the others go on.
+	const guint min = 2;
+	const guint max = s.config.poolMax();
+	gst_buffer_pool_config_set_params(config, caps, static_cast<guint>(info.size), min, max);
 	if (!gst_buffer_pool_set_config(pool, config)) {
 		GST_INFO_OBJECT(bsink, "the memfd pool refused %" GST_PTR_FORMAT,
 				static_cast<void *>(caps));
 		gst_object_unref(pool);
 		return TRUE;
 	}
-	gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), 0, max);
+	gst_query_add_allocation_pool(query, pool, static_cast<guint>(info.size), min, max);
 	gst_object_unref(pool);
 	return TRUE;
 }
@@ -406,9 +442,10 @@ static void gst_gpu_handle_sink_class_init(GstGpuHandleSinkClass *klass)
 	g_object_class_install_property(
 		object, PropMaxInFlight,
 		g_param_spec_uint("max-in-flight", "Maximum frames in flight",
-				  "Frames a consumer may hold; with this many held, the element "
-				  "waits (up to 1 s) for one back before sending the next, and the "
-				  "memfd pool it proposes upstream has this many buffers",
+				  "Frames a consumer may hold; with one at this bound, the element "
+				  "waits (up to 1 s) for room before sending the next, then skips "
+				  "that consumer while others have room. The memfd pools grow to "
+				  "max-in-flight x max-consumers + 1 buffers",
 				  1, 64, 4, flags));
 	g_object_class_install_property(
 		object, PropAllowedUids,

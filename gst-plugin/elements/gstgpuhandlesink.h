@@ -22,6 +22,14 @@ GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_sink_debug);
 
 namespace gpuhandle::gst::sink {
 
+// How a sent frame's release wait ended, shared with the waiter thread's callback: `outstanding`
+// while consumers may hold it; `released` once they all signalled its gate (false when the wait
+// timed out or was cancelled: a stuck consumer may still signal that gate later).
+struct ReleaseTrack {
+	std::atomic<bool> outstanding{ false };
+	std::atomic<bool> released{ false };
+};
+
 // One memfd of the copy pool: mapped here, a frame over it, and the gate its consumers signal
 // (re-armed on reuse). `buffer` wraps the mapping so that gst_video_frame_copy can write it.
 struct CopySlot {
@@ -30,9 +38,22 @@ struct CopySlot {
 	GstBuffer *buffer = nullptr;
 	ReleaseGate gate{};
 	std::optional<Frame> frame{};
-	// Set while consumers hold the slot's frame; cleared (on the waiter thread) once they
-	// released it, after which the gate may be re-armed.
-	std::shared_ptr<std::atomic<bool>> outstanding = std::make_shared<std::atomic<bool>>(false);
+	// The slot's last send: the gate may be re-armed only once `released`; after a timeout the
+	// slot gets a fresh gate, so that a late release cannot be taken for the next use's.
+	std::shared_ptr<ReleaseTrack> track = std::make_shared<ReleaseTrack>();
+	uint64_t sentAt = 0; // the send count when its frame last went out (0: never sent)
+};
+
+// The properties the streaming thread uses, copied under `mutex` in start() (they are
+// MUTABLE_READY, so they do not change until stop()).
+struct StreamConfig {
+	guint maxConsumers = 8;
+	guint maxInFlight = 4;
+	guint waitForConsumers = 0;
+	// Frames all consumers together may hold, plus one being written: the copy pool's and the
+	// proposed upstream pool's largest size, so that a stuck consumer at its bound never
+	// starves the others.
+	guint poolMax() const noexcept { return maxInFlight * maxConsumers + 1; }
 };
 
 // Counters read by the `stats` property from any thread.
@@ -64,17 +85,21 @@ struct SinkState {
 	std::string allowedUids{};
 	guint waitForConsumers = 0;
 
+	StreamConfig config{}; // copied from the properties above in start()
 	PeerRule peers{};
 	std::unique_ptr<FrameSender> sender{};
 	std::shared_ptr<WaiterThread> waiter{}; // drops zero-copy buffers once released
-	BackendRef fdBackend{};                 // the memfd pool proposed upstream
+	BackendRef fdBackend{};                 // the memfd pool proposed upstream (under `mutex`)
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
-	std::vector<CopySlot> pool{};
-	size_t nextSlot = 0;
+	std::vector<CopySlot> pool{}; // grows on demand up to config.poolMax()
+	uint64_t copiesSent = 0;
 	bool waitedForConsumers = false;
-	// Frames sent and not yet released (copies and zero-copy buffers, of any caps): render
-	// waits while consumers hold max-in-flight of them, so that none is skipped for them.
+	// A consumer stayed at its in-flight bound past the wait: frames then wait only when no
+	// consumer has room (see waitForRoom).
+	bool skippingStuck = false;
+	// Frames sent and not yet released (copies and zero-copy buffers, of any caps); render
+	// waits (bounded) while every connected consumer is at its in-flight bound.
 	std::mutex heldMutex{};
 	std::condition_variable heldChanged{};
 	uint32_t held = 0;
@@ -84,19 +109,18 @@ struct SinkState {
 
 SinkState &stateOf(void *self);
 
-// gstgpuhandlesinkpool.cpp: the copy path. Copies `buffer` (any mappable memory) into the next
-// memfd slot and sends it; a slot is reused once its consumers released it (bounded wait).
+// gstgpuhandlesinkpool.cpp: the copy path. Copies `buffer` (any mappable memory) into a free
+// memfd slot (a new one while the pool is below its size) and sends it; with every slot held,
+// the first whose consumers release it is reused (bounded wait).
 GstFlowReturn sendCopy(GstBaseSink *sink, GstBuffer *buffer);
 void freePool(SinkState &s);
-// Before Bye: waits (bounded) for consumers to hand back what they hold.
-void drainReleases(SinkState &s);
-// Waits (bounded, ended by a flush) until fewer than max-in-flight sent frames are held; false
-// when flushing.
+// Waits (bounded, ended by a flush) while a consumer is at its in-flight bound; once one stayed
+// there past the bound, only while none has room. False when flushing.
 bool waitForRoom(SinkState &s);
 // Counts a sent frame as held until `gate` is released: then drops `keep` (a buffer reference,
-// or null) and clears `outstanding` (or null), on the element's waiter thread.
+// or null) and updates `track` (or null), on the element's waiter thread.
 void trackRelease(GstBaseSink *sink, const ReleaseGate &gate, GstBuffer *keep,
-		  std::shared_ptr<std::atomic<bool>> outstanding);
+		  std::shared_ptr<ReleaseTrack> track);
 
 } // namespace gpuhandle::gst::sink
 

@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <string>
 #include <sys/mman.h>
-#include <thread>
 #include <unistd.h>
 
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
@@ -33,11 +32,11 @@ constexpr auto kSlice = 100ms;
 // A sent frame is counted as back after this even when a consumer still holds it (a zero-copy
 // buffer goes back to its pool): the producer does not stall for good behind a stuck consumer.
 constexpr auto kReleaseTimeout = 30s;
-// The longest wait for room (fewer than max-in-flight frames held) before a frame is sent
-// anyway (and skipped, by the sender, for the consumers at their bound).
+// The longest wait for room (a consumer below its in-flight bound) before a frame is sent anyway
+// (and skipped, by the sender, for the consumers at their bound).
 constexpr auto kHeldWait = 1s;
-// The longest wait in stop() for consumers to hand back the frames they hold.
-constexpr auto kDrainWait = 1s;
+// Room shows in the sender's stats, which notify nothing: looked at this often.
+constexpr auto kRoomSlice = 10ms;
 
 // A memfd of `size` bytes sealed against shrinking and growing, so that a consumer's mapping
 // can never SIGBUS.
@@ -96,19 +95,17 @@ Result<CopySlot> makeSlot(const GstVideoInfo &info, PixelFormat format)
 	return slot;
 }
 
-// Waits (bounded, ended by a flush) until the consumers of the slot's previous frame released
-// it, and re-arms its gate. False when it did not come back in time.
-bool reclaim(SinkState &s, CopySlot &slot)
+// Re-arms the gate of a slot whose previous frame came back. False when no new gate can be made.
+bool rearm(CopySlot &slot)
 {
-	std::unique_lock<std::mutex> lock(s.heldMutex);
-	for (auto waited = 0ms; *slot.outstanding && waited < kSlotWait && !s.flushing.load();
-	     waited += kSlice)
-		s.heldChanged.wait_for(lock, kSlice);
-	if (*slot.outstanding)
-		return false;
-	if (slot.gate.reset().ok())
+	if (slot.sentAt == 0)
+		return true; // never sent: its gate is fresh
+	// reset() re-arms any gate, signalled or not: only one every consumer released may be.
+	if (slot.track->released && slot.gate.reset().ok())
 		return true;
-	// Never signalled (its wait timed out): a fresh gate for the slot's frame.
+	// Its wait timed out (kReleaseTimeout) or was cancelled: a stuck consumer may still signal
+	// the old gate, which the sender's copy of the previous frame shares, and must not release
+	// this use. A fresh gate for the slot's frame.
 	Result<ReleaseGate> gate = ReleaseGate::create();
 	if (!gate)
 		return false;
@@ -117,8 +114,27 @@ bool reclaim(SinkState &s, CopySlot &slot)
 	return true;
 }
 
+// A GpuHandle frame whose format is not the caps' cannot be laid into the slot: its planes
+// differ. Its size may differ (a producer's padding, a stale buffer): the common area is copied.
+std::optional<Error> checkFrameFits(GstBaseSink *sink, const Frame &frame, const SinkState &s)
+{
+	if (frame.format() != s.format)
+		return Error::format(ErrorCode::InvalidArgument, "buffer.format",
+				     "The GpuHandle frame is %s but the caps say %s.",
+				     pixelFormatName(frame.format()), pixelFormatName(s.format));
+	const auto width = static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info));
+	const auto height = static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info));
+	if (frame.width() != width || frame.height() != height)
+		GST_WARNING_OBJECT(sink, "a %ux%u frame for %ux%u caps: %ux%u copied", frame.width(),
+				   frame.height(), width, height, std::min(frame.width(), width),
+				   std::min(frame.height(), height));
+	return std::nullopt;
+}
+
 // GpuHandle memory through its frame's backend (CPU planes, images, device memory), anything
-// else through gst_video_frame_map. Posts the element error when the input does not map.
+// else through gst_video_frame_map. Posts the element error when the input does not map, or is
+// a GpuHandle frame of another format than the caps (a broken producer: the stream stops
+// rather than send garbage).
 bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 {
 	SinkState &s = stateOf(sink);
@@ -132,6 +148,10 @@ bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 	std::string why;
 	if (bufferMemoryOf(buffer) == BufferMemory::GpuHandle) {
 		Result<Frame> frame = frameFromBuffer(buffer);
+		if (frame) {
+			if (std::optional<Error> misfit = checkFrameFits(sink, *frame, s))
+				frame = std::move(*misfit);
+		}
 		const BackendRef backend = memoryBackend(gst_buffer_peek_memory(buffer, 0));
 		Result<CpuMapping> in =
 			!frame    ? Result<CpuMapping>(frame.error())
@@ -142,7 +162,9 @@ bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 			const uint8_t *src[4] = {};
 			uint32_t srcStride[4] = {}, dstStride[4] = {};
 			uint8_t *dst[4] = {};
-			for (uint32_t p = 0; p < frame->numPlanes() && p < 4; ++p) {
+			const uint32_t planes =
+				std::min<uint32_t>(frame->numPlanes(), GST_VIDEO_FRAME_N_PLANES(&out));
+			for (uint32_t p = 0; p < planes && p < 4; ++p) {
 				src[p] = in->data(p);
 				srcStride[p] = in->stride(p);
 				dst[p] =
@@ -150,8 +172,11 @@ bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 				dstStride[p] = static_cast<uint32_t>(
 					GST_VIDEO_FRAME_PLANE_STRIDE(&out, p));
 			}
-			copyPlaneRows(dst, dstStride, src, srcStride, **info, frame->width(),
-				      frame->height());
+			copyPlaneRows(dst, dstStride, src, srcStride, **info,
+				      std::min(frame->width(),
+					       static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info))),
+				      std::min(frame->height(),
+					       static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info))));
 			(void)in->unmap();
 		} else {
 			why = !in ? in.error().message() : info.error().message();
@@ -174,6 +199,43 @@ bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 	return why.empty();
 }
 
+CopySlot *freeSlot(SinkState &s)
+{
+	for (CopySlot &slot : s.pool)
+		if (!slot.track->outstanding.load())
+			return &slot;
+	return nullptr;
+}
+
+// The slot for the next copy: one whose frame came back, else a new one while the pool is below
+// its size (slots are made on demand: most streams need a few), else the first to come back
+// within kSlotWait (any: the oldest may be a stuck consumer's). Null when none came back in
+// time (or a flush ended the wait), or, with `ret` an error (posted), when none can be made.
+CopySlot *pickSlot(GstBaseSink *sink, SinkState &s, GstFlowReturn &ret)
+{
+	if (CopySlot *slot = freeSlot(s))
+		return slot;
+	if (s.pool.size() < s.config.poolMax()) {
+		Result<CopySlot> slot = makeSlot(s.info, s.format);
+		if (!slot) {
+			GST_ELEMENT_ERROR(sink, RESOURCE, NO_SPACE_LEFT,
+					  (_("Could not allocate shared memory for frames.")),
+					  ("%s", slot.error().message().c_str()));
+			ret = GST_FLOW_ERROR;
+			return nullptr;
+		}
+		s.pool.push_back(std::move(*slot));
+		return &s.pool.back();
+	}
+	std::unique_lock<std::mutex> lock(s.heldMutex);
+	for (auto waited = 0ms; waited < kSlotWait && !s.flushing.load(); waited += kSlice) {
+		if (CopySlot *slot = freeSlot(s))
+			return slot;
+		s.heldChanged.wait_for(lock, kSlice);
+	}
+	return s.flushing.load() ? nullptr : freeSlot(s);
+}
+
 } // namespace
 
 void freePool(SinkState &s)
@@ -185,41 +247,60 @@ void freePool(SinkState &s)
 		munmap(slot.bytes, slot.size);
 	}
 	s.pool.clear();
-	s.nextSlot = 0;
 }
 
 bool waitForRoom(SinkState &s)
 {
-	// Bounded: a stuck consumer costs kHeldWait per frame, and is then skipped by the sender.
-	std::unique_lock<std::mutex> lock(s.heldMutex);
-	for (auto waited = 0ms; s.held >= s.maxInFlight && waited < kHeldWait && !s.flushing.load();
-	     waited += 100ms)
-		s.heldChanged.wait_for(lock, 100ms);
-	return !s.flushing.load();
+	// A consumer at its bound is waited for (bounded), so that a briefly slow one misses
+	// nothing. One that stays there past kHeldWait is stuck: from then on only a frame that no
+	// consumer can take waits, and the stuck one is skipped by the sender while the others go
+	// on, until every consumer has room again.
+	for (auto waited = 0ms; !s.flushing.load(); waited += kRoomSlice) {
+		const FrameSenderStats stats = s.sender->stats();
+		if (stats.peersWithRoom == stats.peersConnected) {
+			s.skippingStuck = false;
+			return true;
+		}
+		if (stats.peersWithRoom > 0 && s.skippingStuck)
+			return true;
+		if (waited >= kHeldWait) {
+			s.skippingStuck = true;
+			return true;
+		}
+		// A frame every consumer released wakes this early; a single consumer's release
+		// (room for it) shows within the slice.
+		std::unique_lock<std::mutex> lock(s.heldMutex);
+		s.heldChanged.wait_for(lock, kRoomSlice);
+	}
+	return false;
 }
 
 void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
-		  std::shared_ptr<std::atomic<bool>> outstanding)
+		  std::shared_ptr<ReleaseTrack> track)
 {
 	SinkState &s = stateOf(bsink);
 	{
 		std::lock_guard<std::mutex> lock(s.heldMutex);
 		s.held++;
-		if (outstanding)
-			*outstanding = true;
+		if (track) {
+			track->released = false;
+			track->outstanding = true;
+		}
 	}
 	// The state outlives the waiter (stop() destroys the waiter first, resolving every wait).
 	SinkState *state = &s;
 	GstElement *element = GST_ELEMENT_CAST(bsink);
-	WaitCallback done = [state, element, keep, outstanding](Status released) {
+	WaitCallback done = [state, element, keep, track](Status released) {
 		if (!released && released.error().code() != ErrorCode::Cancelled)
 			GST_WARNING_OBJECT(element, "a frame came back late: %s",
 					   released.error().message().c_str());
 		if (keep)
 			gst_buffer_unref(keep);
 		std::lock_guard<std::mutex> lock(state->heldMutex);
-		if (outstanding)
-			*outstanding = false;
+		if (track) {
+			track->released = released.ok();
+			track->outstanding = false;
+		}
 		state->held--;
 		state->heldChanged.notify_all();
 	};
@@ -229,70 +310,42 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 	}
 }
 
-// Before Bye: lets consumers hand back the frames they hold, so that no Release is left unread
-// in the sender's sockets when they close (a socket closed with unread data resets the
-// connection, and the consumer would see a crash rather than the end of the stream). Bounded,
-// and over once releases stop coming for a moment: a consumer's sink may keep its last buffer
-// until it sees the end of the stream.
-void drainReleases(SinkState &s)
-{
-	auto allBack = [&s] {
-		std::lock_guard<std::mutex> lock(s.heldMutex);
-		return s.held == 0;
-	};
-	uint64_t releases = s.sender->stats().releases;
-	int quiet = 0;
-	for (auto waited = 0ms; waited < kDrainWait && quiet < 5 && !allBack(); waited += 10ms) {
-		std::this_thread::sleep_for(10ms);
-		const uint64_t now = s.sender->stats().releases;
-		quiet = now == releases ? quiet + 1 : 0;
-		releases = now;
-	}
-}
-
 GstFlowReturn sendCopy(GstBaseSink *sink, GstBuffer *buffer)
 {
 	SinkState &s = stateOf(sink);
-	if (s.pool.empty()) {
-		// As many slots as a consumer may hold, so that the next slot is free once the
-		// slowest consumer is below its bound: nothing is skipped, the producer waits.
-		for (guint i = 0; i < std::max(s.maxInFlight, 2u); ++i) {
-			Result<CopySlot> slot = makeSlot(s.info, s.format);
-			if (!slot) {
-				freePool(s);
-				GST_ELEMENT_ERROR(
-					sink, RESOURCE, NO_SPACE_LEFT,
-					(_("Could not allocate shared memory for frames.")),
-					("%s", slot.error().message().c_str()));
-				return GST_FLOW_ERROR;
-			}
-			s.pool.push_back(std::move(*slot));
-		}
-	}
 	if (!waitForRoom(s))
 		return GST_FLOW_FLUSHING;
-	CopySlot &slot = s.pool[s.nextSlot];
-	if (!reclaim(s, slot)) {
-		if (s.flushing.load())
-			return GST_FLOW_FLUSHING;
+	GstFlowReturn made = GST_FLOW_OK;
+	CopySlot *slot = pickSlot(sink, s, made);
+	if (made != GST_FLOW_OK)
+		return made;
+	if (s.flushing.load())
+		return GST_FLOW_FLUSHING;
+	if (!slot) {
 		s.counters.dropped++;
 		GST_WARNING_OBJECT(sink,
-				   "a consumer held the frame of slot %zu for over %lld ms: "
+				   "consumers held every one of %zu memfd slots for over %lld ms: "
 				   "frame dropped",
-				   s.nextSlot, static_cast<long long>(kSlotWait.count() * 1000));
+				   s.pool.size(), static_cast<long long>(kSlotWait.count() * 1000));
 		return GST_FLOW_OK;
 	}
-	if (!copyInto(sink, buffer, slot))
+	if (!rearm(*slot)) {
+		GST_ELEMENT_ERROR(sink, RESOURCE, FAILED,
+				  (_("Could not send a frame to consumers.")),
+				  ("no release gate could be made"));
 		return GST_FLOW_ERROR;
-	s.nextSlot = (s.nextSlot + 1) % s.pool.size();
-	Result<uint32_t> sent = s.sender->send(*slot.frame);
+	}
+	if (!copyInto(sink, buffer, *slot))
+		return GST_FLOW_ERROR;
+	Result<uint32_t> sent = s.sender->send(*slot->frame);
 	if (!sent) {
 		GST_ELEMENT_ERROR(sink, RESOURCE, WRITE,
 				  (_("Could not send a frame to consumers.")),
 				  ("%s", sent.error().message().c_str()));
 		return GST_FLOW_ERROR;
 	}
-	trackRelease(sink, slot.gate, nullptr, slot.outstanding);
+	slot->sentAt = ++s.copiesSent;
+	trackRelease(sink, slot->gate, nullptr, slot->track);
 	s.counters.copied++;
 	if (*sent == 0)
 		s.counters.unsent++;

@@ -194,9 +194,10 @@ bool negotiatedGpuHandle(GstBaseSrc *bsrc)
 }
 
 // The frame as a buffer whose last reference signals its release gate (the sync meta's).
-Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame)
+// `gpuHandle`: the pad was negotiated for memory:GpuHandle.
+Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame, bool gpuHandle)
 {
-	if (negotiatedGpuHandle(bsrc)) {
+	if (gpuHandle) {
 		GstBuffer *buffer = bufferFromFrame(frame, BackendRef{}, true);
 		if (!buffer)
 			return Error(ErrorCode::NotSupported, "format",
@@ -204,11 +205,6 @@ Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame)
 		addSyncMeta(buffer, frame.acquire(), frame.release());
 		stateOf(bsrc).gpuHandleFrames++;
 		return buffer;
-	}
-	// System-memory elements read at once: the producer's fence first.
-	if (!frame.acquire().isNoop()) {
-		if (Status done = frame.acquire().wait(); !done)
-			return std::move(done).error();
 	}
 	Result<GstBuffer *> buffer = fdBufferFromFrame(frame, true);
 	if (!buffer)
@@ -249,7 +245,26 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
 	}
-	Result<GstBuffer *> buffer = bufferOf(bsrc, *frame);
+	const bool gpuHandle = negotiatedGpuHandle(bsrc);
+	if (!gpuHandle && !frame->acquire().isNoop()) {
+		// System-memory elements read at once: the producer's fence first, in slices so
+		// that unlock() (a flush, a state change) ends the wait.
+		std::chrono::nanoseconds waited{};
+		std::optional<Error> why;
+		const SlicedWait done = waitSliced(frame->acquire(), kDefaultWaitTimeout,
+						   s.flushing, waited, why);
+		if (done != SlicedWait::Signaled) {
+			(void)frame->release().signal();
+			if (done == SlicedWait::Flushing)
+				return GST_FLOW_FLUSHING;
+			GST_ELEMENT_ERROR(bsrc, STREAM, FORMAT,
+					  (_("A received frame could not be made a buffer.")),
+					  ("the producer's fence: %s",
+					   why ? why->message().c_str() : "not signalled"));
+			return GST_FLOW_ERROR;
+		}
+	}
+	Result<GstBuffer *> buffer = bufferOf(bsrc, *frame, gpuHandle);
 	if (!buffer) {
 		(void)frame->release().signal();
 		GST_ELEMENT_ERROR(bsrc, STREAM, FORMAT,

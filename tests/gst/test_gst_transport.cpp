@@ -3,11 +3,13 @@
 #include <csignal>
 #include <cstdio>
 #include <string>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
+#include <gst/allocators/allocators.h>
 #include <gst/app/gstappsink.h>
 #include <gst/app/gstappsrc.h>
 
@@ -45,15 +47,11 @@ std::string socketPath(const char *name)
 // What a producer child checks in its sink's stats at EOS.
 enum class Path { Any, ZeroCopy, Copy };
 
-// Runs `description` (with a gpuhandlesink named "gsink") to EOS in this (forked) process and
-// returns the exit status: 0 EOS with the stats `path` expects, 1 an error, 2 no EOS in 60 s,
-// 3 other stats.
-int producerMain(const std::string &description, Path path, guint64 frames)
+// Waits for the (playing) `pipeline`, whose gpuhandlesink is named "gsink", to reach EOS in
+// this (forked) process and returns the exit status: 0 EOS with the stats `path` expects, 1 an
+// error, 2 no EOS in 60 s, 3 other stats. Consumes the pipeline.
+int awaitProducer(GstElement *pipeline, Path path, guint64 frames)
 {
-	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
-	if (!pipeline)
-		return 1;
-	gst_element_set_state(pipeline, GST_STATE_PLAYING);
 	GstBus *bus = gst_element_get_bus(pipeline);
 	GstMessage *msg = gst_bus_timed_pop_filtered(
 		bus, 60 * GST_SECOND,
@@ -77,6 +75,16 @@ int producerMain(const std::string &description, Path path, guint64 frames)
 	gst_object_unref(bus);
 	gst_object_unref(pipeline);
 	return status;
+}
+
+// Runs `description` (with a gpuhandlesink named "gsink") to EOS: see awaitProducer.
+int producerMain(const std::string &description, Path path, guint64 frames)
+{
+	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
+	if (!pipeline)
+		return 1;
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	return awaitProducer(pipeline, path, frames);
 }
 
 // Forks the producer (before this process made any GStreamer thread).
@@ -147,27 +155,49 @@ int capsChangeProducer(const std::string &socket)
 	}
 	gst_app_src_end_of_stream(GST_APP_SRC(src));
 	gst_object_unref(src);
-	GstBus *bus = gst_element_get_bus(pipeline);
-	GstMessage *msg = gst_bus_timed_pop_filtered(
-		bus, 60 * GST_SECOND,
-		static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
-	const int status = !msg ? 2 : GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR ? 1 : 0;
-	if (msg)
-		gst_message_unref(msg);
-	gst_element_set_state(pipeline, GST_STATE_NULL);
-	gst_object_unref(bus);
-	gst_object_unref(pipeline);
-	return status;
+	return awaitProducer(pipeline, Path::Any, 0);
 }
 
-} // namespace
-
-START_TEST(caps_change_reaches_the_consumer)
+// Six NV12 320x240 frames, each filled with its own value, in fd memory (DMA-BUF memory when
+// `dmaBuf`) over memfds not sealed against shrinking, which consumers refuse: gpuhandlesink must
+// copy every one. Exit status as awaitProducer's (3: not all copied).
+int unsealedProducer(const std::string &socket, bool dmaBuf)
 {
-	const std::string socket = socketPath("caps");
-	const pid_t producer = fork();
-	if (producer == 0)
-		_exit(capsChangeProducer(socket));
+	GstElement *pipeline = gst_parse_launch(("appsrc name=src format=time ! " +
+						 std::string(kCaps) + " ! gpuhandlesink name=gsink " +
+						 "socket-path=" + socket + " wait-for-consumers=1")
+							.c_str(),
+						nullptr);
+	if (!pipeline)
+		return 1;
+	GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
+	GstAllocator *allocator = dmaBuf ? gst_dmabuf_allocator_new() : gst_fd_allocator_new();
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	constexpr gsize kSize = 320 * 240 * 3 / 2;
+	for (int i = 0; i < 6; ++i) {
+		const int fd = memfd_create("unsealed", MFD_CLOEXEC);
+		if (fd < 0 || ftruncate(fd, kSize) != 0)
+			return 1;
+		// The memory owns the fd from here.
+		GstMemory *mem = dmaBuf ? gst_dmabuf_allocator_alloc(allocator, fd, kSize)
+					: gst_fd_allocator_alloc(allocator, fd, kSize,
+								 GST_FD_MEMORY_FLAG_NONE);
+		GstBuffer *buffer = gst_buffer_new();
+		gst_buffer_append_memory(buffer, mem);
+		gst_buffer_memset(buffer, 0, static_cast<guint8>(i * 40 + 1), kSize);
+		GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(i) * GST_SECOND / 30;
+		gst_app_src_push_buffer(GST_APP_SRC(src), buffer);
+	}
+	gst_app_src_end_of_stream(GST_APP_SRC(src));
+	gst_object_unref(allocator);
+	gst_object_unref(src);
+	return awaitProducer(pipeline, Path::Copy, 6);
+}
+
+// Consumer of the six filled frames (capsChangeProducer, unsealedProducer): frame i is filled
+// with i * 40 + 1, and 160x120 from frame `smallFrom` on.
+void checkFilledFrames(const std::string &socket, pid_t producer, int smallFrom)
+{
 	GstElement *pipeline = gst_parse_launch(
 		("gpuhandlesrc socket-path=" + socket + " ! " + kSink).c_str(), nullptr);
 	ck_assert(pipeline != nullptr);
@@ -183,8 +213,8 @@ START_TEST(caps_change_reaches_the_consumer)
 			continue;
 		GstVideoInfo info;
 		ck_assert(gst_video_info_from_caps(&info, gst_sample_get_caps(sample)));
-		ck_assert_int_eq(GST_VIDEO_INFO_WIDTH(&info), frames < 3 ? 320 : 160);
-		ck_assert_int_eq(GST_VIDEO_INFO_HEIGHT(&info), frames < 3 ? 240 : 120);
+		ck_assert_int_eq(GST_VIDEO_INFO_WIDTH(&info), frames < smallFrom ? 320 : 160);
+		ck_assert_int_eq(GST_VIDEO_INFO_HEIGHT(&info), frames < smallFrom ? 240 : 120);
 		GstVideoFrame frame;
 		ck_assert(gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample),
 					      GST_MAP_READ));
@@ -203,6 +233,130 @@ START_TEST(caps_change_reaches_the_consumer)
 	gst_object_unref(sink);
 	gst_object_unref(pipeline);
 	ck_assert_int_eq(exitStatusOf(producer), 0);
+}
+
+// Pulls every sample of the `count` appsinks into `runs` until each is at EOS, the pipeline
+// posts an error (false), or `limit` passes.
+bool pullUntilEos(GstElement *pipeline, GstElement *const *sinks, Run *runs, int count,
+		  std::chrono::seconds limit)
+{
+	GstBus *bus = gst_element_get_bus(pipeline);
+	const auto deadline = std::chrono::steady_clock::now() + limit;
+	bool failed = false;
+	while (std::chrono::steady_clock::now() < deadline && !failed) {
+		bool allEos = true;
+		for (int i = 0; i < count; ++i) {
+			GstAppSink *sink = GST_APP_SINK(sinks[i]);
+			while (GstSample *sample =
+				       gst_app_sink_try_pull_sample(sink, 10 * GST_MSECOND)) {
+				appendFrame(runs[i], sample);
+				gst_sample_unref(sample);
+			}
+			allEos = allEos && gst_app_sink_is_eos(sink);
+		}
+		if (allEos)
+			break;
+		if (GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+			failed = true;
+			gst_message_unref(msg);
+		}
+	}
+	gst_object_unref(bus);
+	return !failed;
+}
+
+// Two consumers, one of which never lets go of its frames (its appsink is never pulled): the
+// other gets every frame at once (not after a wait per frame, nor the producer stalled on the
+// pool the stuck one holds), and the producer sends on the `path` it is meant to.
+void checkStuckConsumer(const char *name, const std::string &producerTail, Path path)
+{
+	const std::string socket = socketPath(name);
+	const pid_t producer = forkProducer(source(kFrames) + " ! " + producerTail +
+						    " ! gpuhandlesink name=gsink socket-path=" +
+						    socket + " wait-for-consumers=2 max-consumers=2",
+					    path, kFrames);
+	ck_assert_int_gt(producer, 0);
+	Run reference = runPipeline(source(kFrames) + " ! " + kSink);
+	GstElement *pipeline = gst_parse_launch(("gpuhandlesrc socket-path=" + socket + " ! " +
+						 kSink + " gpuhandlesrc socket-path=" + socket +
+						 " ! appsink name=stuck sync=false")
+							.c_str(),
+						nullptr);
+	ck_assert(pipeline != nullptr);
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+	GstElement *stuck = gst_bin_get_by_name(GST_BIN(pipeline), "stuck");
+	Run run;
+	const auto started = std::chrono::steady_clock::now();
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	ck_assert_msg(pullUntilEos(pipeline, &sink, &run, 1, 60s), "%s: an error", name);
+	const auto took = std::chrono::steady_clock::now() - started;
+	ck_assert_uint_eq(run.frames, kFrames);
+	ck_assert_msg(run.bytes == reference.bytes, "%s: bytes differ%s", name,
+		      firstDifference(run.bytes, reference.bytes).c_str());
+	// One wait of 1 s for the stuck consumer, then it is skipped (a wait per frame: 26 s).
+	ck_assert_msg(took < 10s, "%s: %lld ms for %d frames", name,
+		      static_cast<long long>(
+			      std::chrono::duration_cast<std::chrono::milliseconds>(took).count()),
+		      kFrames);
+	// The stuck consumer got what it may hold (max-in-flight), then nothing more.
+	Run held;
+	ck_assert(pullUntilEos(pipeline, &stuck, &held, 1, 10s));
+	ck_assert_uint_eq(held.frames, 4);
+	ck_assert_int_eq(exitStatusOf(producer), 0);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(sink);
+	gst_object_unref(stuck);
+	gst_object_unref(pipeline);
+}
+
+} // namespace
+
+START_TEST(caps_change_reaches_the_consumer)
+{
+	const std::string socket = socketPath("caps");
+	const pid_t producer = fork();
+	if (producer == 0)
+		_exit(capsChangeProducer(socket));
+	ck_assert_int_gt(producer, 0);
+	checkFilledFrames(socket, producer, 3);
+}
+END_TEST
+
+START_TEST(unsealed_fd_memory_is_copied)
+{
+	const std::string socket = socketPath("unsealedfd");
+	const pid_t producer = fork();
+	if (producer == 0)
+		_exit(unsealedProducer(socket, false));
+	ck_assert_int_gt(producer, 0);
+	checkFilledFrames(socket, producer, 6);
+}
+END_TEST
+
+START_TEST(unsealed_memfd_dmabufs_are_copied)
+{
+	// The encoder takes any DMA-BUF object, but consumers refuse unsealed memfds as one.
+	const std::string socket = socketPath("unsealeddmabuf");
+	const pid_t producer = fork();
+	if (producer == 0)
+		_exit(unsealedProducer(socket, true));
+	ck_assert_int_gt(producer, 0);
+	checkFilledFrames(socket, producer, 6);
+}
+END_TEST
+
+START_TEST(a_stuck_consumer_does_not_throttle_zero_copy)
+{
+	checkStuckConsumer("stuckzero", "identity", Path::ZeroCopy);
+	ck_assert(true);
+}
+END_TEST
+
+START_TEST(a_stuck_consumer_does_not_throttle_copies)
+{
+	// Copies: the stuck consumer's slots stay held, new ones are made for the others.
+	checkStuckConsumer("stuckcopy", "identity drop-allocation=true", Path::Copy);
+	ck_assert(true);
 }
 END_TEST
 
@@ -256,35 +410,14 @@ START_TEST(two_consumers_get_every_frame)
 				 gst_bin_get_by_name(GST_BIN(pipeline), "sink2") };
 	Run runs[2];
 	gst_element_set_state(pipeline, GST_STATE_PLAYING);
-	GstBus *bus = gst_element_get_bus(pipeline);
-	const auto deadline = std::chrono::steady_clock::now() + 60s;
-	bool failed = false;
-	while (std::chrono::steady_clock::now() < deadline && !failed) {
-		bool allEos = true;
-		for (int i = 0; i < 2; ++i) {
-			GstAppSink *sink = GST_APP_SINK(sinks[i]);
-			while (GstSample *sample =
-				       gst_app_sink_try_pull_sample(sink, 10 * GST_MSECOND)) {
-				appendFrame(runs[i], sample);
-				gst_sample_unref(sample);
-			}
-			allEos = allEos && gst_app_sink_is_eos(sink);
-		}
-		if (allEos)
-			break;
-		if (GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
-			failed = true;
-			gst_message_unref(msg);
-		}
-	}
-	ck_assert_msg(!failed, "the consumers' pipeline posted an error");
+	const bool ok = pullUntilEos(pipeline, sinks, runs, 2, 60s);
+	ck_assert_msg(ok, "the consumers' pipeline posted an error");
 	for (Run &run : runs) {
 		ck_assert_uint_eq(run.frames, kFrames);
 		ck_assert_msg(run.bytes == reference.bytes, "bytes differ%s",
 			      firstDifference(run.bytes, reference.bytes).c_str());
 	}
 	gst_element_set_state(pipeline, GST_STATE_NULL);
-	gst_object_unref(bus);
 	for (GstElement *sink : sinks)
 		gst_object_unref(sink);
 	gst_object_unref(pipeline);
@@ -426,6 +559,10 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, producer_killed_is_an_error_not_a_hang);
 	tcase_add_test(tc, consumer_killed_leaves_the_producer_running);
 	tcase_add_test(tc, caps_change_reaches_the_consumer);
+	tcase_add_test(tc, unsealed_fd_memory_is_copied);
+	tcase_add_test(tc, unsealed_memfd_dmabufs_are_copied);
+	tcase_add_test(tc, a_stuck_consumer_does_not_throttle_zero_copy);
+	tcase_add_test(tc, a_stuck_consumer_does_not_throttle_copies);
 	tcase_add_test(tc, missing_socket_path_is_an_element_error);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);

@@ -97,9 +97,16 @@ GstPadProbeReturn countFrame(GstPad *, GstPadProbeInfo *, gpointer data)
 bool soakPipeline(const char *name, const std::string &description, uint64_t frames)
 {
 	Samples samples{ name, {}, {} };
-	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
-	if (!pipeline)
+	GError *parseError = nullptr;
+	GstElement *pipeline = gst_parse_launch(description.c_str(), &parseError);
+	if (!pipeline || parseError || !GST_IS_BIN(pipeline)) {
+		std::printf("soak %s: %s\n", name, parseError ? parseError->message : "no pipeline");
+		g_clear_error(&parseError);
+		if (pipeline)
+			gst_object_unref(pipeline);
+		std::fflush(stdout);
 		return false;
+	}
 	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
 	GstPad *pad = gst_element_get_static_pad(sink, "sink");
 	ProbeState state{ 0, std::max<uint64_t>(frames / 10, 1), &samples };
@@ -256,7 +263,7 @@ int main(int argc, char **argv)
 		gst_init(nullptr, nullptr);
 		_exit(soakPipeline("gpuhandlesink producer",
 				   source(frames) + " ! gpuhandleupload backend=memfd ! gpuhandlesink "
-						    "name=sink socket-path=" +
+						    "name=sink max-consumers=1 socket-path=" +
 					   path + " wait-for-consumers=1",
 				   frames)
 			      ? 0
