@@ -5,8 +5,9 @@ set -euo pipefail
 packages=(
   # Build
   meson ninja-build pkg-config gcc g++
-  # Tests (Check) and scripts
-  check python3
+  # Tests (Check) and scripts; valgrind (--setup valgrind) and clang with its sanitizer and
+  # libFuzzer runtimes (the fuzz build, -Dfuzz=enabled)
+  check python3 valgrind clang
   # Translations
   gettext
   # Headers and libraries the format tables are proved against (tests/formats): GStreamer's

@@ -20,8 +20,6 @@ namespace {
 
 using namespace gl;
 
-constexpr const char *kName = "opengl";
-
 template<typename F>
 void resolve(F &function, const char *name)
 {

@@ -1,0 +1,36 @@
+#!/bin/bash
+# Builds and runs every test, as CI does: the main build (every suite), valgrind memcheck over the
+# core, transport and C API suites, ThreadSanitizer over the threaded suites, AddressSanitizer +
+# UndefinedBehaviorSanitizer over every suite, and the libFuzzer harnesses (clang). Each build
+# directory is reused when it exists. Stops at the first step that fails.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# The main build: every suite, then memcheck (failing on errors and definite leaks).
+test -d build || meson setup build --werror
+meson test -C build --print-errorlogs
+meson test -C build --setup valgrind --suite core --suite transport --suite capi --print-errorlogs
+
+# ThreadSanitizer: fences, waiters, async waits, the transport.
+test -d build-tsan || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false
+meson test -C build-tsan --setup tsan --suite sync --suite transport --print-errorlogs
+
+# AddressSanitizer + UndefinedBehaviorSanitizer (no debug info, -O1: the build takes a third of
+# the time; reports still name functions, and UBSan's its source lines). Not yet over the
+# formats, ffmpeg, demo, examples and soak suites (see docs/reliability.md).
+test -d build-asan || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+	-Dintrospection=disabled -Doptimization=1 -Ddebug=false
+meson test -C build-asan --setup asan --print-errorlogs --suite core --suite sync \
+	--suite transport --suite fuzz --suite capi --suite backends --suite interop --suite glib \
+	--suite stress --suite headers --suite tools --suite po --suite gst
+
+# libFuzzer: only the harnesses and what they link are built with clang.
+test -d build-fuzz || CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=enabled \
+	-Db_sanitize=address,undefined -Db_lundef=false -Dintrospection=disabled \
+	-Dexamples=disabled -Doptimization=1 -Ddebug=false
+targets=$(meson introspect --targets build-fuzz | python3 -c '
+import json, os, sys
+print(" ".join(os.path.relpath(t["filename"][0], "build-fuzz") for t in json.load(sys.stdin)
+               if t["type"] == "executable" and t["name"].startswith("fuzz_")))')
+ninja -C build-fuzz $targets
+meson test -C build-fuzz --no-rebuild --suite fuzz --print-errorlogs
