@@ -52,7 +52,8 @@ bool isGlMemoryFormat(GstVideoFormat format)
 std::array<uint32_t, 2> glPlaneSize(const GstVideoInfo &info, uint32_t plane)
 {
 	if (!GST_VIDEO_INFO_IS_YUV(&info))
-		return { GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info) };
+		return { static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&info)),
+			 static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&info)) };
 	gint components[GST_VIDEO_MAX_COMPONENTS] = {};
 	gst_video_format_info_component(info.finfo, plane, components);
 	return { static_cast<uint32_t>(GST_VIDEO_INFO_COMP_WIDTH(&info, components[0])),
