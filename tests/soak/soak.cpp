@@ -27,10 +27,11 @@ namespace {
 
 // Growth allowed after warm-up: allocator and page-cache noise, far below one frame per 1,000.
 constexpr long kRssSlackKiB = 4096;
-// Fds that come and go with the frames in flight when a sample is taken (up to 4 frames, each
-// with its memfd and its release gate's eventfd); a leak of one fd per 1,000 frames over 20,000
-// frames already exceeds it.
-constexpr int kFdSlack = 8;
+// Fds that come and go with the frames in flight when a sample is taken: up to max-in-flight
+// frames and the pool's spares, each with its memfd, GStreamer's dup of it, its release gate's
+// eventfd and a pending release watch (seen: 19 on the sink's side). A leak of one fd per 500
+// frames over 20,000 frames already exceeds it.
+constexpr int kFdSlack = 32;
 // AddressSanitizer keeps freed memory in quarantine (up to 256 MiB): resident memory is not a
 // leak measure there, fds still are.
 #if defined(__SANITIZE_ADDRESS__)
