@@ -115,13 +115,10 @@ int main()
 	tcase_add_loop_test(tc, fault_is_an_element_error_and_the_pipeline_restarts, 0,
 			    static_cast<int>(std::size(kCases)));
 	suite_add_tcase(s, tc);
-	SRunner *runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	const int failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
+	const int status = gpuhandle::test::runSuite(s);
 	std::printf("gst faults: %zu faults injected into running pipelines (allocate, map, wait; "
 		    "device-lost, out-of-memory, timeout), each an element error, each pipeline "
 		    "restarted to EOS\n",
 		    std::size(kCases));
-	return failed ? 1 : 0;
+	return status;
 }

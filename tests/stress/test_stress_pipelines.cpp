@@ -131,9 +131,6 @@ int main()
 	tcase_add_test(tc, tee_with_four_branches);
 	tcase_add_test(tc, five_hundred_state_changes);
 	suite_add_tcase(s, tc);
-	SRunner *runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	const int failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	const int status = gpuhandle::test::runSuite(s);
+	return status;
 }

@@ -409,9 +409,6 @@ int main()
 	tcase_add_test(tc, hostile_consumer_is_dropped_and_others_carry_on);
 	tcase_add_test(tc, caps_changes_reach_consumers);
 	suite_add_tcase(s, tc);
-	SRunner *runner = srunner_create(s);
-	srunner_run_all(runner, CK_NORMAL);
-	const int failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? 1 : 0;
+	const int status = gpuhandle::test::runSuite(s);
+	return status;
 }

@@ -88,6 +88,17 @@ Error cannotCross(const char *what, const char *name, uint32_t index)
 			     name, what);
 }
 
+// Hello and Caps carry at most kWireMaxCaps bytes of caps.
+std::optional<Error> capsTooLong(std::string_view caps)
+{
+	if (caps.size() <= kWireMaxCaps)
+		return std::nullopt;
+	return Error::format(ErrorCode::InvalidArgument, "caps",
+			     "Frame transport: caps of %zu bytes are longer than the %u a message "
+			     "carries.",
+			     caps.size(), kWireMaxCaps);
+}
+
 } // namespace
 
 Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessage &out)
@@ -152,11 +163,8 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 
 Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out)
 {
-	if (caps.size() > kWireMaxCaps)
-		return Error::format(ErrorCode::InvalidArgument, "caps",
-				     "Frame transport: caps of %zu bytes are longer than the %u a "
-				     "message carries.",
-				     caps.size(), kWireMaxCaps);
+	if (auto e = capsTooLong(caps))
+		return std::move(*e);
 	if (!maxInFlight)
 		return Error(ErrorCode::InvalidArgument, "maxInFlight",
 			     "Frame transport: at least one frame must be allowed in flight.");
@@ -171,11 +179,8 @@ Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out
 
 Status encodeCaps(std::string_view caps, WireMessage &out)
 {
-	if (caps.size() > kWireMaxCaps)
-		return Error::format(ErrorCode::InvalidArgument, "caps",
-				     "Frame transport: caps of %zu bytes are longer than the %u a "
-				     "message carries.",
-				     caps.size(), kWireMaxCaps);
+	if (auto e = capsTooLong(caps))
+		return std::move(*e);
 	out.numFds = 0;
 	WireWriter w(out);
 	w.put<uint32_t>(static_cast<uint32_t>(caps.size()));
