@@ -162,7 +162,7 @@ struct FrameSender::Impl {
 		if (incoming.truncated)
 			return Error(ErrorCode::InvalidArgument, "size",
 				     "Frame transport: a consumer's message was too large.");
-		auto id = decodeRelease(incoming.data().subspan(0, incoming.size));
+		auto id = decodeRelease(incoming.data());
 		if (id.ok() && incoming.numFds) // Release carries no fds: refuse, and close them
 			id = Error(ErrorCode::InvalidArgument, "numFds",
 				   "Frame transport: a release message came with fds.");

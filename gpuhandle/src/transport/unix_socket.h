@@ -39,8 +39,8 @@ struct ReceivedMessage {
 	std::span<const std::byte> data() const noexcept { return { bytes.data(), size }; }
 	std::span<UniqueFd> fdSpan() noexcept { return { fds.data(), numFds }; }
 };
-// Reads one message without blocking. Returns false with `closed` set when the peer hung up,
-// false with WouldBlock when nothing is queued, and Io on other failures.
+// Reads one message without blocking: true when one was read, false when the peer hung up,
+// WouldBlock when nothing is queued, Io on other failures.
 Result<bool> receiveMessage(int socket, ReceivedMessage &out);
 
 // Waits for `fd` to be readable (or hung up) up to `timeout`: true when it is.
