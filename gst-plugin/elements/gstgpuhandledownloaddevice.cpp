@@ -201,6 +201,12 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 					(_("A frame's fence did not signal in time.")), why);
 			return GST_FLOW_ERROR;
 		}
+		if (endsThePlan(why)) { // the device is lost: no copy either
+			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+					(_("Could not move a frame into %s."), targetName(s.target)),
+					why);
+			return GST_FLOW_ERROR;
+		}
 #if GPUHANDLE_GST_HAVE_GL
 		if (s.target == Target::Gl && options.allowCopies)
 			return copyIntoGl(trans, inbuf, frame, backend, outbuf, why.message());
@@ -212,9 +218,8 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 					  ("%s", why.message().c_str()));
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
-		GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-				  (_("Could not move a frame into %s."), targetName(s.target)),
-				  ("%s", why.message().c_str()));
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+				(_("Could not move a frame into %s."), targetName(s.target)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->fence == FenceTransfer::CpuWait)
@@ -232,7 +237,7 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 				    : Result<GstBuffer *>(exported.error());
 	}
 #if GPUHANDLE_GST_HAVE_GL
-	if (!out.ok() && s.target == Target::Gl && options.allowCopies)
+	if (!out.ok() && s.target == Target::Gl && options.allowCopies && !endsThePlan(out.error()))
 		return copyIntoGl(trans, inbuf, frame, backend, outbuf, out.error().message());
 #endif
 	if (!out.ok() && !options.allowCopies) {
@@ -245,12 +250,13 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
 	if (!out.ok()) {
-		GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-				  (_("Could not move a frame into %s."), targetName(s.target)),
-				  ("imported by %s (%s), but not usable as %s: %s",
-				   importRouteName(imported->route),
-				   executionPathKindName(imported->path.kind()), targetName(s.target),
-				   out.error().message().c_str()));
+		const Error why = Error::format(
+			out.error().code(), out.error().field(),
+			"imported by %s (%s), but not usable as %s: %s",
+			importRouteName(imported->route), executionPathKindName(imported->path.kind()),
+			targetName(s.target), out.error().message().c_str());
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+				(_("Could not move a frame into %s."), targetName(s.target)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->path.kind() == ExecutionPath::Kind::ZeroCopy)

@@ -2,6 +2,7 @@
 // device-lost, out-of-memory and timeout in the middle of a run of frames: the fault arrives as
 // an error of the right code and kind, the run carries on (restarts) afterwards, no fd leaks.
 #include <gpuhandle/backends/fault_injection.h>
+#include <gpuhandle/backends/planner.h>
 #include <gpuhandle/layout.h>
 
 #include "fd_count.h"
@@ -113,6 +114,44 @@ START_TEST(device_copy_fails_and_recovers)
 }
 END_TEST
 
+// The path planner with every import of the target failing: a lost device or a timeout ends the
+// plan with that error (no copy hides it); out of memory passes to the next route, a copy.
+// Targets: the CPU backend, and Vulkan where it opens (lavapipe here). Loop index: code.
+START_TEST(planner_ends_on_lost_device_and_copies_on_no_memory)
+{
+	const ErrorCode code = kCodes[_i];
+	auto source = openBackend(BackendKind::Fd);
+	ck_assert_ok(source);
+	auto frame = (*source)->allocate({ PixelFormat::NV12, 64, 48 });
+	ck_assert_ok(frame);
+	uint32_t targets = 0;
+	for (BackendKind kind : { BackendKind::Cpu, BackendKind::Vulkan }) {
+		auto plain = openBackend(kind);
+		if (!plain.ok()) {
+			std::printf("planner faults: no %s target here (%s)\n", backendKindName(kind),
+				    plain.error().message().c_str());
+			continue;
+		}
+		BackendRef target = injectFaults(*plain, { FaultStep::Import, 0, 0, code });
+		ImportOptions options;
+		options.source = *source;
+		auto imported = importFrame(*frame, *target, options);
+		if (code == ErrorCode::OutOfMemory) {
+			ck_assert_msg(imported.ok(), "%s: %s", backendKindName(kind),
+				      imported.ok() ? "" : imported.error().message().c_str());
+			ck_assert(imported->path.kind() != ExecutionPath::Kind::ZeroCopy);
+		} else {
+			ck_assert_msg(!imported.ok() && imported.error().code() == code, "%s: %s",
+				      backendKindName(kind),
+				      imported.ok() ? "imported" : imported.error().message().c_str());
+			ck_assert(endsThePlan(imported.error()));
+		}
+		targets++;
+	}
+	ck_assert_uint_ge(targets, 1);
+}
+END_TEST
+
 START_TEST(plans_parse_and_refuse_nonsense)
 {
 	auto plan = parseFaultPlan("map:20:device-lost");
@@ -163,6 +202,7 @@ int main()
 	tcase_set_timeout(tc, 120);
 	tcase_add_loop_test(tc, host_backend_steps_fail_and_recover, 0, 15);
 	tcase_add_loop_test(tc, device_copy_fails_and_recovers, 0, 3);
+	tcase_add_loop_test(tc, planner_ends_on_lost_device_and_copies_on_no_memory, 0, 3);
 	tcase_add_test(tc, plans_parse_and_refuse_nonsense);
 	tcase_add_test(tc, environment_plan_applies_to_opened_backends);
 	suite_add_tcase(s, tc);

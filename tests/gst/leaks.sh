@@ -74,5 +74,13 @@ for plan in allocate:1:out-of-memory map:5:device-lost wait:5:timeout; do
 		runFault $plan $src ! gpuhandleupload backend=$backend ! gpuhandledownload ! fakesink
 	done
 done
+# Export and import (Vulkan memory into GL by opaque fd) and a device copy (GStreamer's Vulkan
+# images into GL memory).
+for plan in export:3:device-lost import:3:timeout; do
+	runFault $plan $src ! gpuhandleupload backend=vulkan ! gpuhandledownload ! \
+		'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
+done
+runFault copy:3:device-lost $src ! vulkanupload ! 'video/x-raw(memory:VulkanImage)' ! \
+	gpuhandleupload ! gpuhandledownload ! 'video/x-raw(memory:GLMemory)' ! gldownload ! fakesink
 echo "$ran pipelines under the leaks tracer"
 exit $failed

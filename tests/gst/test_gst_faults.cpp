@@ -1,6 +1,7 @@
-// Faults injected into running gpuhandle pipelines (GPUHANDLE_FAULT_INJECTION): each reaches the
-// application as an element error naming the fault, the pipeline stops without hanging, and the
-// same pipeline restarted afterwards runs to the end.
+// Faults injected into running gpuhandle pipelines (GPUHANDLE_FAULT_INJECTION) at every step
+// (allocate, export, import, map, copy, wait): each reaches the application as an element error
+// naming the fault, the pipeline stops without hanging, and the same pipeline restarted
+// afterwards runs to the end; an out-of-memory route instead sends the frame by a copy.
 #include <gpuhandle/backends/fault_injection.h>
 
 #include <gst/gst.h>
@@ -52,19 +53,72 @@ Outcome play(GstElement *pipeline)
 	return out;
 }
 
+// What a fault leads to: an element error (then a restart to EOS), or, for an out-of-memory
+// route, the frame sent another way (a copy, counted in the element's stats) and EOS.
+enum class Expect { Error, Fallback };
+
 struct Case {
 	const char *plan;
-	const char *backend;
+	const char *pipeline; // between the test source's caps and fakesink
+	Expect expect = Expect::Error;
 };
-// Steps a system-memory upload/download pipeline takes: the pool's allocations, the mapping
-// that fills a frame and the one that reads it, and the wait for a frame's fence before either.
+// Into system memory (memfd, vulkan): the pool's allocations, the mapping that fills a frame
+// and the one that reads it, and the wait for a frame's fence before either.
+#define SYSTEM(backend) "gpuhandleupload backend=" backend " ! gpuhandledownload name=down"
+// Into GLMemory and VulkanImage: Vulkan memory exported as opaque fds that GL imports, memfds
+// that Vulkan imports, and GStreamer's Vulkan images (not exportable) copied on the device into
+// an export of GL's memory.
+#define INTO_GL "gpuhandledownload name=down ! video/x-raw(memory:GLMemory) ! gldownload"
+#define VULKAN_INTO_GL "gpuhandleupload backend=vulkan ! " INTO_GL
+#define MEMFD_INTO_VULKAN                                                                         \
+	"gpuhandleupload backend=memfd ! gpuhandledownload name=down ! "                            \
+	"video/x-raw(memory:VulkanImage) ! vulkandownload"
+#define GST_VULKAN_INTO_GL                                                                        \
+	"vulkanupload ! video/x-raw(memory:VulkanImage) ! gpuhandleupload ! " INTO_GL
 constexpr Case kCases[] = {
-	{ "allocate:1:out-of-memory", "memfd" }, { "allocate:1:device-lost", "memfd" },
-	{ "map:5:device-lost", "memfd" },        { "map:5:out-of-memory", "memfd" },
-	{ "map:5:timeout", "memfd" },            { "wait:5:timeout", "memfd" },
-	{ "wait:5:device-lost", "memfd" },       { "map:5:device-lost", "vulkan" },
-	{ "wait:5:timeout", "vulkan" },          { "allocate:1:out-of-memory", "vulkan" },
+	{ "allocate:1:out-of-memory", SYSTEM("memfd") },
+	{ "allocate:1:device-lost", SYSTEM("memfd") },
+	{ "map:5:device-lost", SYSTEM("memfd") },
+	{ "map:5:out-of-memory", SYSTEM("memfd") },
+	{ "map:5:timeout", SYSTEM("memfd") },
+	{ "wait:5:timeout", SYSTEM("memfd") },
+	{ "wait:5:device-lost", SYSTEM("memfd") },
+	{ "map:5:device-lost", SYSTEM("vulkan") },
+	{ "wait:5:timeout", SYSTEM("vulkan") },
+	{ "allocate:1:out-of-memory", SYSTEM("vulkan") },
+	{ "export:3:device-lost", VULKAN_INTO_GL },
+	{ "export:3:timeout", VULKAN_INTO_GL },
+	{ "export:3:out-of-memory", VULKAN_INTO_GL, Expect::Fallback },
+	{ "import:3:device-lost", VULKAN_INTO_GL },
+	{ "import:3:timeout", MEMFD_INTO_VULKAN },
+	{ "import:3:device-lost", MEMFD_INTO_VULKAN },
+	{ "import:3:out-of-memory", VULKAN_INTO_GL, Expect::Fallback },
+	{ "copy:3:device-lost", GST_VULKAN_INTO_GL },
+	{ "copy:3:timeout", GST_VULKAN_INTO_GL },
+	{ "copy:3:out-of-memory", GST_VULKAN_INTO_GL, Expect::Fallback },
 };
+
+// The paths the download element's frames took in its last run, from its stats.
+struct Paths {
+	guint64 frames = 0, zeroCopy = 0, gpuCopies = 0, cpuCopies = 0;
+	bool operator==(const Paths &) const = default;
+};
+
+Paths pathsOf(GstElement *pipeline)
+{
+	GstElement *down = gst_bin_get_by_name(GST_BIN(pipeline), "down");
+	ck_assert_ptr_nonnull(down);
+	GstStructure *stats = nullptr;
+	g_object_get(down, "stats", &stats, nullptr);
+	Paths paths;
+	ck_assert(gst_structure_get_uint64(stats, "frames", &paths.frames));
+	ck_assert(gst_structure_get_uint64(stats, "zero-copy", &paths.zeroCopy));
+	ck_assert(gst_structure_get_uint64(stats, "gpu-copies", &paths.gpuCopies));
+	ck_assert(gst_structure_get_uint64(stats, "cpu-copies", &paths.cpuCopies));
+	gst_structure_free(stats);
+	gst_object_unref(down);
+	return paths;
+}
 
 } // namespace
 
@@ -75,18 +129,38 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 	setenv("GPUHANDLE_FAULT_INJECTION", c.plan, 1);
 	const std::string description =
 		std::string("videotestsrc num-buffers=30 ! video/x-raw,format=NV12,width=320,height=240"
-			    " ! gpuhandleupload backend=") +
-		c.backend + " ! gpuhandledownload ! fakesink";
+			    " ! ") +
+		c.pipeline + " ! fakesink";
 	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
 	ck_assert_ptr_nonnull(pipeline);
 	const int fdsBefore = test::openFdCount();
 	Outcome first = play(pipeline);
-	ck_assert_msg(!first.eos && !first.error.empty(), "%s on %s: no error", c.plan, c.backend);
+	ck_assert_uint_ge(faultsInjected(), 1);
+	if (c.expect == Expect::Fallback) {
+		// Out of memory on one route is not the end: every frame arrives, one of them by
+		// another (no cheaper) path than the same pipeline takes without the fault.
+		ck_assert_msg(first.eos, "%s in %s: %s", c.plan, c.pipeline, first.error.c_str());
+		const Paths faulted = pathsOf(pipeline);
+		Outcome clean = play(pipeline);
+		ck_assert_msg(clean.eos, "%s in %s, rerun: %s", c.plan, c.pipeline, clean.error.c_str());
+		const Paths usual = pathsOf(pipeline);
+		ck_assert_uint_eq(faulted.frames, usual.frames);
+		ck_assert_msg(!(faulted == usual) && faulted.zeroCopy <= usual.zeroCopy &&
+				      faulted.cpuCopies >= usual.cpuCopies,
+			      "%s: paths %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+			      " (zero-copy/gpu/cpu) with the fault, %" G_GUINT64_FORMAT
+			      "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " without",
+			      c.plan, faulted.zeroCopy, faulted.gpuCopies, faulted.cpuCopies,
+			      usual.zeroCopy, usual.gpuCopies, usual.cpuCopies);
+		gst_object_unref(pipeline);
+		ck_assert_int_le(test::openFdCount(), fdsBefore + 2);
+		return;
+	}
+	ck_assert_msg(!first.eos && !first.error.empty(), "%s in %s: no error", c.plan, c.pipeline);
 	// The fault's own words reach the application (or the pool's, for allocations).
 	ck_assert_msg(first.error.find("injected fault") != std::string::npos ||
 			      first.error.find("allocate") != std::string::npos,
 		      "%s: %s", c.plan, first.error.c_str());
-	ck_assert_uint_ge(faultsInjected(), 1);
 	// Faults of a step that has the error at hand (all but the pool's allocations) carry its
 	// code and ErrorKind, so that the application knows whether to retry or rebuild.
 	const std::string plan = c.plan;
@@ -100,7 +174,7 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 	}
 	// Restarted, the same pipeline plays to the end: the plan fails its step once.
 	Outcome second = play(pipeline);
-	ck_assert_msg(second.eos, "%s on %s, restarted: %s", c.plan, c.backend, second.error.c_str());
+	ck_assert_msg(second.eos, "%s in %s, restarted: %s", c.plan, c.pipeline, second.error.c_str());
 	gst_object_unref(pipeline);
 	ck_assert_int_le(test::openFdCount(), fdsBefore + 2); // GStreamer's own (bus, clock)
 }
@@ -116,9 +190,13 @@ int main()
 			    static_cast<int>(std::size(kCases)));
 	suite_add_tcase(s, tc);
 	const int status = gpuhandle::test::runSuite(s);
-	std::printf("gst faults: %zu faults injected into running pipelines (allocate, map, wait; "
-		    "device-lost, out-of-memory, timeout), each an element error, each pipeline "
-		    "restarted to EOS\n",
-		    std::size(kCases));
+	size_t fallbacks = 0;
+	for (const Case &c : kCases)
+		fallbacks += c.expect == Expect::Fallback;
+	std::printf("gst faults: %zu faults injected into running pipelines (allocate, export, "
+		    "import, map, copy, wait; device-lost, out-of-memory, timeout): %zu element "
+		    "errors, each pipeline restarted to EOS; %zu out-of-memory routes sent the frame "
+		    "by a copy\n",
+		    std::size(kCases), std::size(kCases) - fallbacks, fallbacks);
 	return status;
 }

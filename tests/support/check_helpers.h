@@ -58,6 +58,24 @@ inline gpuhandle::Uuid uuidOf(uint8_t seed)
 	return uuid;
 }
 
+// True in builds with AddressSanitizer or ThreadSanitizer and under valgrind (the valgrind setup
+// sets GPUHANDLE_UNDER_VALGRIND), where code runs 5-50 times slower: exhaustive tests then take a
+// tenth of their iterations (see scaledCount) so that they fit their timeouts.
+inline bool slowRuntime()
+{
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+	return true;
+#else
+	return std::getenv("GPUHANDLE_UNDER_VALGRIND") != nullptr;
+#endif
+}
+
+// `count`, or a tenth of it (at least 1) in a slow runtime.
+inline long scaledCount(long count)
+{
+	return slowRuntime() ? (count / 10 > 0 ? count / 10 : 1) : count;
+}
+
 // Runs `suite` and returns the process exit status (0 when every test passed).
 inline int runSuite(Suite *suite)
 {

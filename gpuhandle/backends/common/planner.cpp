@@ -86,6 +86,8 @@ private:
 	{
 		plannerLog("%s into %s: %s refused: %s", pixelFormatName(frame_.format()), target_.deviceInfo().name.c_str(),
 			   importRouteName(route), why.message().c_str());
+		if (!stop_ && endsThePlan(why))
+			stop_ = why;
 		tried_.push_back({ route, std::move(why) });
 	}
 	std::optional<Frame> tryFdRoute(ImportRoute route, ResourceKind kind);
@@ -167,6 +169,7 @@ private:
 	Deadline deadline_;
 	bool waited_ = false;
 	std::optional<Error> waitError_{};
+	std::optional<Error> stop_{}; // the refusal that ends the plan (endsThePlan)
 	std::chrono::nanoseconds fenceWait_{ 0 };
 };
 
@@ -320,15 +323,15 @@ std::optional<Frame> Planner::tryGpuCopy()
 		if (!contains(target_.capabilities().exports, kind) || !contains(source->capabilities().routes, via))
 			continue;
 		Result<Frame> dst = target_.allocate(request);
-		if (!dst.ok()) {
-			why += dst.error().message() + " ";
-			continue;
-		}
-		Result<Frame> exported = target_.exportFrame(*dst, kind);
+		Result<Frame> exported = dst.ok() ? target_.exportFrame(*dst, kind) : Result<Frame>(dst.error());
 		Result<Frame> view = exported.ok() ? source->importFrame(*exported, via) : Result<Frame>(exported.error());
 		Status copied = view.ok() ? source->copyFrame(*view, frame_, deadline_.remaining()) : Status(view.error());
 		if (copied.ok())
 			return std::move(*dst);
+		if (endsThePlan(copied.error())) {
+			refuse(route, std::move(copied).error());
+			return std::nullopt;
+		}
 		why += copied.error().message() + " ";
 	}
 	// Into source memory that the target imports (the zero-copy route after one device copy):
@@ -345,15 +348,16 @@ std::optional<Frame> Planner::tryGpuCopy()
 		if (!contains(source->capabilities().exports, kind) || !contains(target_.capabilities().routes, via))
 			continue;
 		Result<Frame> staging = source->allocate(staged);
-		if (!staging.ok()) {
-			why += staging.error().message() + " ";
-			continue;
-		}
-		Status copied = source->copyFrame(*staging, frame_, deadline_.remaining());
+		Status copied = staging.ok() ? source->copyFrame(*staging, frame_, deadline_.remaining())
+					     : Status(staging.error());
 		Result<Frame> exported = copied.ok() ? source->exportFrame(*staging, kind) : Result<Frame>(copied.error());
 		Result<Frame> imported = exported.ok() ? target_.importFrame(*exported, via) : Result<Frame>(exported.error());
 		if (imported.ok())
 			return std::move(*imported);
+		if (endsThePlan(imported.error())) {
+			refuse(route, std::move(imported).error());
+			return std::nullopt;
+		}
 		why += imported.error().message() + " ";
 	}
 	if (why.empty())
@@ -420,17 +424,26 @@ Result<ImportResult> Planner::run()
 		refuse(ImportRoute::Direct, Error::format(ErrorCode::NotSupported, "frame", "the frame is not in %s's memory.",
 							  target_.deviceInfo().name.c_str()));
 	}
-	if (std::optional<Frame> out = tryFdRoute(ImportRoute::OpaqueFd, ResourceKind::VulkanMemoryFd))
-		return finish(std::move(*out), ImportRoute::OpaqueFd, ExecutionPath::zeroCopy(), false);
-	if (std::optional<Frame> out = tryFdRoute(ImportRoute::DmaBuf, ResourceKind::DmaBuf))
-		return finish(std::move(*out), ImportRoute::DmaBuf, ExecutionPath::zeroCopy(), false);
-	if (std::optional<Frame> out = tryHostPointer())
-		return finish(std::move(*out), ImportRoute::HostPointer, ExecutionPath::zeroCopy(), false);
+	// Each route in turn; a refusal that ends the plan (a lost device, a passed deadline) is
+	// the answer, others pass to the next route.
+	for (ImportRoute route : { ImportRoute::OpaqueFd, ImportRoute::DmaBuf, ImportRoute::HostPointer }) {
+		if (stop_)
+			return *stop_;
+		std::optional<Frame> out = route == ImportRoute::OpaqueFd ? tryFdRoute(route, ResourceKind::VulkanMemoryFd)
+					   : route == ImportRoute::DmaBuf ? tryFdRoute(route, ResourceKind::DmaBuf)
+									  : tryHostPointer();
+		if (out)
+			return finish(std::move(*out), route, ExecutionPath::zeroCopy(), false);
+	}
+	if (stop_)
+		return *stop_;
 	if (!options_.allowCopies)
 		return noRoute();
 	if (std::optional<Frame> out = tryGpuCopy())
 		return finish(std::move(*out), ImportRoute::GpuCopy,
 			      ExecutionPath::gpuCopy("the target cannot use the frame's memory in place"), true);
+	if (stop_)
+		return *stop_;
 	Result<Frame> copied = cpuCopy();
 	if (!copied.ok()) {
 		Error error = std::move(copied).error();
@@ -442,6 +455,14 @@ Result<ImportResult> Planner::run()
 }
 
 } // namespace
+
+bool endsThePlan(const Error &why) noexcept
+{
+	// The device is gone, or time is up: other routes cannot succeed, and a copy would hide the
+	// fault from the caller.
+	return why.code() == ErrorCode::DeviceLost || why.code() == ErrorCode::Fatal ||
+	       why.code() == ErrorCode::Timeout;
+}
 
 const char *fenceTransferName(FenceTransfer transfer) noexcept
 {

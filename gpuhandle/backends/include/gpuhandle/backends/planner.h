@@ -51,10 +51,18 @@ struct ImportResult {
 // GpuCopy and CpuCopy, and returns the first that works. Zero-copy routes pass the frame (or
 // the source's export of it) to target.importFrame(); GpuCopy has the source copy into an
 // export of a target allocation; CpuCopy maps both sides. Set GPUHANDLE_DEBUG=planner to log
-// each attempt to stderr. Errors: NotSupported listing why every route failed (copies
-// forbidden or impossible), Timeout (the acquire wait), and the errors of the route tried last.
+// each attempt to stderr. A route that fails with DeviceLost, Fatal or Timeout ends the plan
+// with that error (no other route could succeed, and a copy would hide the fault); other
+// failures pass to the next route. Errors: NotSupported listing why every route failed (copies
+// forbidden or impossible), Timeout (the acquire wait), DeviceLost/Fatal from a route, and the
+// errors of the route tried last.
 Result<ImportResult> importFrame(const Frame &frame, Backend &target,
 				 const ImportOptions &options = {});
+
+// Whether an import's error ends it rather than sending the frame another way (DeviceLost,
+// Fatal, Timeout): callers with fallbacks of their own (a copy through system memory) take none
+// for these either.
+bool endsThePlan(const Error &why) noexcept;
 
 // Copies the pixels of every plane row by row (the rows computeLayout says the format has),
 // between mappings of two frames of `format` and size. Errors: FormatMismatch (plane counts),
