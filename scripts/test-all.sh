@@ -1,15 +1,16 @@
 #!/bin/bash
 # Builds and runs every test, as CI does: the main build (every suite), valgrind memcheck over the
 # core, transport, C API and GStreamer suites, ThreadSanitizer over the threaded suites,
-# AddressSanitizer + UndefinedBehaviorSanitizer over every suite, and the libFuzzer harnesses (clang). Each build
-# directory is reused when it exists. Stops at the first step that fails.
+# AddressSanitizer + UndefinedBehaviorSanitizer over every suite, and the libFuzzer harnesses
+# (clang). Each build directory is reused when it exists. Stops at the first step that fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # The main build: every suite, then memcheck (failing on errors and definite leaks).
 test -d build || meson setup build --werror
 meson test -C build --print-errorlogs
-meson test -C build --setup valgrind --suite core --suite transport --suite capi --print-errorlogs
+meson test -C build --setup valgrind --suite core --suite transport --suite capi --suite gst \
+	--print-errorlogs
 
 # ThreadSanitizer: fences, waiters, async waits, the transport.
 test -d build-tsan || meson setup build-tsan -Db_sanitize=thread -Db_lundef=false

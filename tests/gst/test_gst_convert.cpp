@@ -378,9 +378,17 @@ START_TEST(system_buffers_become_frames_without_a_copy)
 }
 END_TEST
 
-void setFlag(gpointer flag)
+// Wrapped bytes and whether GStreamer gave them back (then freed).
+struct WrappedBytes {
+	guint8 *bytes = nullptr;
+	bool freed = false;
+};
+
+void freeWrapped(gpointer data)
 {
-	*static_cast<bool *>(flag) = true;
+	auto *wrapped = static_cast<WrappedBytes *>(data);
+	g_free(wrapped->bytes);
+	wrapped->freed = true;
 }
 
 // The frame holds the buffer (freed only after the frame's last copy); a read-write frame
@@ -388,10 +396,12 @@ void setFlag(gpointer flag)
 START_TEST(system_frames_keep_their_buffer)
 {
 	const GstVideoInfo info = videoInfo(GST_VIDEO_FORMAT_RGBA, { 33, 17 });
-	bool freed = false;
-	auto *bytes = static_cast<guint8 *>(g_malloc0(info.size));
-	GstBuffer *buffer = bufferOf(gst_memory_new_wrapped(
-		static_cast<GstMemoryFlags>(0), bytes, info.size, 0, info.size, &freed, setFlag));
+	WrappedBytes wrapped{ static_cast<guint8 *>(g_malloc0(info.size)) };
+	const guint8 *bytes = wrapped.bytes;
+	const bool &freed = wrapped.freed;
+	GstBuffer *buffer = bufferOf(gst_memory_new_wrapped(static_cast<GstMemoryFlags>(0),
+							    wrapped.bytes, info.size, 0, info.size,
+							    &wrapped, freeWrapped));
 	std::shared_ptr<CpuFence> fence = *CpuFence::create();
 	ReleaseGate gate = *ReleaseGate::create();
 	gst::addSyncMeta(buffer, fence->point(), gate);
