@@ -144,12 +144,7 @@ void checkStuckConsumer(const char *name, const std::string &producerTail, Path 
 		forkSinkProducer(socket, producerTail, "wait-for-consumers=2 max-consumers=2", path);
 	ck_assert_int_gt(producer, 0);
 	Run reference = runPipeline(source(kFrames) + " ! " + kSink);
-	GstElement *pipeline = gst_parse_launch(("gpuhandlesrc socket-path=" + socket + " ! " +
-						 kSink + " gpuhandlesrc socket-path=" + socket +
-						 " ! appsink name=stuck sync=false")
-							.c_str(),
-						nullptr);
-	ck_assert(pipeline != nullptr);
+	GstElement *pipeline = twoConsumers(socket, "stuck");
 	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
 	GstElement *stuck = gst_bin_get_by_name(GST_BIN(pipeline), "stuck");
 	Run run;

@@ -16,18 +16,9 @@ using namespace std::chrono_literals;
 START_TEST(two_consumers_get_every_frame)
 {
 	const std::string socket = socketPath("two");
-	const pid_t producer = forkProducer(source(kFrames) +
-						    " ! gpuhandlesink name=gsink "
-						    "socket-path=" +
-						    socket + " wait-for-consumers=2",
-					    Path::Any, kFrames);
+	const pid_t producer = forkSinkProducer(socket, "identity", "wait-for-consumers=2", Path::Any);
 	Run reference = runPipeline(source(kFrames) + " ! " + kSink);
-	GstElement *pipeline = gst_parse_launch(("gpuhandlesrc socket-path=" + socket + " ! " +
-						 kSink + " gpuhandlesrc socket-path=" + socket +
-						 " ! appsink name=sink2 sync=false")
-							.c_str(),
-						nullptr);
-	ck_assert(pipeline != nullptr);
+	GstElement *pipeline = twoConsumers(socket, "sink2");
 	GstElement *sinks[2] = { gst_bin_get_by_name(GST_BIN(pipeline), "sink"),
 				 gst_bin_get_by_name(GST_BIN(pipeline), "sink2") };
 	Run runs[2];

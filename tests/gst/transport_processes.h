@@ -112,6 +112,18 @@ inline pid_t forkSinkProducer(const std::string &socket, const std::string &prod
 			    path, kFrames);
 }
 
+// Two gpuhandlesrc on `socket` in one pipeline, into appsinks named "sink" and `secondSink`.
+inline GstElement *twoConsumers(const std::string &socket, const char *secondSink)
+{
+	GstElement *pipeline = gst_parse_launch(("gpuhandlesrc socket-path=" + socket + " ! " +
+						 kSink + " gpuhandlesrc socket-path=" + socket +
+						 " ! appsink sync=false name=" + secondSink)
+							.c_str(),
+						nullptr);
+	ck_assert(pipeline != nullptr);
+	return pipeline;
+}
+
 // Producer in a child, consumer here: every frame's bytes as videotestsrc makes them.
 inline void checkCrossing(const char *name, const std::string &producerTail, Path path)
 {
