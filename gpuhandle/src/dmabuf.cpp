@@ -1,10 +1,12 @@
 // DmaBuf::create: the single funnel that checks a DMA-BUF descriptor before anything uses it.
 #include <gpuhandle/fd_resources.h>
+#include <gpuhandle/layout.h>
 
 #include "drm_fourcc_geometry.h"
 #include "validation.h"
 
 #include <cinttypes>
+#include <string>
 #include <sys/stat.h>
 
 namespace gpuhandle {
@@ -68,13 +70,14 @@ std::optional<Error> checkPlaneGeometry(const DmaBufDesc &d, const detail::DrmFo
 					     " bytes).",
 					     i, plane.pitch, fourccName(d.fourcc).c_str(), d.width, row);
 		// The last row needs only its own bytes, not a whole pitch.
-		uint64_t end = plane.offset + uint64_t(plane.pitch) * (rows - 1) + row;
+		const std::optional<uint64_t> end = planeEnd(plane.offset, plane.pitch, rows, row);
 		uint64_t size = d.objects[plane.objectIndex].size;
-		if (end > size)
+		if (!end || *end > size)
 			return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
-					     "DmaBuf: planes[%u] ends at byte %" PRIu64 " (offset %" PRIu64
+					     "DmaBuf: planes[%u] ends at byte %s (offset %" PRIu64
 					     ", pitch %u, %u rows) past the end of objects[%u] (%" PRIu64 " bytes).",
-					     i, end, plane.offset, plane.pitch, rows, plane.objectIndex, size);
+					     i, end ? std::to_string(*end).c_str() : "2^64 or later", plane.offset,
+					     plane.pitch, rows, plane.objectIndex, size);
 	}
 	return std::nullopt;
 }

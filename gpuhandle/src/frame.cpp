@@ -1,9 +1,11 @@
 // Frame::create and Frame::wrap: validate plane views against the resources they name.
 #include <gpuhandle/frame.h>
+#include <gpuhandle/layout.h>
 
 #include "validation.h"
 
 #include <cinttypes>
+#include <string>
 
 namespace gpuhandle {
 
@@ -44,13 +46,14 @@ std::optional<Error> checkPlaneGeometry(const FrameDesc &d, const PixelFormatInf
 				     i, plane.stride, info.name, d.width, row);
 	if (!size)
 		return std::nullopt;
-	uint64_t end = plane.offset + uint64_t(plane.stride) * (p.rows(d.height) - 1) + row;
-	if (end > size)
+	const std::optional<uint64_t> end = planeEnd(plane.offset, plane.stride, p.rows(d.height), row);
+	if (!end || *end > size)
 		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
-				     "Frame: planes[%u] of a %ux%u %s frame ends at byte %" PRIu64
-				     " (offset %" PRIu64 ", stride %u, %u rows), past the end of its %s (%" PRIu64 " bytes).",
-				     i, d.width, d.height, info.name, end, plane.offset, plane.stride,
-				     p.rows(d.height), resourceKindName(d.resources[plane.resource].kind()), size);
+				     "Frame: planes[%u] of a %ux%u %s frame ends at byte %s (offset %" PRIu64
+				     ", stride %u, %u rows), past the end of its %s (%" PRIu64 " bytes).",
+				     i, d.width, d.height, info.name, end ? std::to_string(*end).c_str() : "2^64 or later",
+				     plane.offset, plane.stride, p.rows(d.height),
+				     resourceKindName(d.resources[plane.resource].kind()), size);
 	return std::nullopt;
 }
 

@@ -1,9 +1,11 @@
 // Frame::create and Frame::wrap: plane views checked against resources, colorimetry, sync slots.
 #include <gpuhandle/frame.h>
+#include <gpuhandle/vulkan_resources.h>
 
 #include "check_helpers.h"
 #include "fd_count.h"
 
+#include <string>
 #include <vector>
 
 using namespace gpuhandle;
@@ -183,6 +185,24 @@ START_TEST(known_format_checks_planes_against_the_layout)
 	d = nv12OverShm();
 	d.format = static_cast<PixelFormat>(5000);
 	ck_assert_error(Frame::create(d), ErrorCode::InvalidArgument, "format");
+	// A plane whose end passes 2^64 and wraps back inside a (huge) buffer, as
+	// fuzz_native_resources found: refused, with the overflow named.
+	FrameDesc huge;
+	huge.format = PixelFormat::GRAY8;
+	huge.width = 4096;
+	huge.height = 4096;
+	huge.numResources = 1;
+	const uint64_t size = UINT64_MAX - 0xffff;
+	huge.resources[0] =
+		VulkanBuffer::create({ .buffer = 1, .device = test::fakeHandle(2), .size = size })
+			.value();
+	huge.numPlanes = 1;
+	huge.planes[0] = { 0, 0, size - 4096, 0xffffffffu }; // 4095 strides of 4 GiB wrap past 2^64
+	Result<Frame> wrapped = Frame::create(huge);
+	ck_assert_error(wrapped, ErrorCode::OutOfRange, "planes[0].offset");
+	ck_assert(wrapped.error().message().find("2^64") != std::string::npos);
+	huge.planes[0] = { 0, 0, size - 4096 * 4096, 4096 }; // the last bytes of the buffer: fits
+	ck_assert_ok(Frame::create(huge));
 }
 END_TEST
 

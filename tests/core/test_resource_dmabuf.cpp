@@ -146,6 +146,11 @@ START_TEST(plane_past_the_object)
 	d = nv12OneObject(64, 64, 64);
 	d.planes[1].offset = 1 << 20;
 	ck_assert_error(DmaBuf::create(d), ErrorCode::OutOfRange, "planes[1].offset");
+	// An offset whose end wraps past 2^64 back into the object (fuzz_native_resources found the
+	// same in Frame::create): out of range, not a plane at the object's start.
+	d = nv12OneObject(64, 64, 64);
+	d.planes[1].offset = UINT64_MAX - 64 * 16;
+	ck_assert_error(DmaBuf::create(d), ErrorCode::OutOfRange, "planes[1].offset");
 }
 END_TEST
 

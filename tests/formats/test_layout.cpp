@@ -109,6 +109,19 @@ START_TEST(texture_estimates)
 }
 END_TEST
 
+// planeEnd: the last row counts only its own bytes; no rows, or an end past 2^64, is no end.
+START_TEST(plane_end_refuses_wrap_around)
+{
+	ck_assert_uint_eq(planeEnd(100, 64, 3, 48).value(), 100 + 64 * 2 + 48);
+	ck_assert_uint_eq(planeEnd(0, 0, 1, 0).value(), 0);
+	ck_assert(!planeEnd(0, 64, 0, 48));
+	ck_assert(!planeEnd(UINT64_MAX - 100, 64, 3, 48));
+	ck_assert(!planeEnd(0, UINT64_MAX, 3, 1));
+	ck_assert_uint_eq(planeEnd(UINT64_MAX - 48, 0, 1, 48).value(), UINT64_MAX);
+	static_assert(planeEnd(1, 2, 2, 3) == 6);
+}
+END_TEST
+
 int main()
 {
 	Suite *s = suite_create("layout");
@@ -120,6 +133,7 @@ int main()
 	tcase_add_test(tc, custom_strides);
 	tcase_add_test(tc, malformed_queries_are_errors);
 	tcase_add_test(tc, texture_estimates);
+	tcase_add_test(tc, plane_end_refuses_wrap_around);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);
 }

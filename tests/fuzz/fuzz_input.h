@@ -23,10 +23,15 @@ public:
 
 	template<typename T> T take()
 	{
-		T value{};
+		// Through a zeroed byte array: GCC 12 at -O2 drops `T value{}` before a memcpy of
+		// fewer than sizeof(T) bytes, so that a short input's missing bytes were stale stack
+		// (and a crash found by libFuzzer, built with clang, did not replay).
+		uint8_t bytes[sizeof(T)] = {};
 		const size_t n = std::min(sizeof(T), size_ - pos_);
-		std::memcpy(&value, data_ + pos_, n);
+		std::memcpy(bytes, data_ + pos_, n);
 		pos_ += n;
+		T value;
+		std::memcpy(&value, bytes, sizeof(T));
 		return value;
 	}
 	std::span<const uint8_t> rest() const { return { data_ + pos_, size_ - pos_ }; }

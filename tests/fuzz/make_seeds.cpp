@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fcntl.h>
 #include <cstring>
+#include <initializer_list>
 #include <string>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -168,6 +169,123 @@ void resourceSeeds(const std::string &dir)
 	write(dir, "nv12-cpu-planes", nv12Planes(cpu, 0, 1));
 }
 
+// The frame part of a fuzz_native_resources input (BT.709): plane views taken from the resource
+// (wrap) or the ones given (create, over resource 0).
+Bytes &wrapped(Bytes &b, PixelFormat format, uint16_t width, uint16_t height)
+{
+	b.put(uint8_t(1)).put(static_cast<uint8_t>(format)).put(width).put(height);
+	return b.put(uint8_t(1)).put(uint8_t(1)).put(uint8_t(1)).put(uint8_t(1));
+}
+
+Bytes &viewed(Bytes &b, PixelFormat format, uint16_t width, uint16_t height,
+	      std::initializer_list<PlaneView> views)
+{
+	b.put(uint8_t(0)).put(static_cast<uint8_t>(format)).put(width).put(height);
+	b.put(uint8_t(1)).put(uint8_t(1)).put(uint8_t(1)).put(uint8_t(1));
+	b.put(static_cast<uint8_t>(views.size()));
+	for (size_t i = 0; i < 4; ++i) {
+		const PlaneView p = i < views.size() ? views.begin()[i] : PlaneView{};
+		b.put(static_cast<uint8_t>(p.resource)).put(static_cast<uint8_t>(p.subresource));
+		b.put(p.offset).put(p.stride);
+	}
+	return b;
+}
+
+// NV12 64x48 in one allocation: luma then chroma, `stride` bytes a row (0: opaque).
+Bytes &nv12Viewed(Bytes &b, uint32_t stride)
+{
+	return viewed(b, PixelFormat::NV12, 64, 48,
+		      { { 0, 0, 0, stride }, { 0, 0, 64 * 48, stride } });
+}
+
+// A seed or two per handle-based factory (the first byte picks it, in the harness's order), made
+// and framed successfully. Handles are arbitrary non-zero values; "1" bytes ask for an anchor.
+void nativeSeeds(const std::string &dir)
+{
+	constexpr uint32_t kRgbaSize = 64 * 48 * 4;
+	const Uuid uuid = { 0x67, 0x70, 0x75, 0x68, 0x61, 0x6e, 0x64, 0x6c,
+			    0x65, 1,    2,    3,    4,    5,    6,    7 };
+	auto factory = [](uint8_t index) {
+		Bytes b;
+		b.put(index);
+		return b;
+	};
+	Bytes b = factory(0); // CpuBytes
+	b.put(uint32_t(0x1000)).put(uint64_t(kSize)).put(uint8_t(1));
+	write(dir, "nv12-cpu-bytes", nv12Viewed(b, 64));
+	b = factory(1); // CpuSharedSlot
+	b.put(uint64_t(7)).put(uint64_t(kSize)).put(uint32_t(64)).put(uint8_t(1));
+	write(dir, "gray8-cpu-shared-slot", wrapped(b, PixelFormat::GRAY8, 64, 48));
+	b = factory(2); // VulkanImage, optimal tiling
+	b.put(uint64_t(0x10)).put(uint32_t(0x20)).put(uint8_t(1)).put(uuid).put(uint32_t(0));
+	write(dir, "rgba-vulkan-image", wrapped(b.put(uint8_t(1)), PixelFormat::RGBA, 64, 48));
+	b = factory(3); // VulkanBuffer
+	b.put(uint64_t(0x11)).put(uint32_t(0x20)).put(uint64_t(kSize));
+	b.put(uint8_t(0)).put(uint8_t(1));
+	write(dir, "nv12-vulkan-buffer", nv12Viewed(b, 64));
+	b = factory(4); // VulkanMemoryFd: an R8G8B8A8_UNORM image in a 64 KiB memfd
+	b.put(uint8_t(0)).put(uint32_t(65536)).put(uint64_t(65536)).put(uint8_t(1)).put(uint8_t(1));
+	b.put(uint32_t(37)).put(uint32_t(64)).put(uint32_t(48)).put(uint32_t(1)).put(uint32_t(1));
+	b.put(uint32_t(0x7)).put(uint8_t(0)).put(uint8_t(1)).put(uuid).put(uint8_t(1)).put(uuid);
+	write(dir, "rgba-vulkan-memory-fd",
+	      viewed(b, PixelFormat::RGBA, 64, 48, { { 0, 0, 0, 256 } }));
+	b = factory(4); // VulkanMemoryFd: a buffer export waiting on a timeline value
+	b.put(uint8_t(0)).put(kSize).put(uint64_t(kSize)).put(uint8_t(2)).put(uint8_t(0));
+	b.put(uint32_t(0)).put(uint32_t(0)).put(uint32_t(0)).put(uint32_t(0)).put(uint32_t(0));
+	b.put(uint32_t(0x3)).put(uint8_t(1)).put(uint64_t(5)).put(uint8_t(0)).put(uint8_t(0));
+	write(dir, "nv12-vulkan-memory-fd-buffer", nv12Viewed(b, 64));
+	b = factory(5); // GlTexture: GL_TEXTURE_2D, GL_RGBA8, EGL
+	b.put(uint32_t(3)).put(uint32_t(0x0DE1)).put(uint32_t(0x8058)).put(uint32_t(64));
+	b.put(uint32_t(48)).put(uint32_t(0x30)).put(uint8_t(0)).put(uint8_t(1));
+	write(dir, "rgba-gl-texture", wrapped(b, PixelFormat::RGBA, 64, 48));
+	b = factory(5); // GlTexture: GL_TEXTURE_EXTERNAL_OES, the EGLImage decides the format
+	b.put(uint32_t(4)).put(uint32_t(0x8D65)).put(uint32_t(0)).put(uint32_t(64));
+	b.put(uint32_t(48)).put(uint32_t(0x30)).put(uint8_t(0)).put(uint8_t(0));
+	write(dir, "nv12-gl-texture-external", nv12Viewed(b, 0));
+	b = factory(6); // GlBuffer: GL_PIXEL_UNPACK_BUFFER, GLX
+	b.put(uint32_t(5)).put(uint32_t(0x88EC)).put(uint64_t(kSize)).put(uint32_t(0x30));
+	write(dir, "nv12-gl-buffer", nv12Viewed(b.put(uint8_t(1)).put(uint8_t(1)), 64));
+	b = factory(7); // CudaPitched2D: NVDEC-style NV12
+	b.put(uint64_t(0x7f0000000000)).put(uint32_t(64)).put(uint8_t(2)).put(uint64_t(0));
+	b.put(uint64_t(64 * 48)).put(uint64_t(0)).put(uint64_t(0)).put(uint64_t(kSize));
+	b.put(uint32_t(0)).put(uint8_t(1)).put(uuid).put(uint8_t(1));
+	write(dir, "nv12-cuda-pitched-2d", wrapped(b, PixelFormat::NV12, 64, 48));
+	b = factory(8); // CudaBuffer
+	b.put(uint64_t(0x7f0000100000)).put(uint64_t(kSize)).put(uint32_t(0x60)).put(uint8_t(0));
+	write(dir, "nv12-cuda-buffer", nv12Viewed(b.put(uint8_t(1)), 64));
+	b = factory(9); // CudaSurface
+	b.put(uint64_t(9)).put(uint32_t(0x40)).put(uint32_t(64)).put(uint32_t(48));
+	b.put(uint32_t(0x60)).put(uint8_t(0)).put(uint8_t(1));
+	write(dir, "rgba-cuda-surface", wrapped(b, PixelFormat::RGBA, 64, 48));
+	b = factory(10); // OpenClMem: a buffer
+	b.put(uint32_t(0x70)).put(uint32_t(0x71)).put(uint64_t(kSize)).put(uint8_t(1));
+	write(dir, "nv12-opencl-mem", nv12Viewed(b, 64));
+	b = factory(11); // VaSurface: id 0 is legal
+	b.put(uint32_t(0)).put(uint32_t(0x80)).put(uint8_t(1));
+	write(dir, "nv12-va-surface", nv12Viewed(b, 0));
+	b = factory(12); // D3D11Texture: a staging texture with its row pitch
+	b.put(uint32_t(0x90)).put(uint32_t(3)).put(uint32_t(256)).put(uint8_t(1));
+	b.put(uint32_t(0x1234)).put(int32_t(-1)).put(uint8_t(1));
+	write(dir, "rgba-d3d11-texture", wrapped(b, PixelFormat::RGBA, 64, 48));
+	b = factory(13); // D3D12Resource
+	b.put(uint32_t(0x91)).put(uint32_t(1));
+	b.put(uint8_t(1)).put(uint32_t(0x1234)).put(int32_t(0));
+	write(dir, "nv12-d3d12-resource", nv12Viewed(b.put(uint8_t(1)), 0));
+	b = factory(14); // D3D12Buffer
+	b.put(uint32_t(0x92)).put(uint64_t(kSize)).put(uint8_t(0)).put(uint8_t(1));
+	write(dir, "nv12-d3d12-buffer", nv12Viewed(b, 64));
+	b = factory(15); // MetalTexture
+	b.put(uint32_t(0xa0)).put(uint8_t(1)).put(uint64_t(0x100000abc)).put(uint8_t(1));
+	write(dir, "bgra-metal-texture", wrapped(b, PixelFormat::BGRA, 64, 48));
+	b = factory(16); // MetalBuffer
+	b.put(uint32_t(0xa1)).put(uint64_t(kRgbaSize)).put(uint8_t(0)).put(uint8_t(1));
+	write(dir, "rgba-metal-buffer", viewed(b, PixelFormat::RGBA, 64, 48, { { 0, 0, 0, 256 } }));
+	b = factory(17); // WebGpuTexture: WGPUTextureFormat_RGBA8Unorm
+	b.put(uint32_t(0xb0)).put(uint32_t(0xb1)).put(uint32_t(0x12)).put(uint32_t(64));
+	b.put(uint32_t(48)).put(uint8_t(1));
+	write(dir, "rgba-webgpu-texture", wrapped(b, PixelFormat::RGBA, 64, 48));
+}
+
 Bytes drm(bool layerPerPlane)
 {
 	Bytes b;
@@ -220,6 +338,7 @@ int main(int argc, char **argv)
 	wireSeeds(root + "/fuzz_wire");
 	formatSeeds(root + "/fuzz_formats");
 	resourceSeeds(root + "/fuzz_resources");
+	nativeSeeds(root + "/fuzz_native_resources");
 	write(root + "/fuzz_drm_descriptor", "nv12-one-layer", drm(false));
 	write(root + "/fuzz_drm_descriptor", "nv12-layer-per-plane", drm(true));
 	capsSeeds(root + "/fuzz_caps");

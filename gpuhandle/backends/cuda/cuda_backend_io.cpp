@@ -1,9 +1,12 @@
 // The CUDA backend: memory lifetimes, CPU mappings (staging copies), device copies, stream waits.
 #include "cuda/cuda_backend_stream.h"
 
+#include <gpuhandle/layout.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <thread>
 
 namespace gpuhandle::cuda {
@@ -49,13 +52,13 @@ Result<std::array<PlaneSpan, 4>> planeSpans(const Frame &frame,
 				"bytes.",
 				kName, p, span.stride,
 				static_cast<unsigned long long>(span.rowBytes));
-		uint64_t end =
-			view.offset + uint64_t(span.stride) * (span.rows - 1) + span.rowBytes;
-		if (end > allocations[p]->size)
+		const std::optional<uint64_t> end =
+			planeEnd(view.offset, span.stride, span.rows, span.rowBytes);
+		if (!end || *end > allocations[p]->size)
 			return Error::format(
 				ErrorCode::OutOfRange, "planes",
-				"%s: plane %u ends %llu bytes into a buffer of %llu bytes.", kName,
-				p, static_cast<unsigned long long>(end),
+				"%s: plane %u ends %s bytes into a buffer of %llu bytes.", kName, p,
+				end ? std::to_string(*end).c_str() : "2^64 or more",
 				static_cast<unsigned long long>(allocations[p]->size));
 		span.device = allocations[p]->pointer + view.offset;
 	}

@@ -39,8 +39,9 @@ private:
 // A borrowed GL buffer object of `size` bytes.
 struct GlBufferDesc {
 	uint32_t name = 0;
-	uint32_t target = 0; // GL_ARRAY_BUFFER, GL_PIXEL_PACK/UNPACK_BUFFER, GL_SHADER_STORAGE_BUFFER,
-			     // GL_COPY_READ/WRITE_BUFFER, GL_TEXTURE_BUFFER
+	uint32_t target = 0; // GL_ARRAY_BUFFER, GL_ELEMENT_ARRAY_BUFFER, GL_PIXEL_PACK/UNPACK_BUFFER,
+			     // GL_SHADER_STORAGE_BUFFER, GL_COPY_READ/WRITE_BUFFER,
+			     // GL_TEXTURE_BUFFER, GL_UNIFORM_BUFFER
 	uint64_t size = 0;
 	void *context = nullptr;
 	GlFlavour flavour = GlFlavour::Egl;

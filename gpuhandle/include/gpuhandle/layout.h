@@ -6,9 +6,23 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <span>
 
 namespace gpuhandle {
+
+// The byte just past a plane: offset + stride x (rows - 1) + rowBytes (the last row needs only its
+// own bytes). Nullopt when rows is 0 or the sum passes 2^64: geometry checks compare the end with
+// an object's size, and wrapped-around arithmetic must not pass them.
+constexpr std::optional<uint64_t> planeEnd(uint64_t offset, uint64_t stride, uint32_t rows,
+					   uint64_t rowBytes) noexcept
+{
+	uint64_t end = 0;
+	if (rows == 0 || __builtin_mul_overflow(stride, uint64_t{ rows - 1 }, &end) ||
+	    __builtin_add_overflow(end, offset, &end) || __builtin_add_overflow(end, rowBytes, &end))
+		return std::nullopt;
+	return end;
+}
 
 enum class LayoutPolicy : uint8_t {
 	Tight,       // strides hold exactly a row; planes follow each other

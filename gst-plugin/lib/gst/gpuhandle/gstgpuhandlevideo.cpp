@@ -6,10 +6,12 @@
 #include <gpuhandle/colorimetry_mappings.h>
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/format_mappings.h>
+#include <gpuhandle/layout.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstring>
+#include <string>
 
 #include <gst/allocators/allocators.h>
 
@@ -240,15 +242,16 @@ Result<FrameLayout> bufferLayout(GstBuffer *buffer, const GstVideoInfo &info)
 				"Plane %u of the %s %ux%u frame has a stride of %d bytes; a "
 				"row takes %" PRIu64 ".",
 				p, videoFormatName(gstFormat), width, height, stride, row);
-		const uint64_t end = offset + static_cast<uint64_t>(stride) * (rows - 1) + row;
-		if (end > bufferSize)
+		const std::optional<uint64_t> end =
+			planeEnd(offset, static_cast<uint64_t>(stride), rows, row);
+		if (!end || *end > bufferSize)
 			return Error::format(ErrorCode::InvalidArgument, "buffer",
-					     "Plane %u of the %s %ux%u frame ends at byte %" PRIu64
-					     " (offset %" PRIu64
+					     "Plane %u of the %s %ux%u frame ends at byte %s (offset %" PRIu64
 					     ", stride %d, %u rows), past the end of "
 					     "the buffer (%" G_GSIZE_FORMAT " bytes).",
-					     p, videoFormatName(gstFormat), width, height, end,
-					     offset, stride, rows, bufferSize);
+					     p, videoFormatName(gstFormat), width, height,
+					     end ? std::to_string(*end).c_str() : "2^64 or later", offset,
+					     stride, rows, bufferSize);
 		PlaneLayout &out = layout.planes[p];
 		out.width =
 			static_cast<uint32_t>((uint64_t{ width } + plane.hsub - 1) / plane.hsub);
