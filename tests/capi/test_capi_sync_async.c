@@ -231,10 +231,15 @@ END_TEST
 START_TEST(async_wait_on_a_fence_fd)
 {
 	int fd = eventfd(0, EFD_CLOEXEC);
-	int with_fd, signal_fd;
+	/* Signalled through a second descriptor of the same eventfd, made before `fd` belongs to the
+	 * point: its waiter thread closes `fd`, and ThreadSanitizer sees no order between that close
+	 * and any later use of `fd` here (a write, a dup), which only the kernel orders. */
+	int signal_fd = dup(fd);
+	int with_fd;
 	uint64_t one = 1;
 	gpuhandle_sync_point *p = NULL;
 	recorder r;
+	ck_assert_int_ge(signal_fd, 0);
 	recorder_init(&r);
 	ck_assert_int_eq(gpuhandle_sync_point_new_fence_fd(fd, &p, NULL), GPUHANDLE_OK);
 	ck_assert_int_eq(gpuhandle_sync_point_wait_async(p, GPUHANDLE_WAIT_FOREVER, record, &r,
@@ -242,11 +247,6 @@ START_TEST(async_wait_on_a_fence_fd)
 			 GPUHANDLE_OK);
 	gpuhandle_sync_point_unref(p); /* the pending wait keeps the fd open */
 	ck_assert(fd_is_open(fd));
-	/* Signalled through a second descriptor of the same eventfd: `fd` now belongs to the point,
-	 * whose waiter thread closes it (ThreadSanitizer sees no order between a write on it here
-	 * and that close, which the kernel orders). */
-	signal_fd = dup(fd);
-	ck_assert_int_ge(signal_fd, 0);
 	/* counted once the waiter thread runs: its own epoll and wake fds stay for the process */
 	with_fd = open_fd_count();
 	ck_assert_int_eq(write(signal_fd, &one, sizeof(one)), (ssize_t)sizeof(one));
