@@ -34,6 +34,12 @@ packages=(
   libavcodec-dev libavformat-dev libavfilter-dev ffmpeg
   # gpuhandle-demo (the README's first command) writes its contact sheet as PNG with zlib.
   zlib1g-dev
+  # Khronos's Vulkan validation layer with synchronization validation (meson test --setup
+  # vkvalidation, tests/vkvalidation).
+  vulkan-validationlayers
+  # The peer suite (tests/peer): gst-libav's decoders (avdec_h264, decodebin), qtdemux and
+  # compositor/videoscale (good, base) reading gpuhandle's buffers; ffmpeg's libx264 makes clips.
+  gstreamer1.0-libav gstreamer1.0-plugins-good
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

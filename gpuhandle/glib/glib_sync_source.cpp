@@ -22,7 +22,11 @@ namespace {
 struct SourceState {
 	SyncPoint point;
 	WaitDuration timeout;
-	Deadline deadline;
+	// Started on the first prepare, when a main loop begins waiting on the source: counted from
+	// creation, a source made well before its loop runs (or on a loaded machine) would time out
+	// before it had waited its budget. (GLib's own timeout sources count from creation; a wait
+	// budget is the time spent waiting.)
+	std::optional<Deadline> deadline{};
 	gpointer fdTag = nullptr; // set when the waiter's fd is polled by the main loop
 	std::optional<Status> outcome{};
 };
@@ -56,7 +60,7 @@ bool decide(SourceState &state, bool query)
 			return true;
 		}
 	}
-	if (state.deadline.expired()) {
+	if (state.deadline && state.deadline->expired()) {
 		state.outcome = Status(waitTimeoutError(state.point.backend(), state.timeout));
 		return true;
 	}
@@ -66,10 +70,10 @@ bool decide(SourceState &state, bool query)
 // Milliseconds until the next check, rounded up so that a deadline is never woken early.
 gint pollTimeoutMs(const SourceState &state)
 {
-	WaitDuration left = state.deadline.remaining();
+	WaitDuration left = state.deadline->remaining();
 	if (!state.fdTag)
 		left = std::min(left, kSyncSourceSlice);
-	else if (state.deadline.isNever())
+	else if (state.deadline->isNever())
 		return -1;
 	auto ms = std::chrono::ceil<std::chrono::milliseconds>(left).count();
 	return static_cast<gint>(std::clamp<decltype(ms)>(ms, 0, INT_MAX));
@@ -78,6 +82,8 @@ gint pollTimeoutMs(const SourceState &state)
 gboolean sourcePrepare(GSource *source, gint *timeout)
 {
 	SourceState &state = stateOf(source);
+	if (!state.deadline)
+		state.deadline = Deadline::after(state.timeout);
 	if (decide(state, !state.fdTag)) {
 		*timeout = 0;
 		return TRUE;
@@ -131,8 +137,7 @@ GSource *newSource(SyncPoint point, WaitDuration timeout, std::optional<Error> f
 {
 	GSource *source = g_source_new(&kSyncSourceFuncs, sizeof(SyncSource));
 	g_source_set_name(source, "gpuhandle sync source");
-	auto state = std::make_unique<SourceState>(
-		SourceState{ std::move(point), timeout, Deadline::after(timeout) });
+	auto state = std::make_unique<SourceState>(SourceState{ std::move(point), timeout });
 	if (failure)
 		state->outcome = Status(std::move(*failure));
 	else if (state->point.waiter() && state->point.waiter()->pollFd() >= 0)
@@ -154,6 +159,8 @@ GSource *newSource(SyncPoint point, WaitDuration timeout, std::optional<Error> f
  * least every kSyncSourceSlice. The callback (a GpuhandleSyncSourceFunc set with
  * g_source_set_callback()) receives what SyncPoint::wait() would return: 0, Timeout, the
  * driver's error, or NotSupported for a raw carrier. A Noop point fires on the next iteration.
+ * The timeout counts from the first time a main loop polls the source (the first iteration of
+ * its context after g_source_attach()), not from creation.
  *
  * \return A new GSource (transfer full), not attached to any context; never null
  */

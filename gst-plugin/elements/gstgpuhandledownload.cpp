@@ -394,6 +394,7 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 	base->decide_allocation = decideAllocation;
 	base->prepare_output_buffer = prepareOutputBuffer;
 	base->transform = transform;
+	base->transform_meta = transformMetaKeepingPixels;
 	base->start = start;
 	base->stop = stop;
 	base->query = query;

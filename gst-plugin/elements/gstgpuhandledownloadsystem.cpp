@@ -1,6 +1,8 @@
 // gpuhandledownload into system memory: wrapped in place, or mapped and copied.
 #include "gstgpuhandledownload.h"
 
+#include <gst/gpuhandle/gstgpuhandlepeerlayout.hpp>
+
 #define GST_CAT_DEFAULT gst_gpu_handle_download_debug
 
 using namespace gpuhandle;
@@ -66,22 +68,6 @@ bool frameHasDefaultLayout(const Frame &frame, const GstVideoInfo &info)
 	return true;
 }
 
-// Whether a consumer that ignores GstVideoMeta reads `buffer` right: one memory, laid out as
-// GStreamer lays out `info` by default.
-bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info)
-{
-	if (gst_buffer_n_memory(buffer) != 1 || gst_buffer_get_size(buffer) < GST_VIDEO_INFO_SIZE(&info))
-		return false;
-	const GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
-	if (!meta)
-		return true;
-	for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); ++p)
-		if (meta->offset[p] != GST_VIDEO_INFO_PLANE_OFFSET(&info, p) ||
-		    meta->stride[p] != GST_VIDEO_INFO_PLANE_STRIDE(&info, p))
-			return false;
-	return true;
-}
-
 // Whether `inbuf` (the GpuHandle buffer gpuhandleupload made over `source`) says nothing that
 // `source` does not: the same timestamps, offsets and flags, and no metas but the ones upload
 // adds (video, sync, parent). Then `source` itself can go downstream, with no new buffer.
@@ -108,6 +94,13 @@ bool sameMetadata(GstBuffer *source, GstBuffer *inbuf)
 		if (meta->info->api != GST_VIDEO_META_API_TYPE)
 			return false;
 	return true;
+}
+
+gboolean keepOnlyVideoMeta(GstBuffer *, GstMeta **meta, gpointer)
+{
+	if ((*meta)->info->api != GST_VIDEO_META_API_TYPE)
+		*meta = nullptr; // removed
+	return TRUE;
 }
 
 // Maps `frame` (through its backend) and copies its rows into `out`, a buffer of the negotiated
@@ -175,6 +168,27 @@ bool copyFrameInto(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame
 	return true;
 }
 
+// A system-memory wrap of a frame in the default layout, as the peer reads it: with its
+// GstVideoMeta when downstream asked for one, else trimmed to the caps' frame size (a memfd is
+// page-rounded: 348,160 bytes for a 345,600-byte 640x360 I420 frame) without the meta.
+GstFlowReturn pushWrapped(GstBaseTransform *trans, GstBuffer *out, GstBuffer **outbuf)
+{
+	DownloadState &s = stateOf(trans);
+	if (!s.downstreamVideoMeta) {
+		Result<GstBuffer *> trimmed = toDefaultLayout(out, s.info);
+		if (!trimmed) {
+			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, READ,
+						(_("Could not read a gpuhandle frame.")),
+						trimmed.error());
+			return GST_FLOW_ERROR;
+		}
+		out = *trimmed;
+	}
+	notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+	*outbuf = out;
+	return GST_FLOW_OK;
+}
+
 // Into system memory: the frame's own bytes wrapped when they are CPU memory and downstream can
 // read their layout; otherwise mapped through the backend and copied into a pooled buffer.
 GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
@@ -194,11 +208,13 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 			if (!sameMetadata(source, inbuf)) {
 				out = gst_buffer_copy(source); // shares the memories and video meta
 				gst_buffer_unref(source);
+				// The metadata is the input's alone: upstream's metas came onto it
+				// through gpuhandleupload (once, not twice), and elements in
+				// between may have added or removed theirs.
+				gst_buffer_foreach_meta(out, keepOnlyVideoMeta, nullptr);
 				copyMetadata(trans, out, inbuf);
 			}
-			notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
-			*outbuf = out;
-			return GST_FLOW_OK;
+			return pushWrapped(trans, out, outbuf);
 		}
 		gst_buffer_unref(source);
 	}
@@ -209,9 +225,7 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		if (wrapped.ok()) {
 			keepInputAlive(*wrapped, inbuf); // pooled frames stay out of the pool meanwhile
 			copyMetadata(trans, *wrapped, inbuf);
-			notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
-			*outbuf = *wrapped;
-			return GST_FLOW_OK;
+			return pushWrapped(trans, *wrapped, outbuf);
 		}
 		GST_DEBUG_OBJECT(trans, "not wrapped as system memory: %s",
 				 wrapped.error().message().c_str());

@@ -239,6 +239,25 @@ const GstStructure *formatsOf(const char *feature)
 
 } // namespace
 
+gboolean transformMetaKeepingPixels(GstBaseTransform *, GstBuffer *, GstMeta *meta, GstBuffer *)
+{
+	const gchar *const *tags = gst_meta_api_type_get_tags(meta->info->api);
+	if (!tags)
+		return TRUE;
+	static const char *const kStillTrue[] = { GST_META_TAG_VIDEO_STR,
+						  GST_META_TAG_VIDEO_ORIENTATION_STR,
+						  GST_META_TAG_VIDEO_SIZE_STR,
+						  GST_META_TAG_VIDEO_COLORSPACE_STR };
+	for (const gchar *const *tag = tags; *tag; ++tag) {
+		bool known = false;
+		for (const char *keep : kStillTrue)
+			known = known || g_strcmp0(*tag, keep) == 0;
+		if (!known)
+			return FALSE;
+	}
+	return TRUE;
+}
+
 GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features)
 {
 	GstCaps *out = gst_caps_new_empty();

@@ -6,14 +6,15 @@
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/sync_point.h>
 
-#include <gst/video/video.h>
-
 #include "gpuhandle_i18n.h" // _() for the user text of element errors and warnings
 
 #include <atomic>
 #include <chrono>
 #include <optional>
 #include <vector>
+
+#include <gst/base/gstbasetransform.h>
+#include <gst/video/video.h>
 
 // The element types (gstgpuhandleupload.cpp, gstgpuhandledownload.cpp).
 extern "C" GType gst_gpu_handle_upload_get_type(void);
@@ -56,6 +57,14 @@ std::optional<TargetHint> findTargetHint(GstQuery *allocationQuery);
 void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uint8_t *const src[4],
 		   const uint32_t srcStride[4], const PixelFormatInfo &format, uint32_t width,
 		   uint32_t height);
+
+// Both elements' GstBaseTransform::transform_meta: they change a frame's memory, never its
+// pixels, size, orientation or colorimetry, so a meta whose tags are only among video,
+// orientation, size and colorspace stays true and is carried (avdec_h264's SEI user data,
+// crop, time codes, regions of interest); untagged metas are carried as GstBaseTransform
+// carries them; any other tag (memory metas, GstBaseTransform drops those itself) is not.
+gboolean transformMetaKeepingPixels(GstBaseTransform *trans, GstBuffer *outbuf, GstMeta *meta,
+				    GstBuffer *inbuf);
 
 // `caps` with every structure given each of `features` (fields of other memories removed; GL and
 // Vulkan memory limited to the formats GStreamer's elements take for them, GL textures 2D).

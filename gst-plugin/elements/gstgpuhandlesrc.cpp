@@ -7,6 +7,7 @@
 
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlepeerlayout.hpp>
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_src_debug);
@@ -193,6 +194,24 @@ bool negotiatedGpuHandle(GstBaseSrc *bsrc)
 	return gpu;
 }
 
+// Whether downstream reads GstVideoMeta: without it, system-memory buffers must be exactly the
+// caps' frame in GStreamer's default layout (the producer's pool may pad or page-round them).
+gboolean decideAllocation(GstBaseSrc *bsrc, GstQuery *query)
+{
+	SrcState &s = stateOf(bsrc);
+	GstCaps *caps = nullptr;
+	gst_query_parse_allocation(query, &caps, nullptr);
+	if (!caps || !gst_video_info_from_caps(&s.info, caps)) {
+		GST_ELEMENT_ERROR(bsrc, CORE, NEGOTIATION,
+				  (_("The producer's caps are not raw video.")),
+				  ("caps %" GST_PTR_FORMAT, static_cast<void *>(caps)));
+		return FALSE;
+	}
+	s.downstreamVideoMeta =
+		gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr) != FALSE;
+	return GST_BASE_SRC_CLASS(gst_gpu_handle_src_parent_class)->decide_allocation(bsrc, query);
+}
+
 // The frame as a buffer whose last reference signals its release gate (the sync meta's).
 // `gpuHandle`: the pad was negotiated for memory:GpuHandle.
 Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame, bool gpuHandle)
@@ -214,6 +233,9 @@ Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame, bool gpuHandl
 		GstMemory *mem = gst_buffer_peek_memory(*buffer, i);
 		mem->mini_object.flags |= GST_MEMORY_FLAG_READONLY;
 	}
+	SrcState &s = stateOf(bsrc);
+	if (!s.downstreamVideoMeta)
+		return toDefaultLayout(*buffer, s.info);
 	return buffer;
 }
 
@@ -370,6 +392,7 @@ static void gst_gpu_handle_src_class_init(GstGpuHandleSrcClass *klass)
 
 	GstBaseSrcClass *base = GST_BASE_SRC_CLASS(klass);
 	base->get_caps = getCaps;
+	base->decide_allocation = decideAllocation;
 	base->start = start;
 	base->stop = stop;
 	base->unlock = unlock;

@@ -11,6 +11,7 @@
 #include <string>
 
 #include <gst/base/gstpushsrc.h>
+#include <gst/video/video.h>
 
 extern "C" GType gst_gpu_handle_src_get_type(void);
 
@@ -26,6 +27,10 @@ struct SrcState {
 
 	std::unique_ptr<FrameReceiver> receiver{};
 	std::string caps{}; // the producer's caps the pad was negotiated for
+	// From the last allocation query (the streaming thread's): whether downstream reads
+	// GstVideoMeta, and the negotiated video info its system-memory buffers must match.
+	bool downstreamVideoMeta = false;
+	GstVideoInfo info{};
 	std::atomic<bool> flushing{ false };
 	std::atomic<uint64_t> frames{ 0 };
 	std::atomic<uint64_t> gpuHandleFrames{ 0 }; // pushed as memory:GpuHandle

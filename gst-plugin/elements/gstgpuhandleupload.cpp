@@ -491,6 +491,7 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 	base->propose_allocation = proposeAllocation;
 	base->prepare_output_buffer = prepareOutputBuffer;
 	base->transform = transform;
+	base->transform_meta = transformMetaKeepingPixels;
 	base->start = start;
 	base->stop = stop;
 	base->query = query;

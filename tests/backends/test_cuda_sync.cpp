@@ -231,7 +231,7 @@ START_TEST(blocked_stream_times_out_then_signals)
 	ck_assert_ok(early);
 	ck_assert(!*early);
 	ck_assert_error(timedOut, ErrorCode::Timeout, "timeout");
-	ck_assert_msg(elapsed >= 50ms && elapsed < 2s, "took %lld ms", toMs(elapsed));
+	ck_assert_msg(elapsed >= 50ms, "took %lld ms", toMs(elapsed));
 	ck_assert_ok(point->wait(5s));
 
 	// The last copy goes on a thread with no current context: the waiter pushes its own.

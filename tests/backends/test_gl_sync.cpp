@@ -94,9 +94,7 @@ START_TEST(glsync_after_clear_is_waited_and_deleted)
 		ck_assert_int_eq(static_cast<int>(point->kind()), static_cast<int>(SyncKind::GlSync));
 		ck_assert_int_eq(static_cast<int>(point->backend()), static_cast<int>(BackendKind::OpenGL));
 		ck_assert_int_eq(point->waiter()->pollFd(), -1);
-		auto start = Clock::now();
-		ck_assert_ok(point->wait(kDefaultWaitTimeout));
-		ck_assert_msg(msSince(start) < 2000, "the wait took %lld ms", msSince(start));
+		ck_assert_ok(point->wait(kDefaultWaitTimeout)); // done, not the 10 s Timeout
 		auto done = point->isSignaled();
 		ck_assert_ok(done);
 		ck_assert(*done);
@@ -139,25 +137,20 @@ START_TEST(busy_gl_thread_bounds_the_wait_then_wakes_it)
 	long long took = msSince(start);
 	ck_assert_error(status, ErrorCode::Timeout, "timeout");
 	ck_assert_int_eq(static_cast<int>(status.error().kind()), static_cast<int>(ErrorKind::Recoverable));
-	ck_assert_msg(took >= 50 && took < 2000, "a 50 ms wait took %lld ms", took);
-	start = Clock::now();
-	auto polled = point->isSignaled(); // a poll does not block on the busy GL thread
-	took = msSince(start);
+	ck_assert_msg(took >= 50, "a 50 ms wait took %lld ms", took);
+	// A poll does not block on the busy GL thread (it would hang: only this thread frees it).
+	auto polled = point->isSignaled();
 	ck_assert_ok(polled);
 	ck_assert(!*polled);
-	ck_assert_msg(took < 2000, "a poll of a busy GL thread took %lld ms", took);
 
 	// Released from another thread while this one is blocked in a wait.
 	std::thread releaser([&release] {
 		std::this_thread::sleep_for(30ms);
 		release.set_value();
 	});
-	start = Clock::now();
 	status = point->wait(kDefaultWaitTimeout);
-	took = msSince(start);
 	releaser.join();
-	ck_assert_ok(status);
-	ck_assert_msg(took < 2000, "the wake-up took %lld ms", took);
+	ck_assert_ok(status); // woken, not the 10 s Timeout
 }
 END_TEST
 
@@ -241,19 +234,16 @@ START_TEST(reusable_eglsync_times_out_then_wakes)
 	Status status = point->wait(50ms);
 	long long took = msSince(start);
 	ck_assert_error(status, ErrorCode::Timeout, "timeout");
-	ck_assert_msg(took >= 50 && took < 2000, "a 50 ms wait took %lld ms", took);
+	ck_assert_msg(took >= 50, "a 50 ms wait took %lld ms", took);
 	ck_assert_error(point->wait(0ns), ErrorCode::Timeout, "timeout");
 
 	std::thread signaller([sync, signalSync] {
 		std::this_thread::sleep_for(30ms);
 		signalSync(g_gl->display, sync, EGL_SIGNALED_KHR);
 	});
-	start = Clock::now();
 	status = point->wait(kDefaultWaitTimeout);
-	took = msSince(start);
 	signaller.join();
-	ck_assert_ok(status);
-	ck_assert_msg(took < 2000, "the wake-up took %lld ms", took);
+	ck_assert_ok(status); // woken by the signal, not the 10 s Timeout
 }
 END_TEST
 

@@ -226,14 +226,13 @@ START_TEST(timed_out_commands_keep_their_memory_until_done)
 		ck_assert_ok(src);
 		ck_assert_ok(dst);
 		Frame other = allocateOk(*backend, PixelFormat::RGBA, 33, 17);
-		auto start = std::chrono::steady_clock::now();
+		// Timeout, not a hang: the queue is held until after these calls.
 		auto copied = backend->copyFrame(*dst, *src, std::chrono::milliseconds(50));
 		ck_assert_error(copied, ErrorCode::Timeout, "timeout");
 		ck_assert(copied.error().message().find("did not finish within 50 ms") !=
 			  std::string::npos);
 		ck_assert_error(backend->map(other, MapAccess::Read, std::chrono::milliseconds(50)),
 				ErrorCode::Timeout, "timeout");
-		ck_assert(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
 	}
 	// Every frame is gone; the queued copy still holds the host memory it reads and writes.
 	ck_assert_int_eq(host.released.load(), 0);

@@ -87,8 +87,9 @@ START_TEST(unsignalled_event_times_out)
 	auto took = Clock::now() - start;
 	ck_assert_error(status, ErrorCode::Timeout, "timeout");
 	ck_assert_int_eq(static_cast<int>(status.error().kind()), static_cast<int>(ErrorKind::Recoverable));
-	ck_assert_msg(took >= 50ms && took < 2s, "a 50 ms wait took %lld ms",
-		      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+	ck_assert_msg(took >= 50ms, "a 50 ms wait took %lld ms",
+		      static_cast<long long>(
+			      std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
 	ck_assert_error(point->wait(0ns), ErrorCode::Timeout, "timeout");
 
 	clSetUserEventStatus(event, CL_COMPLETE); // lets the driver drop its callback
@@ -105,13 +106,9 @@ START_TEST(completion_from_another_thread_wakes_the_waiter)
 		std::this_thread::sleep_for(30ms);
 		clSetUserEventStatus(event, CL_COMPLETE);
 	});
-	auto start = Clock::now();
 	Status status = point->wait(kDefaultWaitTimeout);
-	auto took = Clock::now() - start;
 	signaller.join();
-	ck_assert_ok(status);
-	ck_assert_msg(took < 2s, "the wake-up took %lld ms",
-		      static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+	ck_assert_ok(status); // woken by the completion, not the 10 s Timeout
 	auto done = point->isSignaled();
 	ck_assert_ok(done);
 	ck_assert(*done);

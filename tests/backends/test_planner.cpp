@@ -4,12 +4,14 @@
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/layout.h>
 
+#include "fd_count.h"
+#include "frame_pattern.h"
+
+#include <atomic>
 #include <sys/eventfd.h>
 #include <thread>
 #include <unistd.h>
 
-#include "fd_count.h"
-#include "frame_pattern.h"
 #include "check_helpers.h"
 
 using namespace gpuhandle;
@@ -31,6 +33,30 @@ AllocateRequest request(PixelFormat format, uint32_t width, uint32_t height)
 	r.width = width;
 	r.height = height;
 	return r;
+}
+
+// An acquire fence as the planner sees it: a CpuFence that notes its waits and adds up the
+// budgets they were given (the planner waits on the thread that imports).
+struct WatchedFence final : SyncWaiter {
+	std::shared_ptr<CpuFence> fence = CpuFence::create().value();
+	std::atomic<int> waits{ 0 };
+	WaitDuration budgets{ 0 };
+	BackendKind backend() const noexcept override { return BackendKind::Cpu; }
+	Status wait(WaitDuration timeout) override
+	{
+		budgets += timeout;
+		waits++;
+		return fence->wait(timeout);
+	}
+	Result<bool> isSignaled() override { return fence->isSignaled(); }
+	int pollFd() const noexcept override { return fence->pollFd(); }
+};
+
+SyncPoint pointOver(const std::shared_ptr<WatchedFence> &watched)
+{
+	Result<SyncPoint> point = SyncPoint::fromWaiter(SyncKind::Cpu, watched);
+	ck_assert_ok(point);
+	return *point;
 }
 
 START_TEST(a_frame_already_in_the_target_goes_direct)
@@ -123,17 +149,21 @@ START_TEST(copies_wait_for_the_acquire_point)
 	BackendRef cpu = open(BackendKind::Cpu);
 	BackendRef fd = open(BackendKind::Fd);
 	Frame frame = cpu->allocate(request(PixelFormat::NV12, 64, 32)).value();
-	auto fence = CpuFence::create().value();
-	frame.setAcquire(fence->point());
+	auto watched = std::make_shared<WatchedFence>();
+	frame.setAcquire(pointOver(watched));
 	ImportOptions options;
 	options.source = cpu;
 	options.timeout = 50ms;
 	ck_assert_error(importFrame(frame, *fd, options), ErrorCode::Timeout, "timeout");
 
 	options.timeout = 5s;
-	std::thread producer([fence] {
+	const int waitsBefore = watched->waits;
+	std::thread producer([watched, waitsBefore] {
+		// The 20 ms start once the planner waits (bounded, for a planner that never does).
+		for (int i = 0; i < 10000 && watched->waits == waitsBefore; ++i)
+			std::this_thread::sleep_for(1ms);
 		std::this_thread::sleep_for(20ms);
-		fence->signal();
+		watched->fence->signal();
 	});
 	Result<ImportResult> result = importFrame(frame, *fd, options);
 	producer.join();
@@ -151,15 +181,18 @@ START_TEST(one_deadline_bounds_the_whole_import)
 	BackendRef cpu = open(BackendKind::Cpu);
 	BackendRef fd = open(BackendKind::Fd);
 	Frame frame = fd->allocate(request(PixelFormat::NV12, 64, 32)).value();
-	auto fence = CpuFence::create().value();
-	frame.setAcquire(fence->point());
+	auto watched = std::make_shared<WatchedFence>();
+	frame.setAcquire(pointOver(watched));
 	ImportOptions options;
 	options.source = fd;
 	options.timeout = 100ms;
-	const auto start = std::chrono::steady_clock::now();
 	// The host-pointer route waits (the mapping), then the copy routes would wait again.
 	ck_assert_error(importFrame(frame, *cpu, options), ErrorCode::Timeout, "timeout");
-	ck_assert(std::chrono::steady_clock::now() - start < 1s);
+	// All its waits together were given one timeout, whatever the time they took.
+	const auto given = std::chrono::duration_cast<std::chrono::milliseconds>(watched->budgets);
+	ck_assert_int_ge(watched->waits.load(), 1);
+	ck_assert_msg(watched->budgets <= options.timeout, "%d waits were given %lld ms in all",
+		      watched->waits.load(), static_cast<long long>(given.count()));
 }
 END_TEST
 

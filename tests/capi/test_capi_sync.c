@@ -82,7 +82,7 @@ START_TEST(fence_fd_takes_ownership)
 	ck_assert_int_eq(gpuhandle_error_get_kind(e), GPUHANDLE_ERROR_KIND_RECOVERABLE);
 	gpuhandle_error_unref(e);
 	e = NULL;
-	ck_assert_msg(elapsed >= 50.0 && elapsed < 2000.0, "timed out after %.1f ms", elapsed);
+	ck_assert_msg(elapsed >= 50.0, "timed out after %.1f ms", elapsed);
 
 	ck_assert_int_eq(write(fd, &one, sizeof(one)), (ssize_t)sizeof(one));
 	ck_assert_int_eq(gpuhandle_sync_point_wait(p, GPUHANDLE_DEFAULT_WAIT_TIMEOUT_NS, &e),
@@ -417,7 +417,7 @@ START_TEST(composites)
 	start = now_ms();
 	ck_assert_int_eq(gpuhandle_sync_point_wait(any, 50000000, &e), GPUHANDLE_ERROR_TIMEOUT);
 	elapsed = now_ms() - start;
-	ck_assert_msg(elapsed >= 50.0 && elapsed < 2000.0, "any timed out after %.1f ms", elapsed);
+	ck_assert_msg(elapsed >= 50.0, "any timed out after %.1f ms", elapsed);
 	gpuhandle_error_unref(e);
 	e = NULL;
 	gpuhandle_cpu_fence_signal(fb);

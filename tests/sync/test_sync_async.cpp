@@ -179,7 +179,6 @@ START_TEST(test_hybrid_timeout_cancel_and_errors)
 	auto elapsed =
 		std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 	ck_assert_int_ge(elapsed, 50);
-	ck_assert_int_lt(elapsed, 2000);
 	ck_assert_error(*timedOut.status, ErrorCode::Timeout, "timeout");
 	ck_assert(timedOut.status->error().kind() == ErrorKind::Recoverable);
 
@@ -255,7 +254,6 @@ START_TEST(test_awaitable_timeout)
 	auto elapsed =
 		std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count();
 	ck_assert_int_ge(elapsed, 30);
-	ck_assert_int_lt(elapsed, 2000);
 	ck_assert_error(*timedOut.status, ErrorCode::Timeout, "timeout");
 	ck_assert(timedOut.thread == thread->threadId());
 }

@@ -108,7 +108,7 @@ START_TEST(fence_fd_waits_by_poll)
 		auto start = Clock::now();
 		ck_assert_error(point.wait(50ms), ErrorCode::Timeout, "timeout");
 		auto waited = Clock::now() - start;
-		ck_assert(waited >= 50ms && waited < 2s);
+		ck_assert(waited >= 50ms);
 		ck_assert(point.wait(1ms).error().kind() == ErrorKind::Recoverable);
 		std::thread signaller([raw] { std::this_thread::sleep_for(20ms); signalEventfd(raw); });
 		ck_assert_ok(point.wait(kWaitForever));
@@ -131,9 +131,7 @@ START_TEST(cpu_fence_wakes_a_blocked_waiter)
 		ck_assert_int_ge((*fence)->pollFd(), 0);
 		ck_assert_error(point.wait(30ms), ErrorCode::Timeout, "timeout");
 		std::thread signaller([f = *fence] { std::this_thread::sleep_for(20ms); f->signal(); });
-		auto start = Clock::now();
-		ck_assert_ok(point.wait());
-		ck_assert(Clock::now() - start < 2s);
+		ck_assert_ok(point.wait()); // woken by the signal, not the default 10 s Timeout
 		signaller.join();
 		(*fence)->signal(); // a second signal does nothing
 		ck_assert(*point.isSignaled());
@@ -181,7 +179,7 @@ START_TEST(composites_over_mixed_points)
 	ck_assert(!*any.isSignaled());
 	ck_assert_error(any.wait(20ms), ErrorCode::Timeout, "timeout");
 	std::thread signaller([b] { std::this_thread::sleep_for(20ms); signalEventfd(b); });
-	ck_assert_ok(any.wait(2s));
+	ck_assert_ok(any.wait(kDefaultWaitTimeout));
 	signaller.join();
 	ck_assert(!*all.isSignaled());
 	ck_assert(!*chain.isSignaled());
@@ -224,7 +222,7 @@ START_TEST(release_gate_signals_the_producer)
 	ck_assert(!*released.isSignaled());
 	ck_assert_ok(gate.signal()); // only the first signal counts
 	std::thread gpu([consumerFd] { std::this_thread::sleep_for(20ms); signalEventfd(consumerFd); });
-	ck_assert_ok(released.wait(2s));
+	ck_assert_ok(released.wait(kDefaultWaitTimeout));
 	gpu.join();
 }
 END_TEST

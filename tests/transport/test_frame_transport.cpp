@@ -232,9 +232,8 @@ START_TEST(producer_killed_midstream_is_an_error_not_a_hang)
 		kill(child, SIGKILL);
 		int status = 0;
 		waitpid(child, &status, 0);
-		// Frames already queued may still arrive; then the loss is reported, well before
-		// the timeout.
-		const auto start = std::chrono::steady_clock::now();
+		// Frames already queued may still arrive; then the loss is reported, before the
+		// timeout: Io, not Timeout.
 		Result<std::optional<Frame>> next = std::optional<Frame>();
 		do {
 			next = (*receiver)->receive(5s);
@@ -242,8 +241,8 @@ START_TEST(producer_killed_midstream_is_an_error_not_a_hang)
 				(void)(**next).release().signal();
 		} while (next.ok() && *next);
 		ck_assert(!next.ok());
-		ck_assert_int_eq(static_cast<int>(next.error().code()), static_cast<int>(ErrorCode::Io));
-		ck_assert(std::chrono::steady_clock::now() - start < 4s);
+		ck_assert_int_eq(static_cast<int>(next.error().code()),
+				 static_cast<int>(ErrorCode::Io));
 		// It stays lost.
 		ck_assert_error((*receiver)->receive(1s), ErrorCode::Io, "peer");
 	}
@@ -355,8 +354,8 @@ START_TEST(hostile_consumer_is_dropped_and_others_carry_on)
 	const char junk[] = "not a gpuhandle message";
 	for (int i = 0; i < 20; ++i)
 		(void)send(raw, junk, sizeof junk, MSG_NOSIGNAL);
-	// Dropped within a second; the good consumer still gets frames.
-	for (int i = 0; i < 100 && (*sender)->stats().peersLost == 0; ++i)
+	// Dropped (polled for up to 10 s); the good consumer still gets frames.
+	for (int i = 0; i < 1000 && (*sender)->stats().peersLost == 0; ++i)
 		std::this_thread::sleep_for(10ms);
 	FrameSenderStats stats = (*sender)->stats();
 	ck_assert_uint_eq(stats.peersLost, 1);

@@ -25,7 +25,8 @@ typedef gboolean (*GpuhandleSyncSourceFunc)(int status, const char *message, gpo
  * gpuhandle_sync_source_new_fd:
  * @fd: a fence fd (sync_file, eventfd, any fd that polls readable once signalled); borrowed:
  *      the source waits on its own duplicate
- * @timeout_us: the wait budget in microseconds; negative waits forever
+ * @timeout_us: the wait budget in microseconds, counted from the first main-loop iteration
+ *              after g_source_attach(); negative waits forever
  *
  * A source that fires once the fd polls readable (no extra thread: the fd is polled by the
  * main loop), or with status Timeout once @timeout_us passed. An fd that is not open makes a
@@ -39,7 +40,8 @@ GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
  * gpuhandle_sync_source_new:
  * @point: (transfer none): a sync point of the C API (gpuhandle_sync.h); the source keeps its
  *         own reference to the fence. NULL makes a source that fires at once with NullHandle.
- * @timeout_us: the wait budget in microseconds; negative waits forever
+ * @timeout_us: the wait budget in microseconds, counted from the first main-loop iteration
+ *              after g_source_attach(); negative waits forever
  *
  * A source that fires once @point is signalled: pollable fences are polled by the main loop
  * itself, others are re-checked every 2 ms. The callback gets the outcome of the wait.
@@ -58,7 +60,8 @@ namespace gpuhandle {
 // A source over any sync point: pollable waiters (pollFd() >= 0) are polled by the main loop,
 // the others are checked with isSignaled() every kSyncSourceSlice; the outcome of the wait
 // (ok, Timeout, the driver's error, NotSupported for a raw carrier) goes to the
-// GpuhandleSyncSourceFunc callback. The source holds `point` until it is finalized.
+// GpuhandleSyncSourceFunc callback. `timeout` counts from the first main-loop iteration after
+// g_source_attach(). The source holds `point` until it is finalized.
 // Returns a new, unattached source (transfer full); never null.
 GSource *makeSyncSource(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout);
 

@@ -1,0 +1,51 @@
+#!/bin/bash
+# Runs one test under Khronos's Vulkan validation layer (meson test --setup vkvalidation): the
+# test's own result, and a failure for every validation error or warning it (or a program it
+# started) printed, except those in suppressions.txt (each naming the third-party code it is in).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+layer_json=
+for dir in /usr/share/vulkan/explicit_layer.d /usr/local/share/vulkan/explicit_layer.d \
+	/etc/vulkan/explicit_layer.d; do
+	[ -f "$dir/VkLayer_khronos_validation.json" ] && layer_json="$dir/VkLayer_khronos_validation.json"
+done
+if [ -z "$layer_json" ]; then
+	echo "SKIP: the Khronos validation layer is not installed (Debian: vulkan-validationlayers)"
+	exit 77
+fi
+export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
+export VK_LAYER_SETTINGS_PATH="$here/vk_layer_settings.txt"
+export GPUHANDLE_UNDER_VKVALIDATION=1
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+# stdout and stderr both reach meson's log; the layer writes its messages to stdout.
+"$@" > >(tee "$log") 2>&1
+rc=$?
+wait # for tee
+if [ "$rc" -ne 0 ]; then
+	exit "$rc" # a failure or a skip (77) of the test itself
+fi
+# One line per message: "Validation Error: [ VUID ] ... | MessageID = ... | text".
+mapfile -t patterns < <(grep -v '^\s*\(#\|$\)' "$here/suppressions.txt" | cut -f1)
+messages=$(grep -a -E 'Validation (Error|Warning|Performance Warning):' "$log" || true)
+reported=0
+suppressed=0
+while IFS= read -r line; do
+	[ -n "$line" ] || continue
+	hit=0
+	for p in "${patterns[@]}"; do
+		if grep -qF -- "$p" <<<"$line"; then
+			hit=1
+			break
+		fi
+	done
+	if [ "$hit" -eq 1 ]; then
+		suppressed=$((suppressed + 1))
+	else
+		reported=$((reported + 1))
+	fi
+done <<<"$messages"
+echo "vkvalidation: $reported message(s) from the validation layer, $suppressed suppressed (tests/vkvalidation/suppressions.txt)"
+[ "$reported" -eq 0 ] || exit 1
+exit 0
