@@ -292,6 +292,31 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 		signals[static_cast<size_t>(i)] = f.sem_value[i] + 1;
 		stages[static_cast<size_t>(i)] = VK_PIPELINE_STAGE_ALL_COMMANDS_BIT;
 	}
+	// A release to VK_QUEUE_FAMILY_EXTERNAL changes no layout on this device until an acquire
+	// here (the validation layer, like the spec, performs a transfer's layout change as part of
+	// the acquire, and FFmpeg never acquires its images back): so the move to GENERAL is a
+	// barrier of its own, and the release that follows keeps GENERAL. FFmpeg's next use of the
+	// pooled frame then starts from the GENERAL that layout[] says.
+	std::array<VkImageMemoryBarrier, 4> releases{};
+	if (release) {
+		for (int i = 0; i < planes; i++) {
+			VkImageMemoryBarrier &b = barriers[static_cast<size_t>(i)];
+			VkImageMemoryBarrier &r = releases[static_cast<size_t>(i)];
+			r = b;
+			r.srcAccessMask = kGeneralAccess;
+			r.dstAccessMask = 0;
+			r.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
+			b.dstQueueFamilyIndex = b.srcQueueFamilyIndex == family
+							? VK_QUEUE_FAMILY_IGNORED
+							: family; // acquired here first when
+								  // FFmpeg's frame is another
+								  // family's
+			b.srcQueueFamilyIndex = b.srcQueueFamilyIndex == family
+							? VK_QUEUE_FAMILY_IGNORED
+							: b.srcQueueFamilyIndex;
+			r.srcQueueFamilyIndex = family;
+		}
+	}
 	VkCommandBufferBeginInfo begin{};
 	begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
 	begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -300,6 +325,11 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 		fns.cmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
 				       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
 				       nullptr, static_cast<uint32_t>(planes), barriers.data());
+		if (release)
+			fns.cmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+					       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+					       nullptr, static_cast<uint32_t>(planes),
+					       releases.data());
 		r = fns.endCommandBuffer(commands);
 	}
 	if (r == VK_SUCCESS) {
@@ -333,7 +363,9 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 			f.access[i] = static_cast<VkAccessFlagBits>(kGeneralAccess);
 			f.sem_value[i]++;
 #if GPUHANDLE_FFMPEG_VK_LOCKS
-			f.queue_family[i] = barriers[static_cast<size_t>(i)].dstQueueFamilyIndex;
+			f.queue_family[i] =
+				release ? VK_QUEUE_FAMILY_EXTERNAL
+					: barriers[static_cast<size_t>(i)].dstQueueFamilyIndex;
 #endif
 		}
 	}

@@ -167,16 +167,22 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 					     frame.numResources());
 		const DmaBufDesc &d = frame.resource(0).get<DmaBuf>()->desc();
 		desc.numResources = desc.numPlanes = (*info)->numPlanes;
+		std::vector<Allocation *> acquired;
+		std::vector<KeepAliveRef> keep;
 		for (uint32_t p = 0; p < (*info)->numPlanes; p++) {
 			auto allocation = importDmaBufImage(frame, p, d);
 			if (!allocation)
 				return std::move(allocation).error();
+			acquired.push_back(allocation->get());
+			keep.push_back(*allocation);
 			auto resource = anchoredResource(user_, std::move(*allocation));
 			if (!resource)
 				return std::move(resource).error();
 			desc.resources[p] = std::move(*resource);
 			desc.planes[p] = PlaneView{ p, 0, 0, 0 };
 		}
+		if (Status taken = acquireImported(acquired, std::move(keep)); !taken)
+			return std::move(taken).error();
 		return Frame::create(std::move(desc));
 	}
 	// Every object of every resource in order: plane (r, object o) -> resource base[r] + o.
@@ -387,8 +393,8 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 	a.planeFormat = planeInfo.format;
 	a.width = width;
 	a.height = height;
-	// The producer left it in GENERAL (the convention for shared images); every use acquires it
-	// from outside, which keeps its contents.
+	// The producer left it in GENERAL (the convention for shared images); importDmaBuf acquires
+	// it from outside (acquireImported), which keeps its contents.
 	a.layout = VK_IMAGE_LAYOUT_GENERAL;
 	a.externalFamily = s.ext.queueFamilyForeign ? VK_QUEUE_FAMILY_FOREIGN_EXT
 						    : VK_QUEUE_FAMILY_EXTERNAL;

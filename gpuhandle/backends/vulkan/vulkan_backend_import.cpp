@@ -185,6 +185,8 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 		return routeNotSupported(kName, ImportRoute::OpaqueFd,
 					 "the device was opened without VK_KHR_external_memory_fd.");
 	std::array<Resource, 4> out{};
+	std::vector<Allocation *> acquired;
+	std::vector<KeepAliveRef> keep;
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
 		const VulkanMemoryFd *memoryFd = frame.resource(i).get<VulkanMemoryFd>();
 		if (!memoryFd) {
@@ -221,9 +223,10 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 			a.width = x.width;
 			a.height = x.height;
 			a.optimal = x.tiling == VK_IMAGE_TILING_OPTIMAL;
-			// Shared with the exporter, which leaves its images in GENERAL (this backend
-			// moves them there when it exports them): every use acquires the image from
-			// outside, which keeps what the exporter wrote, and releases it back after.
+			// Shared with the exporter, which leaves its images in GENERAL (this
+			// backend moves them there when it exports them): acquired from outside
+			// before the frame is returned (acquireImported), which keeps what the
+			// exporter wrote.
 			a.layout = VK_IMAGE_LAYOUT_GENERAL;
 			a.externalFamily = VK_QUEUE_FAMILY_EXTERNAL;
 			for (uint32_t p = 0; p < frame.numPlanes(); p++)
@@ -234,11 +237,17 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 							     "imported image's rows are %u bytes apart.",
 							     p, frame.plane(p).stride, a.rowPitch);
 		}
+		if (a.image) {
+			acquired.push_back(&a);
+			keep.push_back(*allocation);
+		}
 		auto resource = anchoredResource(user_, std::move(*allocation));
 		if (!resource)
 			return std::move(resource).error();
 		out[i] = std::move(*resource);
 	}
+	if (Status taken = acquireImported(acquired, std::move(keep)); !taken)
+		return std::move(taken).error();
 	return frameLike(frame, std::span(out.data(), frame.numResources()));
 }
 
@@ -352,6 +361,35 @@ Status VulkanBackend::shareImages(const Frame &frame,
 			for (Allocation *a : released) {
 				a->layout = VK_IMAGE_LAYOUT_GENERAL;
 				a->externalFamily = family;
+			}
+		},
+		kDefaultWaitTimeout, std::move(keep));
+}
+
+Status VulkanBackend::acquireImported(const std::vector<Allocation *> &images,
+				      std::vector<KeepAliveRef> keep)
+{
+	if (images.empty())
+		return {};
+	const DeviceState &s = *state_;
+	return state_->submit(
+		"vulkan: importFrame()",
+		[&](VkCommandBuffer commands) {
+			std::vector<VkImageMemoryBarrier> barriers;
+			for (const Allocation *a : images)
+				barriers.push_back(generalBarrier(
+					*a, VK_IMAGE_LAYOUT_GENERAL, a->externalFamily,
+					s.queueFamily, 0,
+					VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT));
+			s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+						VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
+						0, nullptr, static_cast<uint32_t>(barriers.size()),
+						barriers.data());
+		},
+		[&] {
+			for (Allocation *a : images) {
+				a->layout = VK_IMAGE_LAYOUT_GENERAL;
+				a->externalFamily = VK_QUEUE_FAMILY_IGNORED; // this family's now
 			}
 		},
 		kDefaultWaitTimeout, std::move(keep));

@@ -303,6 +303,13 @@ private:
 	// driver discard what the other side writes) and released to that family.
 	Status shareImages(const Frame &frame, const std::array<Allocation *, 4> &allocations,
 			   uint32_t family);
+	// Takes imported images (shared with an exporter, externalFamily set) on this device's
+	// queue family before anyone uses them: acquired from that family in GENERAL (which keeps
+	// what the exporter wrote), so that the frame leaves importFrame() in the state every
+	// Vulkan consumer on this device assumes of an image it is handed (GStreamer's barrier
+	// state, AVVkFrame's layout[]): GENERAL, owned by this queue family. Waited for.
+	Status acquireImported(const std::vector<Allocation *> &images,
+			       std::vector<KeepAliveRef> keep);
 
 	std::shared_ptr<DeviceUser> user_;
 	std::shared_ptr<DeviceState> state_;
