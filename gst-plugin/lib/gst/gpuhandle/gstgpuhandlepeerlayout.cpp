@@ -36,25 +36,9 @@ GstBuffer *trimInPlace(GstBuffer *buffer, const GstVideoInfo &info)
 	return buffer;
 }
 
-GstBuffer *newOutput(const GstVideoInfo &info, GstBufferPool *pool)
-{
-	GstBuffer *out = nullptr;
-	if (pool && gst_buffer_pool_is_active(pool) &&
-	    gst_buffer_pool_acquire_buffer(pool, &out, nullptr) == GST_FLOW_OK && out) {
-		if (gst_buffer_get_size(out) >= GST_VIDEO_INFO_SIZE(&info)) {
-			if (GstVideoMeta *meta = gst_buffer_get_video_meta(out))
-				gst_buffer_remove_meta(out, &meta->meta);
-			return out;
-		}
-		gst_buffer_unref(out);
-	}
-	return gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
-}
-
 } // namespace
 
-Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info,
-				    GstBufferPool *pool)
+Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info)
 {
 	if (!buffer)
 		return Error(ErrorCode::NullHandle, "buffer", "The buffer is null.");
@@ -71,7 +55,7 @@ Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info,
 			gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
 			GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info), size);
 	}
-	GstBuffer *out = newOutput(info, pool);
+	GstBuffer *out = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
 	GstVideoFrame dst;
 	if (!out || !gst_video_frame_map(&dst, &info, out, GST_MAP_WRITE)) {
 		gst_video_frame_unmap(&src);

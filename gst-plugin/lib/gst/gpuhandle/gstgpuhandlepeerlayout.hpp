@@ -18,11 +18,10 @@ bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 // GST_VIDEO_INFO_SIZE(info) bytes in GStreamer's default layout for `info`, and no GstVideoMeta.
 // `buffer` (transfer full) is fixed in place when hasDefaultLayout() (trimmed, its video meta
 // removed; a shared buffer is first copied shallowly, so no pixel moves); otherwise its frame is
-// copied into a buffer of `pool` (when given and active) or a new one, which takes its
+// copied into a new buffer, which takes its
 // timestamps, flags and metas (but the video meta). Returns the buffer to push (transfer full).
 // On error `buffer` is released. Errors: InvalidArgument (a buffer too small for its layout, or
 // that does not map), Io (no output buffer).
-Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info,
-				    GstBufferPool *pool = nullptr);
+Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 
 } // namespace gpuhandle::gst
