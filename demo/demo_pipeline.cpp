@@ -36,12 +36,6 @@ GstFlowReturn newSample(GstAppSink *sink, gpointer self)
 	return static_cast<Pipeline *>(self)->onSample(GST_ELEMENT(sink));
 }
 
-GstPadProbeReturn glFrameProbe(GstPad *, GstPadProbeInfo *info, gpointer self)
-{
-	static_cast<Pipeline *>(self)->onGlFrame(GST_PAD_PROBE_INFO_BUFFER(info));
-	return GST_PAD_PROBE_OK;
-}
-
 void logFunction(GstDebugCategory *category, GstDebugLevel level, const gchar *, const gchar *,
 		 gint, GObject *object, GstDebugMessage *message, gpointer self)
 {
@@ -99,7 +93,6 @@ Pipeline::~Pipeline()
 		gst_object_unref(bus_);
 		gst_object_unref(pipeline_);
 	}
-	releaseGlFrames(GST_CLOCK_TIME_NONE);
 	if (logInstalled_) {
 		gst_debug_remove_log_function(logFunction);
 		gst_debug_add_log_function(gst_debug_log_default, nullptr, nullptr);
@@ -148,15 +141,6 @@ Status Pipeline::start(std::chrono::seconds timeout)
 	callbacks.new_sample = newSample;
 	gst_app_sink_set_callbacks(GST_APP_SINK(sink), &callbacks, this, nullptr);
 	gst_object_unref(sink);
-	if (GstElement *intoGl = gst_bin_get_by_name(GST_BIN(pipeline_), "into-gl")) {
-		GstPad *pad = gst_element_get_static_pad(intoGl, "src");
-		if (pad) {
-			gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, glFrameProbe, this,
-					  nullptr);
-			gst_object_unref(pad);
-		}
-		gst_object_unref(intoGl);
-	}
 	if (gst_element_set_state(pipeline_, GST_STATE_PLAYING) == GST_STATE_CHANGE_FAILURE) {
 		if (Status polled = poll(std::chrono::milliseconds(0)); !polled)
 			return polled;
@@ -194,11 +178,7 @@ GstFlowReturn Pipeline::onSample(GstElement *sink)
 			gst_video_frame_unmap(&frame);
 		}
 	}
-	const GstClockTime pts = GST_BUFFER_PTS(gst_sample_get_buffer(sample));
 	gst_sample_unref(sample);
-	// The thumbnail was read back (gldownload's map waits for GL): the frames it came
-	// from may go.
-	releaseGlFrames(pts);
 	if (!placed) {
 		std::lock_guard<std::mutex> lock(mutex_);
 		if (sampleStatus_)
@@ -230,27 +210,6 @@ void Pipeline::onLog(GstDebugCategory *category, GstDebugLevel level, GObject *o
 	if (ours && !forwardPathLines_ && level > GST_LEVEL_ERROR)
 		return;
 	forward(category, level, object, message);
-}
-
-void Pipeline::onGlFrame(GstBuffer *buffer)
-{
-	std::lock_guard<std::mutex> lock(mutex_);
-	glFrames_.push_back(gst_buffer_ref(buffer));
-}
-
-void Pipeline::releaseGlFrames(GstClockTime upTo)
-{
-	std::deque<GstBuffer *> done;
-	{
-		std::lock_guard<std::mutex> lock(mutex_);
-		while (!glFrames_.empty() &&
-		       (upTo == GST_CLOCK_TIME_NONE || GST_BUFFER_PTS(glFrames_.front()) <= upTo)) {
-			done.push_back(glFrames_.front());
-			glFrames_.pop_front();
-		}
-	}
-	for (GstBuffer *buffer : done) // outside the lock: freeing a texture waits for GL
-		gst_buffer_unref(buffer);
 }
 
 Status Pipeline::poll(std::chrono::milliseconds wait)
@@ -397,7 +356,6 @@ Status Pipeline::finish()
 		if (Status polled = poll(std::chrono::milliseconds(50)); !polled)
 			return polled;
 	}
-	releaseGlFrames(GST_CLOCK_TIME_NONE);
 	return poll(std::chrono::milliseconds(0));
 }
 

@@ -7,7 +7,6 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <mutex>
 #include <string>
@@ -70,12 +69,10 @@ public:
 	GstFlowReturn onSample(GstElement *sink);
 	void onLog(GstDebugCategory *category, GstDebugLevel level, GObject *object,
 		   GstDebugMessage *message);
-	void onGlFrame(GstBuffer *buffer);
 
 private:
 	Status poll(std::chrono::milliseconds wait);
 	Status waitForRoom();
-	void releaseGlFrames(GstClockTime upTo);
 
 	Sheet &sheet_;
 	std::string description_;
@@ -92,10 +89,6 @@ private:
 	int64_t rendered_ = 0;
 	Status sampleStatus_{};
 	std::map<std::string, std::vector<std::string>> pathLines_;
-	// into-gl's buffers (textures over imported Vulkan memory), held until their thumbnail
-	// has been read back: llvmpipe draws later, on flush, and must not sample a texture whose
-	// memory object is gone by then.
-	std::deque<GstBuffer *> glFrames_;
 };
 
 } // namespace gpuhandle::demo

@@ -8,6 +8,7 @@
 #include <cinttypes>
 #include <cstring>
 #include <future>
+#include <pthread.h>
 #include <set>
 #include <system_error>
 
@@ -119,6 +120,8 @@ Status startOwnThread(Device &device)
 	try {
 		device.thread = std::thread([worker, &started] {
 			worker->id = std::this_thread::get_id();
+			// Named, so that a debugger (and test_gst_gl_consumers) tells it apart.
+			pthread_setname_np(pthread_self(), "gpuhandle-gl");
 			std::string why = setUpOwnContext(*worker);
 			bool ok = why.empty();
 			started.set_value(std::move(why)); // `started` is gone after this
@@ -137,6 +140,7 @@ Status startOwnThread(Device &device)
 	device.display = worker->display;
 	device.context = worker->context;
 	device.worker = worker;
+	device.glThread.store(worker->id); // set before `started`, which result.get() waited for
 	// Posting, so that Device::run bounds its waits by a deadline; inline on the GL thread
 	// itself (anchors may be dropped there). Work posted after the loop ended is dropped: the
 	// context is gone, and with it everything the work could delete.
@@ -266,7 +270,10 @@ std::optional<Error> queryFeatures(Device &device)
 	if (listHas(egl, "EGL_EXT_image_dma_buf_import") && listHas(egl, "EGL_KHR_image_base") &&
 	    (has("GL_OES_EGL_image") || has("GL_OES_EGL_image_external"))) {
 		resolve(gl.eglImageTargetTexture2D, "glEGLImageTargetTexture2DOES");
-		f.dmaBufImport = gl.eglImageTargetTexture2D != nullptr;
+		resolve(gl.eglCreateImage, "eglCreateImageKHR");
+		resolve(gl.eglDestroyImage, "eglDestroyImageKHR");
+		f.dmaBufImport = gl.eglImageTargetTexture2D && gl.eglCreateImage &&
+				 gl.eglDestroyImage;
 		f.dmaBufModifiers = listHas(egl, "EGL_EXT_image_dma_buf_import_modifiers");
 	}
 	takeError(gl); // glGetIntegerv of an unknown name on an old context
@@ -363,12 +370,19 @@ Result<BackendRef> openGlBackend(const BackendOpenOptions &options)
 	} else if (Status started = startOwnThread(*device); !started.ok()) {
 		return std::move(started).error();
 	}
-	if (!resolveCore(device->gl))
-		return Error(
-			ErrorCode::NotSupported, "context",
-			"opengl: eglGetProcAddress did not find the core GL entry points the backend uses.");
+	// Every EGL call on the GL thread (Device::onGlThread says why), entry points included.
 	std::optional<Error> why;
-	Status ran = device->run([&device, &why] { why = queryFeatures(*device); });
+	std::optional<DrmNode> renderNode;
+	Status ran = device->run([&device, &why, &renderNode] {
+		if (!resolveCore(device->gl)) {
+			why = Error(ErrorCode::NotSupported, "context",
+				    "opengl: eglGetProcAddress did not find the core GL entry points "
+				    "the backend uses.");
+			return;
+		}
+		why = queryFeatures(*device);
+		renderNode = renderNodeOf(device->display);
+	});
 	if (!ran.ok())
 		return std::move(ran).error();
 	if (why)
@@ -383,7 +397,7 @@ Result<BackendRef> openGlBackend(const BackendOpenOptions &options)
 	info.isIntegrated = info.isSoftware; // a CPU rasteriser's memory is the host's
 	info.vendorId = vendorIdOf(f.vendor, info.isSoftware);
 	info.id.uuid = f.deviceUuid;
-	info.id.drmRenderNode = renderNodeOf(device->display);
+	info.id.drmRenderNode = renderNode;
 	if (device->host) {
 		const GlContext *native = *device->host->opengl();
 		if (!info.id.uuid)

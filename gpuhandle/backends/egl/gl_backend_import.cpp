@@ -254,9 +254,7 @@ Result<Frame> GlBackend::importDmaBuf(const Frame &frame)
 	if (!info.ok())
 		return Error::format(ErrorCode::NotSupported, "format", "opengl: %s",
 				     info.error().message().c_str());
-	auto createImage =
-		reinterpret_cast<PFNEGLCREATEIMAGEKHRPROC>(eglGetProcAddress("eglCreateImageKHR"));
-	if (!createImage)
+	if (!device_->gl.eglCreateImage)
 		return routeNotSupported(kName, ImportRoute::DmaBuf,
 					 "eglCreateImageKHR was not found.");
 	auto source = std::make_shared<SourceAnchor>(frame);
@@ -315,19 +313,18 @@ Result<Frame> GlBackend::importDmaBuf(const Frame &frame)
 		object->height = plane.rows(frame.height());
 		object->transfer = *transfer;
 		object->source = source;
-		object->eglImage = createImage(device_->display, EGL_NO_CONTEXT,
-					       EGL_LINUX_DMA_BUF_EXT, nullptr, attributes.data());
-		if (object->eglImage == EGL_NO_IMAGE_KHR)
-			return Error::format(
-				ErrorCode::Backend, "frame",
-				"opengl: eglCreateImageKHR of plane %u (%s, pitch %u, offset %" PRIu64
-				") "
-				"failed with EGL error 0x%x.",
-				p, planeFormatName(plane.format), view.stride, view.offset,
-				static_cast<unsigned>(eglGetError()));
 		GLenum error = kNoError;
+		EGLint imageError = EGL_SUCCESS;
+		// On the GL thread, EGL included (Device::onGlThread says why).
 		Status ran = device_->run([&] {
 			const Functions &gl = device_->gl;
+			object->eglImage = gl.eglCreateImage(device_->display, EGL_NO_CONTEXT,
+							     EGL_LINUX_DMA_BUF_EXT, nullptr,
+							     attributes.data());
+			if (object->eglImage == EGL_NO_IMAGE_KHR) {
+				imageError = eglGetError();
+				return;
+			}
 			BindingGuard guard(gl);
 			takeError(gl);
 			gl.genTextures(1, &object->name);
@@ -337,6 +334,13 @@ Result<Frame> GlBackend::importDmaBuf(const Frame &frame)
 		});
 		if (!ran.ok())
 			return std::move(ran).error();
+		if (imageError != EGL_SUCCESS)
+			return Error::format(
+				ErrorCode::Backend, "frame",
+				"opengl: eglCreateImageKHR of plane %u (%s, pitch %u, offset %" PRIu64
+				") failed with EGL error 0x%x.",
+				p, planeFormatName(plane.format), view.stride, view.offset,
+				static_cast<unsigned>(imageError));
 		if (error != kNoError)
 			return Error::format(
 				ErrorCode::Backend, "frame",

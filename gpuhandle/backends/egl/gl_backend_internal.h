@@ -7,6 +7,7 @@
 
 #include "common/backend_internal.h"
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -123,6 +124,9 @@ struct Functions {
 				GLuint64) = nullptr;
 	// GL_OES_EGL_image
 	void (*eglImageTargetTexture2D)(GLenum, void *) = nullptr;
+	// EGL_KHR_image_base (EGL entry points, resolved with the GL ones on the GL thread)
+	void *(*eglCreateImage)(void *, void *, unsigned, void *, const int32_t *) = nullptr;
+	unsigned (*eglDestroyImage)(void *, void *) = nullptr;
 };
 
 // What the context offers, found once on the GL thread when the backend opens.
@@ -173,13 +177,13 @@ class Device final : public KeepAlive
 public:
 	~Device() override;
 
-	// Runs `work` where the context is current and waits for it: inline when this thread has it
-	// current, else through the executor. Timeout (nothing ran, nor will) when the executor did
+	// Runs `work` where the context is current and waits for it: inline on the GL thread when
+	// the context is current there, else through the executor. Timeout (nothing ran, nor will) when the executor did
 	// not start the work within `timeout`; InvalidState when the executor ran it elsewhere.
 	Status run(const std::function<void()> &work,
 		   WaitDuration timeout = kDefaultWaitTimeout) const;
 	// Runs `work` (a release: deletes and what they keep alive) where the context is current,
-	// with no result: inline when this thread has it current, waited for on the backend's own
+	// with no result: inline on the GL thread, waited for on the backend's own
 	// thread (bounded; queued there when that ran out), else through the host's executor.
 	void release(std::function<void()> work) const;
 
@@ -191,6 +195,16 @@ public:
 	ContextRef host{}; // the host's context (keeps its objects alive); null for our own
 	std::shared_ptr<Worker> worker{}; // set for the backend's own thread
 	std::thread thread{};
+	// The thread the executor runs work on with the context current: the backend's own thread,
+	// or the host's GL thread once the executor has run work there (it lives as long as the
+	// host's context, which this device holds, so the id is not reused while it is kept).
+	mutable std::atomic<std::thread::id> glThread{};
+
+	// Whether the calling thread is the GL thread with the context current. Asks EGL only on
+	// the GL thread: any EGL call makes libglvnd keep state for the calling thread, and a
+	// pipeline's streaming thread that ends while the process exits then has that state freed
+	// twice (by libEGL's destructor and by the thread's own exit), corrupting the heap.
+	bool onGlThread() const;
 };
 using DeviceRef = std::shared_ptr<Device>;
 

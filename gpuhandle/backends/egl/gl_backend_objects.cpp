@@ -44,14 +44,21 @@ struct Call {
 	std::condition_variable changed;
 	Stage stage = Stage::Queued;
 	void *current = nullptr; // the context current where the executor ran the work
+	std::thread::id thread{}; // where it ran
 	std::function<void()> work{};
 };
 
 } // namespace
 
+bool Device::onGlThread() const
+{
+	return std::this_thread::get_id() == glThread.load(std::memory_order_acquire) &&
+	       eglGetCurrentContext() == context;
+}
+
 Status Device::run(const std::function<void()> &work, WaitDuration timeout) const
 {
-	if (eglGetCurrentContext() == context) {
+	if (onGlThread()) {
 		work();
 		return {};
 	}
@@ -68,6 +75,7 @@ Status Device::run(const std::function<void()> &work, WaitDuration timeout) cons
 				return; // the caller returned Timeout: its locals are gone
 			call->stage = Call::Stage::Running;
 			call->current = current;
+			call->thread = std::this_thread::get_id();
 		}
 		if (current == wanted)
 			call->work();
@@ -110,12 +118,13 @@ Status Device::run(const std::function<void()> &work, WaitDuration timeout) cons
 			"opengl: the GL executor ran work on a thread where context %p is not current "
 			"(current: %p).",
 			wanted, call->current);
+	glThread.store(call->thread, std::memory_order_release);
 	return {};
 }
 
 void Device::release(std::function<void()> work) const
 {
-	if (eglGetCurrentContext() == context) {
+	if (onGlThread()) {
 		work();
 		return;
 	}
@@ -158,13 +167,8 @@ Object::~Object()
 			gl.deleteTextures(1, &name);
 		if (memory)
 			gl.deleteMemoryObjects(1, &memory);
-		if (image) {
-			PFNEGLDESTROYIMAGEKHRPROC destroyImage = nullptr;
-			destroyImage = reinterpret_cast<PFNEGLDESTROYIMAGEKHRPROC>(
-				eglGetProcAddress("eglDestroyImageKHR"));
-			if (destroyImage)
-				destroyImage(device->display, image);
-		}
+		if (image && gl.eglDestroyImage)
+			gl.eglDestroyImage(device->display, image);
 	};
 	// Inline when released on the GL thread itself (inside GL work, or by the host there): a
 	// blocking host executor that posts to its own thread would wait for itself.
