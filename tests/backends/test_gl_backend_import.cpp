@@ -211,11 +211,17 @@ struct VulkanExporter {
 			dlclose(vk.library);
 	}
 
+	// With the queue: a new linear image is moved to GENERAL there, ready for host writes.
 	VulkanDeviceDispatch dispatch() const
 	{
 		VulkanDeviceDispatch d;
 		d.device = device;
 		d.getDeviceProcAddr = reinterpret_cast<void *>(vk.getDeviceProcAddr);
+		auto getQueue = reinterpret_cast<PFN_vkGetDeviceQueue>(
+			vk.getDeviceProcAddr(device, "vkGetDeviceQueue"));
+		VkQueue queue = VK_NULL_HANDLE;
+		getQueue(device, 0, 0, &queue);
+		d.queue = queue;
 		return d;
 	}
 

@@ -59,6 +59,11 @@ public:
 		VulkanDeviceDispatch d;
 		d.device = device;
 		d.getDeviceProcAddr = reinterpret_cast<void *>(&vkGetDeviceProcAddr);
+		// The queue a new linear image is moved to GENERAL on, ready for host writes.
+		VkQueue queue = VK_NULL_HANDLE;
+		vkGetDeviceQueue(device, 0, 0, &queue);
+		d.queue = queue;
+		d.queueFamily = 0;
 		return d;
 	}
 	VulkanPhysicalDeviceDispatch physical() const { return vk_.physicalDispatch(); }

@@ -49,7 +49,6 @@ constexpr Case kCases[] = {
 	  "vulkandownload",
 	  true, false },
 };
-constexpr int kRunsPerCase = 25;
 constexpr auto kBound = std::chrono::seconds(10);
 
 bool gVulkan = false, gGl = false;
@@ -124,14 +123,16 @@ START_TEST(an_error_ends_the_pipeline_within_seconds_every_time)
 	faultRun(1);
 	ck_assert_msg(!runToError(description).empty(), "%s in %s: no error", c.plan, c.pipeline);
 	const int threads = threadCount();
-	for (int run = 0; run < kRunsPerCase; ++run) {
+	// 25 runs; a tenth under the sanitizers and valgrind.
+	const long runs = gpuhandle::test::scaledCount(25);
+	for (int run = 0; run < runs; ++run) {
 		faultRun(run + 2);
 		const std::string error = runToError(description);
 		ck_assert_msg(!error.empty(), "%s in %s, run %d: EOS instead of the error", c.plan,
 			      c.pipeline, run + 1);
 	}
 	// Nothing was left running: GStreamer's pooled streaming threads may come and go, a
-	// handful; a thread per run would be kRunsPerCase.
+	// handful; a thread per run would be `runs`.
 	ck_assert_int_le(threadCount(), threads + 4);
 }
 END_TEST

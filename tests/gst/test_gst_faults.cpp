@@ -53,6 +53,24 @@ Outcome play(GstElement *pipeline)
 	return out;
 }
 
+// The pipeline to play again: the same one, as an application restarts it; under the validation
+// layer a new one when it holds vulkanupload or vulkandownload. GStreamer 1.22's keep the buffer
+// pool of their first run across NULL, while their device is made anew: the second run copies
+// between the new device's images and the old device's buffers (VUID-vkCmd*-commonparent,
+// UNASSIGNED-Threading-Info; `videotestsrc ! vulkanupload ! vulkandownload` played twice, with
+// no gpuhandle element, logs 80), which would hide what the layer says of gpuhandle's own work.
+GstElement *forTheRestart(GstElement *pipeline, const std::string &description)
+{
+	if (!std::getenv("GPUHANDLE_UNDER_VKVALIDATION") ||
+	    (description.find("vulkanupload") == std::string::npos &&
+	     description.find("vulkandownload") == std::string::npos))
+		return pipeline;
+	gst_object_unref(pipeline);
+	GstElement *fresh = gst_parse_launch(description.c_str(), nullptr);
+	ck_assert_ptr_nonnull(fresh);
+	return fresh;
+}
+
 // What a fault leads to: an element error (then a restart to EOS), or, for an out-of-memory
 // route, the frame sent another way (a copy, counted in the element's stats) and EOS.
 enum class Expect { Error, Fallback };
@@ -141,6 +159,7 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 		// another (no cheaper) path than the same pipeline takes without the fault.
 		ck_assert_msg(first.eos, "%s in %s: %s", c.plan, c.pipeline, first.error.c_str());
 		const Paths faulted = pathsOf(pipeline);
+		pipeline = forTheRestart(pipeline, description);
 		Outcome clean = play(pipeline);
 		ck_assert_msg(clean.eos, "%s in %s, rerun: %s", c.plan, c.pipeline, clean.error.c_str());
 		const Paths usual = pathsOf(pipeline);
@@ -173,6 +192,7 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 		ck_assert_str_eq(first.kind.c_str(), errorKindName(errorKindOf(expected)));
 	}
 	// Restarted, the same pipeline plays to the end: the plan fails its step once.
+	pipeline = forTheRestart(pipeline, description);
 	Outcome second = play(pipeline);
 	ck_assert_msg(second.eos, "%s in %s, restarted: %s", c.plan, c.pipeline, second.error.c_str());
 	gst_object_unref(pipeline);

@@ -25,8 +25,10 @@ VkImageCreateInfo imageInfo(const VulkanExportDesc &x, const void *next)
 	info.tiling = static_cast<VkImageTiling>(x.tiling);
 	info.usage = x.usage;
 	info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-	info.initialLayout = info.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED
-								   : VK_IMAGE_LAYOUT_UNDEFINED;
+	// UNDEFINED whatever the tiling: an image on external memory must start there
+	// (VUID-VkImageCreateInfo-pNext-01443), and allocateImage() moves every linear image to
+	// GENERAL before the host can write it.
+	info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
 	return info;
 }
 
@@ -348,7 +350,29 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat for
 	a.planeFormat = format;
 	a.width = width;
 	a.height = height;
-	a.layout = optimal ? VK_IMAGE_LAYOUT_UNDEFINED : VK_IMAGE_LAYOUT_PREINITIALIZED;
+	a.layout = VK_IMAGE_LAYOUT_UNDEFINED;
+	if (!optimal) {
+		// The host writes linear images through mappings, which is defined only in GENERAL
+		// (or PREINITIALIZED, which an exportable image cannot start in): moved there once,
+		// on the queue, before the frame is handed out. Pools allocate once, so this is not
+		// per frame.
+		const DeviceState &ds = *state_;
+		Status moved = state_->submit(
+			"vulkan: allocate",
+			[&](VkCommandBuffer commands) {
+				VkImageMemoryBarrier barrier = generalBarrier(
+					a, VK_IMAGE_LAYOUT_UNDEFINED, VK_QUEUE_FAMILY_IGNORED,
+					VK_QUEUE_FAMILY_IGNORED, 0,
+					VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
+				ds.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+							 VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 0,
+							 nullptr, 1, &barrier);
+			},
+			[&] { a.layout = VK_IMAGE_LAYOUT_GENERAL; }, kDefaultWaitTimeout,
+			{ *allocation });
+		if (!moved)
+			return std::move(moved).error();
+	}
 	return allocation;
 }
 

@@ -159,9 +159,9 @@ namespace {
 constexpr VkAccessFlags kTransferAccess = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
 
 // The images one command buffer uses, all in GENERAL (transfers and host access both allow it).
-// The first use in the buffer moves an image there from its recorded layout (which keeps a linear
-// image's PREINITIALIZED bytes), or acquires a shared image from its external family; the end
-// releases shared images back. Recorded layouts change only once the commands were submitted.
+// The first use in the buffer moves an image there from its recorded layout (a linear image is
+// in GENERAL from its allocation on, so host-written bytes stay), or acquires a shared image from
+// its external family; the end releases shared images back. Recorded layouts change only once the commands were submitted.
 // Used under queueMutex only.
 class ImageUses
 {

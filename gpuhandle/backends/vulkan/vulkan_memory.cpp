@@ -95,6 +95,89 @@ allocateExportableVulkanBuffer(const VulkanDeviceDispatch &dispatch,
 	return allocateAndExport(fn, std::move(object), x, memoryProperties);
 }
 
+namespace {
+
+// Moves a new image from UNDEFINED to GENERAL on the dispatch's queue and waits (bounded), so
+// that host writes through a mapping are defined (a linear image allows host access only in
+// GENERAL or PREINITIALIZED, and an image on external memory cannot start PREINITIALIZED).
+MaybeError moveToGeneral(const char *fn, const Api &api, const VulkanDeviceDispatch &dispatch,
+			 VkImage image)
+{
+	VkCommandPoolCreateInfo poolInfo{ VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO, nullptr, 0,
+					  dispatch.queueFamily };
+	VkCommandPool pool = VK_NULL_HANDLE;
+	if (VkResult r = api.CreateCommandPool(api.device, &poolInfo, nullptr, &pool);
+	    r != VK_SUCCESS)
+		return vulkanError(fn, "vkCreateCommandPool", r);
+	VkFence fence = VK_NULL_HANDLE;
+	bool submitted = false, stillRunning = false;
+	MaybeError failed;
+	auto step = [&](const char *call, VkResult r) {
+		if (r != VK_SUCCESS && !failed)
+			failed = vulkanError(fn, call, r);
+		return !failed;
+	};
+	VkCommandBufferAllocateInfo allocInfo{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
+					       nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
+	VkCommandBuffer commands = VK_NULL_HANDLE;
+	VkCommandBufferBeginInfo begin{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
+					VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, nullptr };
+	VkFenceCreateInfo fenceInfo{ VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, nullptr, 0 };
+	if (step("vkAllocateCommandBuffers",
+		 api.AllocateCommandBuffers(api.device, &allocInfo, &commands)) &&
+	    step("vkBeginCommandBuffer", api.BeginCommandBuffer(commands, &begin))) {
+		VkImageMemoryBarrier barrier{};
+		barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
+		barrier.dstAccessMask = VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_HOST_READ_BIT |
+					VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
+		barrier.oldLayout = VK_IMAGE_LAYOUT_UNDEFINED;
+		barrier.newLayout = VK_IMAGE_LAYOUT_GENERAL;
+		barrier.srcQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+		barrier.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+		barrier.image = image;
+		barrier.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
+		api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+				       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr,
+				       1, &barrier);
+		VkSubmitInfo submit{};
+		submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
+		submit.commandBufferCount = 1;
+		submit.pCommandBuffers = &commands;
+		if (step("vkEndCommandBuffer", api.EndCommandBuffer(commands)) &&
+		    step("vkCreateFence", api.CreateFence(api.device, &fenceInfo, nullptr, &fence))) {
+			if (dispatch.lockQueue)
+				dispatch.lockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
+			VkResult r = api.QueueSubmit(static_cast<VkQueue>(dispatch.queue), 1, &submit,
+						     fence);
+			if (dispatch.unlockQueue)
+				dispatch.unlockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
+			submitted = step("vkQueueSubmit", r);
+		}
+	}
+	// A barrier alone: 10 s is the library's default bound for any wait.
+	if (submitted) {
+		VkResult r = api.WaitForFences(api.device, 1, &fence, VK_TRUE, 10'000'000'000ull);
+		if (r == VK_TIMEOUT)
+			failed = Error::format(ErrorCode::Timeout, "queue",
+					       "%s: moving the new image to VK_IMAGE_LAYOUT_GENERAL "
+					       "did not finish within 10 s.",
+					       fn);
+		else
+			step("vkWaitForFences", r);
+		stillRunning = r != VK_SUCCESS;
+	}
+	// A submission that may still run keeps its pool and fence (a bounded leak; a freed pool
+	// in use is not).
+	if (!stillRunning) {
+		if (fence != VK_NULL_HANDLE)
+			api.DestroyFence(api.device, fence, nullptr);
+		api.DestroyCommandPool(api.device, pool, nullptr);
+	}
+	return failed;
+}
+
+} // namespace
+
 // NotSupported (naming the format) unless vkGetPhysicalDeviceImageFormatProperties2 lists the
 // linear image as exportable.
 Result<VulkanExportedMemory>
@@ -162,7 +245,16 @@ allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
 	auto object = std::make_shared<BoundObject>(api, std::move(owner));
 	if (auto e = createImage(fn, *object, x))
 		return std::move(*e);
-	return allocateAndExport(fn, std::move(object), x, memoryProperties);
+	const VkImage image = object->image;
+	auto made = allocateAndExport(fn, std::move(object), x, memoryProperties);
+	if (made && dispatch.queue)
+		if (auto e = moveToGeneral(fn, api, dispatch, image)) {
+			// A barrier still running on the image keeps it: leaked, not freed under it.
+			if (e->code() == ErrorCode::Timeout)
+				static_cast<void>(new VulkanExportedMemory(std::move(*made)));
+			return std::move(*e);
+		}
+	return made;
 }
 
 } // namespace gpuhandle

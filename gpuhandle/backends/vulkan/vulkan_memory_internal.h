@@ -38,7 +38,10 @@ inline Error vulkanError(const char *fn, const char *call, VkResult result)
 #define GPUHANDLE_VK_DEVICE_FUNCTIONS(X)                                                           \
 	X(CreateBuffer) X(DestroyBuffer) X(CreateImage) X(DestroyImage)                            \
 	X(GetBufferMemoryRequirements) X(GetImageMemoryRequirements) X(GetImageSubresourceLayout)  \
-	X(AllocateMemory) X(FreeMemory) X(BindBufferMemory) X(BindImageMemory)
+	X(AllocateMemory) X(FreeMemory) X(BindBufferMemory) X(BindImageMemory)                    \
+	X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers)                       \
+	X(BeginCommandBuffer) X(EndCommandBuffer) X(CmdPipelineBarrier) X(QueueSubmit)             \
+	X(CreateFence) X(DestroyFence) X(WaitForFences)
 #define GPUHANDLE_VK_EXTENSION_FUNCTIONS(X)                                                        \
 	X(GetMemoryFdKHR) X(GetMemoryHostPointerPropertiesEXT)
 #define GPUHANDLE_VK_INSTANCE_FUNCTIONS(X)                                                         \
@@ -251,10 +254,10 @@ inline MaybeError createImage(const char *fn, BoundObject &object, const VulkanE
 	info.tiling = static_cast<VkImageTiling>(x.tiling);
 	info.usage = x.usage;
 	info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
-	// Linear contents written by the host (or by the exporter) stay defined only from
-	// PREINITIALIZED; an optimal image's contents are opaque anyway.
-	info.initialLayout = info.tiling == VK_IMAGE_TILING_LINEAR ? VK_IMAGE_LAYOUT_PREINITIALIZED
-								   : VK_IMAGE_LAYOUT_UNDEFINED;
+	// An image on external memory starts UNDEFINED, whatever its tiling
+	// (VUID-VkImageCreateInfo-pNext-01443): a new one is moved to GENERAL before the host
+	// writes it (moveToGeneral); an imported one is acquired from its exporter in GENERAL.
+	info.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED;
 	if (VkResult r = api.CreateImage(api.device, &info, nullptr, &object.image);
 	    r != VK_SUCCESS) {
 		object.image = VK_NULL_HANDLE;

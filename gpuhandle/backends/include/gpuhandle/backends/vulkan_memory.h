@@ -39,8 +39,12 @@ Result<VulkanExportedMemory> allocateExportableVulkanBuffer(
 	uint64_t size, uint32_t usage, uint32_t memoryProperties = 0, KeepAliveRef owner = {});
 
 // The same for a linear 2D VkImage of one plane format (through the PlaneApi::VkFormat table),
-// on a dedicated allocation, created in VK_IMAGE_LAYOUT_PREINITIALIZED so that a host write
-// through a mapping is defined. The VulkanImage carries the row pitch of its subresource.
+// on a dedicated allocation. Vulkan creates an image on external memory in
+// VK_IMAGE_LAYOUT_UNDEFINED, and the host may write a linear image only in GENERAL (or
+// PREINITIALIZED): when `dispatch.queue` is set, the image is moved to GENERAL on that queue
+// (under lockQueue/unlockQueue when given) and the call waits for it (Timeout after 10 s), so it
+// comes back ready for host writes; without a queue it comes back UNDEFINED, and the caller moves
+// it before the first host access. The VulkanImage carries the row pitch of its subresource.
 Result<VulkanExportedMemory>
 allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
 			      const VulkanPhysicalDeviceDispatch &physical, PlaneFormat format,
