@@ -105,7 +105,12 @@ Status Pipeline::start(std::chrono::seconds timeout)
 	timeout_ = timeout;
 	// The elements say each change of path (route and reason) at INFO in their categories:
 	// the table shows those lines. GStreamer's own printer still gets everything else.
-	forwardPathLines_ = std::getenv("GST_DEBUG") != nullptr;
+	// They reach GStreamer's printer too only where the user asked for them (GST_DEBUG naming
+	// gpuhandle, or INFO for everything); another GST_DEBUG (gldebug:1 under --setup
+	// validation) leaves the table its lines.
+	const char *userDebug = std::getenv("GST_DEBUG");
+	forwardPathLines_ = gst_debug_get_default_threshold() >= GST_LEVEL_INFO ||
+			    (userDebug && std::strstr(userDebug, "gpuhandle"));
 	gst_debug_remove_log_function(gst_debug_log_default);
 	gst_debug_add_log_function(logFunction, this, nullptr);
 	logInstalled_ = true;

@@ -35,7 +35,7 @@ packages=(
   # gpuhandle-demo (the README's first command) writes its contact sheet as PNG with zlib.
   zlib1g-dev
   # Khronos's Vulkan validation layer with synchronization validation (meson test --setup
-  # vkvalidation, tests/vkvalidation).
+  # validation, tests/validation).
   vulkan-validationlayers
   # The peer suite (tests/peer): gst-libav's decoders (avdec_h264, decodebin), qtdemux and
   # compositor/videoscale (good, base) reading gpuhandle's buffers; ffmpeg's libx264 makes clips.

@@ -25,7 +25,7 @@ meson test -C build --print-errorlogs
 step_done "main build and every suite"
 # Khronos's validation layer with synchronization validation over every suite that touches
 # Vulkan (docs/boundaries.md): any error or warning fails the test.
-meson test -C build --setup vkvalidation --print-errorlogs --suite backends --suite interop \
+meson test -C build --setup validation --print-errorlogs --suite backends --suite interop \
 	--suite gst --suite peer --suite ffmpeg --suite examples --suite demo --suite bench
 step_done "Vulkan validation layer"
 meson test -C build --setup valgrind --suite core --suite transport --suite capi --suite gst \

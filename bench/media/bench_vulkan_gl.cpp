@@ -7,6 +7,7 @@
 #include "pad_chain.h"
 
 #include <gst/gl/gl.h>
+#include <gst/vulkan/vulkan.h>
 #include <gst/video/video.h>
 
 extern "C" {
@@ -120,6 +121,27 @@ void mapForGl(GstElement *, GstBuffer *buffer, GstPad *, gpointer)
 	}
 }
 
+// Waits until the Vulkan device of the chain's first element is idle: GStreamer 1.22's
+// vulkanupload never waits for its last copy, so the validation layer saw its pool's images and
+// buffers destroyed while that copy was pending (VUID-vkDestroyImage-image-01000).
+void waitForVulkanIdle(const Chain &chain)
+{
+	GstQuery *query = gst_query_new_context(GST_VULKAN_DEVICE_CONTEXT_TYPE_STR);
+	GstContext *context = nullptr;
+	GstVulkanDevice *device = nullptr;
+	if (gst_pad_peer_query(chain.src, query)) {
+		gst_query_parse_context(query, &context);
+		if (context && gst_context_get_vulkan_device(context, &device) && device) {
+			auto idle = reinterpret_cast<PFN_vkDeviceWaitIdle>(
+				gst_vulkan_device_get_proc_address(device, "vkDeviceWaitIdle"));
+			if (idle)
+				idle(device->device);
+			gst_object_unref(device);
+		}
+	}
+	gst_query_unref(query);
+}
+
 struct GstPath {
 	Chain *full = nullptr;
 	Chain *uploadOnly = nullptr;
@@ -163,6 +185,9 @@ struct GstPath {
 			gst_buffer_unref(fullBuffer);
 		if (uploadBuffer)
 			gst_buffer_unref(uploadBuffer);
+		for (const Chain *chain : { full, uploadOnly })
+			if (chain && chain->src)
+				waitForVulkanIdle(*chain);
 		delete full;
 		delete uploadOnly;
 	}

@@ -49,16 +49,12 @@ struct Chain {
 	}
 	~Chain()
 	{
-		// The pool first, while the pipeline still runs: freed after the pipeline went to
-		// NULL, vulkanupload's images and buffers were destroyed while the validation layer
-		// still counted the elements' last command buffers as pending
-		// (VUID-vkDestroyImage-image-01000, VUID-vkDestroyBuffer-buffer-00922).
-		if (pool)
-			gst_buffer_pool_set_active(pool, FALSE);
 		if (pipeline)
 			gst_element_set_state(pipeline, GST_STATE_NULL);
-		if (pool)
+		if (pool) {
+			gst_buffer_pool_set_active(pool, FALSE);
 			gst_object_unref(pool);
+		}
 		if (src) {
 			gst_pad_set_active(src, FALSE);
 			gst_object_unref(src);

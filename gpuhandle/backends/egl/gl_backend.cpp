@@ -172,6 +172,7 @@ bool resolveCore(Functions &gl)
 	resolve(gl.bindBuffer, "glBindBuffer");
 	resolve(gl.bufferData, "glBufferData");
 	resolve(gl.mapBufferRange, "glMapBufferRange");
+	resolve(gl.getBufferParameteriv, "glGetBufferParameteriv");
 	resolve(gl.unmapBuffer, "glUnmapBuffer");
 	resolve(gl.copyBufferSubData, "glCopyBufferSubData");
 	resolve(gl.genTextures, "glGenTextures");
@@ -189,7 +190,7 @@ bool resolveCore(Functions &gl)
 	resolve(gl.checkFramebufferStatus, "glCheckFramebufferStatus");
 	return gl.getString && gl.getStringi && gl.getIntegerv && gl.getError && gl.finish &&
 	       gl.genBuffers && gl.deleteBuffers && gl.bindBuffer && gl.bufferData &&
-	       gl.mapBufferRange && gl.unmapBuffer && gl.copyBufferSubData && gl.genTextures &&
+	       gl.mapBufferRange && gl.unmapBuffer && gl.getBufferParameteriv && gl.copyBufferSubData && gl.genTextures &&
 	       gl.deleteTextures && gl.bindTexture && gl.texStorage2D && gl.texParameteri &&
 	       gl.texSubImage2D && gl.pixelStorei && gl.readPixels && gl.genFramebuffers &&
 	       gl.deleteFramebuffers && gl.bindFramebuffer && gl.framebufferTexture2D &&
@@ -277,6 +278,7 @@ std::optional<Error> queryFeatures(Device &device)
 		f.dmaBufModifiers = listHas(egl, "EGL_EXT_image_dma_buf_import_modifiers");
 	}
 	takeError(gl); // glGetIntegerv of an unknown name on an old context
+	enableDebugOutput(f, (f.desktop ? at >= 43 : at >= 32) || has("GL_KHR_debug"));
 	return std::nullopt;
 }
 

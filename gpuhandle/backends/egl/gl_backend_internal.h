@@ -64,6 +64,7 @@ constexpr GLenum kReadFramebufferBinding = 0x8CAA;
 constexpr GLenum kColorAttachment0 = 0x8CE0;
 constexpr GLenum kFramebufferComplete = 0x8CD5;
 constexpr GLenum kStreamRead = 0x88E1;
+constexpr GLenum kBufferMapped = 0x88BC;
 constexpr GLenum kDynamicCopy = 0x88EA;
 constexpr GLbitfield kMapReadBit = 0x0001;
 constexpr GLbitfield kMapWriteBit = 0x0002;
@@ -95,6 +96,7 @@ struct Functions {
 										       // EXT
 	void *(*mapBufferRange)(GLenum, GLintptr, GLsizeiptr, GLbitfield) = nullptr;
 	unsigned char (*unmapBuffer)(GLenum) = nullptr;
+	void (*getBufferParameteriv)(GLenum, GLenum, GLint *) = nullptr;
 	void (*copyBufferSubData)(GLenum, GLenum, GLintptr, GLintptr, GLsizeiptr) = nullptr;
 	void (*genTextures)(GLsizei, GLuint *) = nullptr;
 	void (*deleteTextures)(GLsizei, const GLuint *) = nullptr;
@@ -156,6 +158,11 @@ struct Transfer {
 	bool swapRedBlue = false; // an imported BGRA8 image stored as RGBA8 samples through a
 				  // swizzle
 };
+// Test aid, on the GL thread: with GPUHANDLE_GL_DEBUG set (not "0") and KHR_debug in the
+// context, turns on synchronous debug output and, unless the context has a callback already,
+// prints GL errors and undefined behaviour on stderr as "gpuhandle-gl-debug: ...".
+void enableDebugOutput(const Features &features, bool khrDebug);
+
 // The transfer of `plane` in this context, or NotSupported naming what the context lacks.
 Result<Transfer> transferFor(const Features &features, PlaneFormat plane);
 

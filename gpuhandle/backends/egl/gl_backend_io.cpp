@@ -105,6 +105,9 @@ void abortAccess(MapState &state)
 	takeError(gl); // the begin's error is the one reported
 }
 
+// beginAccess's answer for a buffer that is mapped already (not a GL error code).
+constexpr GLenum kAlreadyMapped = 0x10000;
+
 // On the GL thread: maps (or stages) every resource. The caller aborts the access on failure.
 GLenum beginAccess(MapState &state)
 {
@@ -128,6 +131,12 @@ GLenum beginAccess(MapState &state)
 		auto size = static_cast<GLsizeiptr>(object.size);
 		if (object.mappable) {
 			gl.bindBuffer(kCopyWriteBuffer, object.name);
+			// A buffer has one mapping at a time: a second is refused here, not left to a
+			// GL error (which debug output reports as the caller's mistake).
+			GLint mapped = 0;
+			gl.getBufferParameteriv(kCopyWriteBuffer, kBufferMapped, &mapped);
+			if (mapped)
+				return kAlreadyMapped;
 			m.base = static_cast<uint8_t *>(
 				gl.mapBufferRange(kCopyWriteBuffer, 0, size,
 						  bits | kMapPersistentBit | kMapCoherentBit));
@@ -185,6 +194,11 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 		timeout);
 	if (!ran.ok())
 		return std::move(ran).error();
+	if (error == kAlreadyMapped)
+		return Error::format(ErrorCode::Backend, "frame",
+				     "opengl: a buffer of the %ux%u %s frame is mapped already (a GL "
+				     "buffer has one mapping at a time); unmap it first.",
+				     frame.width(), frame.height(), pixelFormatName(frame.format()));
 	if (error != kNoError)
 		return Error::format(ErrorCode::Backend, "frame",
 				     "opengl: mapping a %ux%u %s frame failed with GL error 0x%x.",

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <condition_variable>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -28,6 +29,7 @@ using GLsizei = int;
 using GLsizeiptr = intptr_t;
 using GLuint64 = uint64_t;
 constexpr GLenum kGlNoError = 0;
+constexpr GLenum kGlVersion = 0x1F02;
 constexpr GLenum kGlExtensions = 0x1F03;
 constexpr GLenum kGlNumExtensions = 0x821D;
 constexpr GLenum kGlCopyWriteBuffer = 0x8F37; // its binding query has the same value
@@ -67,11 +69,15 @@ bool resolve(F &function, const char *name)
 bool contextHasExtension(const GlMemoryEntryPoints &gl, const char *name)
 {
 	std::string wanted(name);
-	if (const auto *list = reinterpret_cast<const char *>(gl.getString(kGlExtensions))) {
-		std::string padded = " " + std::string(list) + " ";
+	// GL 3.0 and GLES 3.0 list extensions one by one (glGetString(GL_EXTENSIONS) is an error in
+	// a core context, which debug output reports); older contexts only as one string.
+	const auto *version = reinterpret_cast<const char *>(gl.getString(kGlVersion));
+	const char *digits = version ? std::strpbrk(version, "0123456789") : nullptr;
+	if (!digits || std::atoi(digits) < 3) {
+		const auto *list = reinterpret_cast<const char *>(gl.getString(kGlExtensions));
+		std::string padded = " " + std::string(list ? list : "") + " ";
 		return padded.find(" " + wanted + " ") != std::string::npos;
 	}
-	gl.getError(); // glGetString(GL_EXTENSIONS) is an error in a core context
 	GLint count = 0;
 	gl.getIntegerv(kGlNumExtensions, &count);
 	for (GLint i = 0; i < count; ++i) {

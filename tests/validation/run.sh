@@ -1,7 +1,9 @@
 #!/bin/bash
-# Runs one test under Khronos's Vulkan validation layer (meson test --setup vkvalidation): the
-# test's own result, and a failure for every validation error or warning it (or a program it
-# started) printed, except those in suppressions.txt (each naming the third-party code it is in).
+# Runs one test under the other side's checkers (meson test --setup validation): Khronos's Vulkan
+# validation layer with synchronization validation, and GL debug output (KHR_debug, synchronous)
+# in every GL context gpuhandle works in. The test's own result, and a failure for every
+# validation error or warning, and every GL error, it (or a program it started) printed, except
+# those in suppressions.txt (each naming the third-party code it is in).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 layer_json=
@@ -16,6 +18,10 @@ fi
 export VK_INSTANCE_LAYERS=VK_LAYER_KHRONOS_validation
 export VK_LAYER_SETTINGS_PATH="$here/vk_layer_settings.txt"
 export GPUHANDLE_UNDER_VKVALIDATION=1
+# GL: gpuhandle's GL backend turns debug output on (and prints "gpuhandle-gl-debug: ..." where the
+# context has no callback); GStreamer's GL contexts log theirs as gldebug ERROR lines.
+export GPUHANDLE_GL_DEBUG=1
+export GST_DEBUG="${GST_DEBUG:+$GST_DEBUG,}gldebug:1" GST_DEBUG_NO_COLOR=1
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
@@ -28,7 +34,7 @@ if [ "$rc" -ne 0 ]; then
 fi
 # One line per message: "Validation Error: [ VUID ] ... | MessageID = ... | text".
 mapfile -t patterns < <(grep -v '^\s*\(#\|$\)' "$here/suppressions.txt" | cut -f1)
-messages=$(grep -a -E 'Validation (Error|Warning|Performance Warning):' "$log" || true)
+messages=$(grep -a -E 'Validation (Error|Warning|Performance Warning):|^gpuhandle-gl-debug: | ERROR +gldebug ' "$log" || true)
 reported=0
 suppressed=0
 while IFS= read -r line; do
@@ -46,6 +52,6 @@ while IFS= read -r line; do
 		reported=$((reported + 1))
 	fi
 done <<<"$messages"
-echo "vkvalidation: $reported message(s) from the validation layer, $suppressed suppressed (tests/vkvalidation/suppressions.txt)"
+echo "validation: $reported message(s) from the Vulkan validation layer and GL debug output, $suppressed suppressed (tests/validation/suppressions.txt)"
 [ "$reported" -eq 0 ] || exit 1
 exit 0
