@@ -40,6 +40,9 @@ packages=(
   # The peer suite (tests/peer): gst-libav's decoders (avdec_h264, decodebin), qtdemux and
   # compositor/videoscale (good, base) reading gpuhandle's buffers; ffmpeg's libx264 makes clips.
   gstreamer1.0-libav gstreamer1.0-plugins-good
+  # The peer suite's encoder (x264enc) and its PyGObject appsink application (Debian's python3
+  # with GStreamer's typelibs; the GstGpuHandle-1.0 typelib comes from the build).
+  gstreamer1.0-plugins-ugly python3-gst-1.0
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

@@ -342,7 +342,8 @@ START_TEST(dma_drm_caps)
 }
 END_TEST
 
-// frameFromSystemBuffer maps without a copy: the frame's planes are gst_video_frame_map's.
+// frameFromSystemBuffer maps without a copy: the frame's planes are gst_video_frame_map's, as
+// one range of bytes (the buffer's one memory) with the planes at their offsets.
 START_TEST(system_buffers_become_frames_without_a_copy)
 {
 	const int fdsBefore = test::openFdCount();
@@ -357,15 +358,18 @@ START_TEST(system_buffers_become_frames_without_a_copy)
 			ck_assert_ok(frame);
 			ck_assert(frame->format() == *gst::pixelFormatOf(format));
 			ck_assert_uint_eq(frame->width(), size.width);
-			const CpuPlanes *planes = frame->resource(0).get<CpuPlanes>();
-			ck_assert_ptr_nonnull(planes);
+			ck_assert_uint_eq(frame->numResources(), 1);
+			const CpuBytes *bytes = frame->resource(0).get<CpuBytes>();
+			ck_assert_ptr_nonnull(bytes);
+			ck_assert_uint_eq(bytes->desc().size, gst_buffer_get_size(buffer));
 			GstVideoInfo mapInfo = info;
 			GstVideoFrame video;
 			ck_assert(gst_video_frame_map(&video, &mapInfo, buffer, GST_MAP_READ));
 			for (uint32_t p = 0; p < frame->numPlanes(); p++) {
-				ck_assert_ptr_eq(planes->desc().planes[p].data, video.data[p]);
-				ck_assert_int_eq(planes->desc().planes[p].stride,
-						 video.info.stride[p]);
+				ck_assert_ptr_eq(static_cast<uint8_t *>(bytes->desc().data) +
+							 frame->plane(p).offset,
+						 video.data[p]);
+				ck_assert_int_eq(frame->plane(p).stride, video.info.stride[p]);
 			}
 			gst_video_frame_unmap(&video);
 			ck_assert_string_eq(framePattern(*frame, seed), "");
@@ -646,16 +650,34 @@ START_TEST(shm_frames_become_system_buffers)
 }
 END_TEST
 
-// A CpuPlanes frame gives one memory per plane; a writable buffer writes into the frame; the
-// acquire point is waited (bounded) and the release gate signalled when the memories go.
+// A buffer with a memory per plane (its GstVideoMeta placing them) becomes a CpuPlanes frame,
+// which gives one memory per plane back; a writable buffer writes into the frame; the acquire
+// point is waited (bounded) and the release gate signalled when the memories go.
 START_TEST(system_buffer_planes_sync_and_errors)
 {
 	const int fdsBefore = test::openFdCount();
 	const GstVideoInfo info = videoInfo(GST_VIDEO_FORMAT_I420, { 33, 17 });
 	{
-		GstBuffer *source = gst_buffer_new_allocate(nullptr, info.size, nullptr);
+		GstBuffer *source = gst_buffer_new();
+		for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); p++) {
+			const gsize end = p + 1 < GST_VIDEO_INFO_N_PLANES(&info) ? info.offset[p + 1]
+										 : info.size;
+			gst_buffer_append_memory(
+				source, gst_allocator_alloc(nullptr, end - info.offset[p], nullptr));
+		}
+		gsize offsets[GST_VIDEO_MAX_PLANES];
+		gint strides[GST_VIDEO_MAX_PLANES];
+		for (guint p = 0; p < GST_VIDEO_MAX_PLANES; p++) {
+			offsets[p] = info.offset[p];
+			strides[p] = info.stride[p];
+		}
+		gst_buffer_add_video_meta_full(source, GST_VIDEO_FRAME_FLAG_NONE,
+					       GST_VIDEO_INFO_FORMAT(&info), info.width,
+					       info.height, GST_VIDEO_INFO_N_PLANES(&info), offsets,
+					       strides);
 		ck_assert_string_eq(videoPattern(source, info, 21, true), "");
 		Frame frame = *gst::frameFromSystemBuffer(source, info, MapAccess::ReadWrite);
+		ck_assert_ptr_nonnull(frame.resource(0).get<CpuPlanes>());
 		gst_buffer_unref(source);
 		Result<GstBuffer *> planes = gst::systemBufferFromFrame(frame, true);
 		ck_assert_ok(planes);

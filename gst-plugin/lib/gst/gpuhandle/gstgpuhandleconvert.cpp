@@ -247,6 +247,33 @@ Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 			memTypeOf(gst_buffer_peek_memory(buffer, 0)));
 	anchor->mapped = true;
 	const PixelFormatInfo &pf = **pixelFormatInfo(*format);
+	// One memory (the usual system buffer): one range of bytes with the planes at their
+	// offsets, which a consumer of the GpuHandle memory maps as one, as it would the original.
+	const GstMapInfo &whole = anchor->frame.map[0];
+	if (gst_buffer_n_memory(buffer) == 1 && whole.data) {
+		FrameDesc frameDesc;
+		frameDesc.format = *format;
+		frameDesc.width = layout->width;
+		frameDesc.height = layout->height;
+		frameDesc.colorimetry = colorimetryOf(info);
+		frameDesc.numResources = 1;
+		frameDesc.numPlanes = pf.numPlanes;
+		for (uint32_t p = 0; p < pf.numPlanes; p++)
+			frameDesc.planes[p] = PlaneView{
+				0, 0,
+				static_cast<uint64_t>(static_cast<uint8_t *>(anchor->frame.data[p]) -
+						      whole.data),
+				static_cast<uint32_t>(anchor->frame.info.stride[p])
+			};
+		Result<CpuBytes> bytes = CpuBytes::create({ whole.data, whole.size, anchor });
+		if (!bytes)
+			return std::move(bytes).error();
+		frameDesc.resources[0] = std::move(*bytes);
+		Result<Frame> frame = Frame::create(std::move(frameDesc));
+		if (!frame)
+			return std::move(frame).error();
+		return withSyncOf(std::move(*frame), buffer);
+	}
 	CpuPlanesDesc desc;
 	desc.numPlanes = pf.numPlanes;
 	for (uint32_t p = 0; p < pf.numPlanes; p++) {
@@ -269,10 +296,14 @@ GstBuffer *sourceBufferOf(const Frame &frame)
 {
 	if (frame.numResources() != 1)
 		return nullptr;
-	const CpuPlanes *planes = frame.resource(0).get<CpuPlanes>();
-	if (!planes)
+	const KeepAliveRef *kept = nullptr;
+	if (const CpuPlanes *planes = frame.resource(0).get<CpuPlanes>())
+		kept = &planes->desc().anchor;
+	else if (const CpuBytes *bytes = frame.resource(0).get<CpuBytes>())
+		kept = &bytes->desc().anchor;
+	if (!kept)
 		return nullptr;
-	const auto *anchor = dynamic_cast<const VideoFrameAnchor *>(planes->desc().anchor.get());
+	const auto *anchor = dynamic_cast<const VideoFrameAnchor *>(kept->get());
 	if (!anchor || !anchor->mapped)
 		return nullptr;
 	return gst_buffer_ref(anchor->frame.buffer);
