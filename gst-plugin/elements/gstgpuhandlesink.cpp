@@ -12,6 +12,7 @@
 #include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlemetabytes.hpp>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 GST_DEBUG_CATEGORY(gst_gpu_handle_sink_debug);
@@ -240,6 +241,22 @@ std::optional<Frame> fdFrameOf(GstBaseSink *bsink, GstBuffer *buffer)
 	return std::move(*frame);
 }
 
+} // namespace
+
+std::span<const std::byte> gpuhandle::gst::sink::metasOf(SinkState &s, GstBuffer *buffer)
+{
+	unsigned leftOut = 0;
+	const size_t size = writeMetaBytes(buffer, s.metaBytes, leftOut);
+	if (leftOut) {
+		s.counters.metasLeftOut += leftOut;
+		GST_DEBUG("%u metas of a buffer left out: more than a frame's %u bytes of metas",
+			  leftOut, kWireMaxAttachment);
+	}
+	return { s.metaBytes.data(), size };
+}
+
+namespace {
+
 // Sends the buffer's own memory; the buffer stays alive (its pool does not reuse it) until
 // every consumer that got it released it. nullopt when the frame cannot cross (its fence).
 std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer, Frame frame)
@@ -255,7 +272,7 @@ std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer,
 	frame.setRelease(*gate);
 	if (!waitForRoom(s))
 		return GST_FLOW_FLUSHING;
-	Result<uint32_t> sent = s.sender->send(frame);
+	Result<uint32_t> sent = s.sender->send(frame, metasOf(s, buffer));
 	if (!sent) {
 		if (sent.error().code() == ErrorCode::NotSupported) {
 			GST_LOG_OBJECT(bsink, "copying: %s", sent.error().message().c_str());
@@ -362,7 +379,8 @@ GstStructure *statsStructure(SinkState &s)
 				 G_TYPE_UINT64, static_cast<guint64>(sender.framesSkipped),
 				 "consumers", G_TYPE_UINT64,
 				 static_cast<guint64>(sender.peersConnected), "consumers-lost",
-				 G_TYPE_UINT64, static_cast<guint64>(sender.peersLost), nullptr);
+				 G_TYPE_UINT64, static_cast<guint64>(sender.peersLost),
+				 "metas-left-out", G_TYPE_UINT64, c.metasLeftOut.load(), nullptr);
 }
 
 void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)

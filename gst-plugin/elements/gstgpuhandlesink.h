@@ -2,12 +2,15 @@
 #pragma once
 
 #include <gpuhandle/frame_transport.h>
+#include <gpuhandle/wire_format.h>
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/waiter_thread.h>
 
 #include "gstgpuhandleelements.h"
 
+#include <array>
 #include <atomic>
+#include <span>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -63,8 +66,10 @@ struct SinkCounters {
 	std::atomic<uint64_t> copied{ 0 };   // copied into the memfd pool first
 	std::atomic<uint64_t> dropped{ 0 };  // no pool slot came back in time
 	std::atomic<uint64_t> unsent{ 0 };   // no consumer took the frame
+	std::atomic<uint64_t> metasLeftOut{ 0 }; // metas past what a frame's attachment holds
 	void reset() noexcept
 	{
+		metasLeftOut = 0;
 		frames = 0;
 		zeroCopy = 0;
 		copied = 0;
@@ -105,9 +110,15 @@ struct SinkState {
 	uint32_t held = 0;
 	std::atomic<bool> flushing{ false };
 	SinkCounters counters{};
+	// The streaming thread's: the metas of the buffer being sent, as bytes (see metasOf).
+	std::array<std::byte, kWireMaxAttachment> metaBytes{};
 };
 
 SinkState &stateOf(void *self);
+
+// `buffer`'s metas that cross processes (gstgpuhandlemetabytes.hpp), written into
+// s.metaBytes: the attachment that goes with its frame (empty when it has none).
+std::span<const std::byte> metasOf(SinkState &s, GstBuffer *buffer);
 
 // gstgpuhandlesinkpool.cpp: the copy path. Copies `buffer` (any mappable memory) into a free
 // memfd slot (a new one while the pool is below its size) and sends it; with every slot held,

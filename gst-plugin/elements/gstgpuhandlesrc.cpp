@@ -7,6 +7,7 @@
 
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlemetabytes.hpp>
 #include <gst/gpuhandle/gstgpuhandlepeerlayout.hpp>
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
 
@@ -90,6 +91,7 @@ gboolean start(GstBaseSrc *bsrc)
 	}
 	s.frames = 0;
 	s.gpuHandleFrames = 0;
+	s.metasRefused = 0;
 	if (o.socketPath.empty()) {
 		GST_ELEMENT_ERROR(bsrc, RESOURCE, NOT_FOUND,
 				  (_("No socket path was given (the socket-path property).")),
@@ -294,6 +296,16 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 				  ("%s", buffer.error().message().c_str()));
 		return GST_FLOW_ERROR;
 	}
+	// The producer's buffer's metas (those that cross: gstgpuhandlemetabytes.hpp). Malformed
+	// ones are refused as a whole; the frame still goes.
+	if (std::span<const std::byte> metas = receiver->attachment(); !metas.empty()) {
+		*buffer = gst_buffer_make_writable(*buffer);
+		if (Status added = addMetasFromBytes(metas, *buffer); !added.ok()) {
+			s.metasRefused++;
+			GST_WARNING_OBJECT(bsrc, "the producer's metas were refused: %s",
+					   added.error().message().c_str());
+		}
+	}
 	s.frames++;
 	*out = *buffer;
 	return GST_FLOW_OK;
@@ -331,7 +343,9 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 		g_value_take_boxed(value, gst_structure_new("gpuhandlesrc-stats", "frames",
 							    G_TYPE_UINT64, s.frames.load(),
 							    "frames-gpuhandle", G_TYPE_UINT64,
-							    s.gpuHandleFrames.load(), nullptr));
+							    s.gpuHandleFrames.load(), "metas-refused",
+							    G_TYPE_UINT64, s.metasRefused.load(),
+							    nullptr));
 		break;
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}

@@ -37,6 +37,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WireType::Caps: (void)decodeCaps(bytes); break;
 	case WireType::Release: (void)decodeRelease(bytes); break;
 	case WireType::Bye: break;
+	case WireType::Attachment: {
+		auto attachment = decodeAttachment(bytes);
+		fuzz::report("attachment", attachment);
+		if (attachment.ok() && attachment->bytes.size() > kWireMaxAttachment)
+			__builtin_trap(); // bounded by the message
+		break;
+	}
 	}
 	return 0;
 }

@@ -168,9 +168,11 @@ inline std::string runToFile(const std::string &description)
 	return runToFiles(description, 1)[0];
 }
 
-// How many metas of `api` each buffer that reached the appsink "sink" carried.
-inline std::vector<int> metasPerFrame(const std::string &description, GType api)
+// `describe(buffer)` for each buffer that reached the appsink "sink" of `description`, in order.
+template<typename Describe>
+auto eachBuffer(const std::string &description, Describe describe)
 {
+	std::vector<decltype(describe(static_cast<GstBuffer *>(nullptr)))> results;
 	GError *error = nullptr;
 	GstElement *pipeline = gst_parse_launch(description.c_str(), &error);
 	ck_assert_msg(pipeline && !error, "%s: %s", description.c_str(),
@@ -179,7 +181,6 @@ inline std::vector<int> metasPerFrame(const std::string &description, GType api)
 	ck_assert(sink != nullptr);
 	g_object_set(sink, "sync", FALSE, nullptr);
 	ck_assert(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
-	std::vector<int> counts;
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
 	while (std::chrono::steady_clock::now() < deadline &&
 	       !gst_app_sink_is_eos(GST_APP_SINK(sink))) {
@@ -199,12 +200,7 @@ inline std::vector<int> metasPerFrame(const std::string &description, GType api)
 			}
 			continue;
 		}
-		int n = 0;
-		gpointer state = nullptr;
-		while (GstMeta *meta =
-			       gst_buffer_iterate_meta(gst_sample_get_buffer(sample), &state))
-			n += meta->info->api == api ? 1 : 0;
-		counts.push_back(n);
+		results.push_back(describe(gst_sample_get_buffer(sample)));
 		gst_sample_unref(sample);
 	}
 	ck_assert_msg(gst_app_sink_is_eos(GST_APP_SINK(sink)), "%s: no EOS within 60 s",
@@ -212,7 +208,48 @@ inline std::vector<int> metasPerFrame(const std::string &description, GType api)
 	gst_object_unref(sink);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
 	gst_object_unref(pipeline);
-	return counts;
+	return results;
+}
+
+// How many metas of `api` each buffer that reached the appsink "sink" carried.
+inline std::vector<int> metasPerFrame(const std::string &description, GType api)
+{
+	return eachBuffer(description, [api](GstBuffer *buffer) {
+		int n = 0;
+		gpointer state = nullptr;
+		while (GstMeta *meta = gst_buffer_iterate_meta(buffer, &state))
+			n += meta->info->api == api ? 1 : 0;
+		return n;
+	});
+}
+
+// Each buffer's metas that describe its content, as GStreamer's own functions print them: the
+// API's name, and for SEI user data its bytes, for time codes the time code.
+inline std::vector<std::string> contentMetasPerFrame(const std::string &description)
+{
+	return eachBuffer(description, [](GstBuffer *buffer) {
+		std::string out;
+		gpointer state = nullptr;
+		while (GstMeta *meta = gst_buffer_iterate_meta(buffer, &state)) {
+			const GType api = meta->info->api;
+			if (api == GST_VIDEO_META_API_TYPE || api == GST_PARENT_BUFFER_META_API_TYPE ||
+			    g_str_has_prefix(g_type_name(api), "GstGpuHandle"))
+				continue; // the memory's, not the content's
+			out += g_type_name(api);
+			if (api == GST_VIDEO_SEI_USER_DATA_UNREGISTERED_META_API_TYPE) {
+				auto *m = reinterpret_cast<GstVideoSEIUserDataUnregisteredMeta *>(meta);
+				out += " " + std::string(reinterpret_cast<const char *>(m->data),
+							 m->size);
+			} else if (api == GST_VIDEO_TIME_CODE_META_API_TYPE) {
+				gchar *tc = gst_video_time_code_to_string(
+					&reinterpret_cast<GstVideoTimeCodeMeta *>(meta)->tc);
+				out += std::string(" ") + tc;
+				g_free(tc);
+			}
+			out += "; ";
+		}
+		return out;
+	});
 }
 
 } // namespace gpuhandle::test::peer

@@ -193,6 +193,41 @@ START_TEST(gl_filters_downstream)
 }
 END_TEST
 
+// Starts `description` in a gst-launch-1.0 process (one argument per space-separated token) and
+// waits for `socket` to appear (once its gpuhandlesink has its first frame).
+pid_t launchProducer(const std::string &description, const std::string &socket)
+{
+	std::vector<std::string> words = { "gst-launch-1.0", "-q" };
+	for (size_t at = 0, end; at < description.size(); at = end + 1) {
+		end = description.find(' ', at);
+		end = end == std::string::npos ? description.size() : end;
+		words.push_back(description.substr(at, end - at));
+	}
+	std::vector<char *> argv;
+	for (std::string &w : words)
+		argv.push_back(w.data());
+	argv.push_back(nullptr);
+	pid_t child = 0;
+	ck_assert_int_eq(
+		posix_spawnp(&child, "gst-launch-1.0", nullptr, nullptr, argv.data(), environ), 0);
+	for (int i = 0; i < 200 && access(socket.c_str(), F_OK) != 0; ++i)
+		usleep(50 * 1000);
+	return child;
+}
+
+void expectCleanExit(pid_t child, const std::string &what)
+{
+	int status = 0;
+	ck_assert_int_eq(waitpid(child, &status, 0), child);
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		      "%s: the producer ended with status %d", what.c_str(), status);
+}
+
+std::string producerSocket(const std::string &name)
+{
+	return "/tmp/gpuhandle-peer-" + std::to_string(getpid()) + "-" + name + ".sock";
+}
+
 // The cross-process pair: gpuhandlesink in a gst-launch-1.0 process, gpuhandlesrc into a raw
 // filesink here; the file holds the decoded frames as they were.
 START_TEST(cross_process_pair_into_a_raw_filesink)
@@ -200,37 +235,49 @@ START_TEST(cross_process_pair_into_a_raw_filesink)
 	const ClipSize size = kClipSizes[1];
 	const std::string reference = runToFile(decodeClip(size) + " ! filesink location=%s");
 	for (const std::string &backend : { std::string("memfd"), std::string("cpu") }) {
-		const std::string socket =
-			"/tmp/gpuhandle-peer-" + std::to_string(getpid()) + "-" + backend + ".sock";
-		const std::string producer = decodeClip(size) + " ! gpuhandleupload backend=" +
-					     backend + " ! gpuhandlesink socket-path=" + socket +
-					     " wait-for-consumers=1";
-		std::vector<std::string> words = { "gst-launch-1.0", "-q" };
-		for (size_t at = 0, end; at < producer.size(); at = end + 1) {
-			end = producer.find(' ', at);
-			end = end == std::string::npos ? producer.size() : end;
-			words.push_back(producer.substr(at, end - at));
-		}
-		std::vector<char *> argv;
-		for (std::string &w : words)
-			argv.push_back(w.data());
-		argv.push_back(nullptr);
-		pid_t child = 0;
-		ck_assert_int_eq(posix_spawnp(&child, "gst-launch-1.0", nullptr, nullptr,
-					      argv.data(), environ),
-				 0);
-		// The socket appears once the producer reaches its first frame.
-		for (int i = 0; i < 200 && access(socket.c_str(), F_OK) != 0; ++i)
-			usleep(50 * 1000);
+		const std::string socket = producerSocket(backend);
+		const pid_t child = launchProducer(decodeClip(size) + " ! gpuhandleupload backend=" +
+							   backend + " ! gpuhandlesink socket-path=" +
+							   socket + " wait-for-consumers=1",
+						   socket);
 		const std::string got = runToFile("gpuhandlesrc socket-path=" + socket +
 						  " ! filesink location=%s");
-		int status = 0;
-		ck_assert_int_eq(waitpid(child, &status, 0), child);
-		ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-			      "%s: the producer ended with status %d", backend.c_str(), status);
+		expectCleanExit(child, backend);
 		ck_assert_msg(got == reference,
 			      "%s: gpuhandlesrc ! filesink wrote %zu bytes, expected %zu",
 			      backend.c_str(), got.size(), reference.size());
+	}
+}
+END_TEST
+
+// The producer's metas cross with its frames: avdec_h264's SEI user data and timecodestamper's
+// time codes reach an appsink behind gpuhandlesrc as they reach one in the producer's pipeline,
+// on the zero-copy path (memfd) and the copy path (cpu: system memory copied into memfds).
+START_TEST(cross_process_pair_carries_metas)
+{
+	const ClipSize size = kClipSizes[0];
+	const std::string stamped = decodeClip(size) + " ! timecodestamper";
+	const std::vector<std::string> reference =
+		contentMetasPerFrame(stamped + " ! appsink name=sink");
+	ck_assert_int_eq(static_cast<int>(reference.size()), static_cast<int>(kClipFrames));
+	ck_assert_msg(reference[0].find("GstVideoSEIUserDataUnregisteredMetaAPI") !=
+				      std::string::npos &&
+			      reference[0].find("GstVideoTimeCodeMetaAPI") != std::string::npos,
+		      "the reference's first frame has no SEI or time code: %s",
+		      reference[0].c_str());
+	for (const std::string &backend : { std::string("memfd"), std::string("cpu") }) {
+		const std::string socket = producerSocket("metas-" + backend);
+		const pid_t child = launchProducer(stamped + " ! gpuhandleupload backend=" + backend +
+							   " ! gpuhandlesink socket-path=" + socket +
+							   " wait-for-consumers=1",
+						   socket);
+		const std::vector<std::string> got = contentMetasPerFrame(
+			"gpuhandlesrc socket-path=" + socket + " ! appsink name=sink");
+		expectCleanExit(child, backend);
+		ck_assert_int_eq(static_cast<int>(got.size()), static_cast<int>(reference.size()));
+		for (size_t i = 0; i < got.size(); ++i)
+			ck_assert_msg(got[i] == reference[i], "%s, frame %zu: %s\nexpected: %s",
+				      backend.c_str(), i, got[i].c_str(), reference[i].c_str());
 	}
 }
 END_TEST
@@ -265,6 +312,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, caps_change_mid_stream);
 	tcase_add_test(tc, gl_filters_downstream);
 	tcase_add_test(tc, cross_process_pair_into_a_raw_filesink);
+	tcase_add_test(tc, cross_process_pair_carries_metas);
 	suite_add_tcase(s, tc);
 	const int failed = gpuhandle::test::runSuite(s);
 	removeClip();

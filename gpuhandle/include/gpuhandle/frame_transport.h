@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -64,8 +65,10 @@ public:
 
 	// Sends `frame` (fd-backed resources, Noop or fence-fd acquire: see encodeFrame) to every
 	// connected consumer with room; returns how many got it. A frame with a release gate gets
-	// it signalled when they are done (at once when none got it).
-	Result<uint32_t> send(const Frame &frame);
+	// it signalled when they are done (at once when none got it). `attachment`: bytes of the
+	// application's that travel with the frame (gpuhandlesink: the buffer's metas), at most
+	// kWireMaxAttachment (InvalidArgument, nothing sent).
+	Result<uint32_t> send(const Frame &frame, std::span<const std::byte> attachment = {});
 	// Caps for the frames that follow (sent to every consumer now, and to later ones on connect).
 	Status setCaps(std::string caps);
 	FrameSenderStats stats() const;
@@ -88,6 +91,7 @@ struct FrameReceiverOptions {
 
 struct FrameReceiverStats {
 	uint64_t framesReceived = 0;
+	uint64_t attachmentsReceived = 0; // frames that came with an attachment
 	uint64_t releasesSent = 0;
 	uint64_t badMessages = 0; // refused messages from the sender (logged, skipped)
 };
@@ -110,6 +114,9 @@ public:
 	// frame came within `timeout`; Io when the sender went away without Bye (crashed). Messages
 	// that fail validation are logged, counted and skipped.
 	Result<std::optional<Frame>> receive(WaitDuration timeout);
+	// The attachment of the frame the last receive() returned (empty when it came without
+	// one); valid until the next receive().
+	std::span<const std::byte> attachment() const noexcept;
 	FrameReceiverStats stats() const;
 
 	struct Impl;

@@ -28,6 +28,8 @@ inline constexpr uint32_t kWireMaxMessage = 4096;
 inline constexpr uint32_t kWireMaxFds = 17;
 // Bytes of caps (or any producer description) a Hello may carry.
 inline constexpr uint32_t kWireMaxCaps = 3072;
+// Bytes an Attachment carries: a message less its header, the frame id and the length.
+inline constexpr uint32_t kWireMaxAttachment = kWireMaxMessage - kWireHeaderBytes - 12;
 
 enum class WireType : uint16_t {
 	Hello = 1,   // producer -> consumer on connect: caps, the in-flight bound
@@ -35,6 +37,9 @@ enum class WireType : uint16_t {
 	Release = 3, // consumer -> producer: done with frame `id` (its memory may be reused)
 	Bye = 4,     // producer -> consumer: end of stream
 	Caps = 5,    // producer -> consumer: new caps for the frames that follow
+	// producer -> consumer: the application's bytes for frame `id`, sent just before it (a
+	// receiver that does not know the type refuses it and still gets the frame)
+	Attachment = 6,
 };
 const char *wireTypeName(WireType type) noexcept;
 
@@ -60,6 +65,9 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out);
 Status encodeCaps(std::string_view caps, WireMessage &out);
 void encodeRelease(uint64_t id, WireMessage &out) noexcept;
+// Bytes that travel with frame `id` (GStreamer metas, for gpuhandlesink): InvalidArgument when
+// longer than kWireMaxAttachment. No fds.
+Status encodeAttachment(uint64_t id, std::span<const std::byte> bytes, WireMessage &out);
 void encodeBye(WireMessage &out) noexcept;
 
 // The header of a received message, checked (magic, version, known type, size equal to the
@@ -84,5 +92,11 @@ struct WireHello {
 Result<WireHello> decodeHello(std::span<const std::byte> bytes);
 Result<std::string_view> decodeCaps(std::span<const std::byte> bytes);
 Result<uint64_t> decodeRelease(std::span<const std::byte> bytes);
+
+struct WireAttachment {
+	uint64_t id = 0;
+	std::span<const std::byte> bytes; // points into the bytes given
+};
+Result<WireAttachment> decodeAttachment(std::span<const std::byte> bytes);
 
 } // namespace gpuhandle

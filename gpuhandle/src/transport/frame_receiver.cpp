@@ -4,7 +4,10 @@
 
 #include "unix_socket.h"
 
+#include <algorithm>
+#include <array>
 #include <atomic>
+#include <utility>
 #include <mutex>
 
 namespace gpuhandle {
@@ -26,6 +29,12 @@ struct FrameReceiver::Impl {
 	std::shared_ptr<WaiterThread> waiter; // watches the release gates of frames handed out
 	detail::ReceivedMessage incoming;     // receive()'s
 	bool ended = false;                   // Bye seen
+	// The last Attachment's bytes; they belong to the frame after it when its id matches.
+	std::array<std::byte, kWireMaxAttachment> attachmentBytes{};
+	uint32_t attachmentSize = 0;
+	uint64_t attachmentId = 0;
+	bool attachmentPending = false; // received, its frame not yet
+	uint32_t frameAttachment = 0;   // bytes of it that belong to the frame handed out
 	std::optional<Error> lost;            // the sender went away
 
 	mutable std::mutex capsMutex;
@@ -39,6 +48,7 @@ struct FrameReceiver::Impl {
 	bool closing = false;
 
 	std::atomic<uint64_t> framesReceived{ 0 };
+	std::atomic<uint64_t> attachmentsReceived{ 0 };
 	std::atomic<uint64_t> releasesSent{ 0 };
 	std::atomic<uint64_t> badMessages{ 0 };
 
@@ -102,12 +112,29 @@ struct FrameReceiver::Impl {
 		auto type = decodeHeader(incoming.data(), static_cast<uint32_t>(incoming.numFds));
 		if (!type.ok())
 			return std::move(type).error();
+		// An attachment belongs to the message right after it, when that is its frame.
+		const bool hadAttachment = std::exchange(attachmentPending, false);
 		switch (*type) {
+		case WireType::Attachment: {
+			auto attachment = decodeAttachment(incoming.data());
+			if (!attachment.ok())
+				return std::move(attachment).error();
+			std::copy(attachment->bytes.begin(), attachment->bytes.end(),
+				  attachmentBytes.begin());
+			attachmentSize = static_cast<uint32_t>(attachment->bytes.size());
+			attachmentId = attachment->id;
+			attachmentPending = true;
+			return std::optional<Frame>();
+		}
 		case WireType::Frame: {
 			auto wire = decodeFrame(incoming.data(), incoming.fdSpan());
 			if (!wire.ok())
 				return std::move(wire).error();
 			framesReceived++;
+			frameAttachment =
+				hadAttachment && attachmentId == wire->id ? attachmentSize : 0;
+			if (frameAttachment)
+				attachmentsReceived++;
 			if (wire->wantsRelease) {
 				auto gate = ReleaseGate::create();
 				if (!gate.ok())
@@ -198,6 +225,7 @@ std::string FrameReceiver::caps() const
 Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 {
 	Impl &d = *impl_;
+	d.frameAttachment = 0;
 	if (d.ended)
 		return std::optional<Frame>();
 	if (d.lost)
@@ -234,10 +262,16 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 	}
 }
 
+std::span<const std::byte> FrameReceiver::attachment() const noexcept
+{
+	return { impl_->attachmentBytes.data(), impl_->frameAttachment };
+}
+
 FrameReceiverStats FrameReceiver::stats() const
 {
 	FrameReceiverStats s;
 	s.framesReceived = impl_->framesReceived.load();
+	s.attachmentsReceived = impl_->attachmentsReceived.load();
 	s.releasesSent = impl_->releasesSent.load();
 	s.badMessages = impl_->badMessages.load();
 	return s;

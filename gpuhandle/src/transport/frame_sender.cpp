@@ -51,7 +51,8 @@ struct FrameSender::Impl {
 	std::vector<Outstanding> outstanding;  // maxPeers * maxInFlightPerPeer slots
 	uint64_t nextId = 1;
 	FrameSenderStats stats;
-	WireMessage message; // scratch for send(), under mutex
+	WireMessage message;    // scratch for send(), under mutex
+	WireMessage attachment; // send()'s attachment, under mutex
 	detail::ReceivedMessage incoming; // the thread's
 
 	void log(const Error &e) const
@@ -281,7 +282,7 @@ FrameSender::~FrameSender()
 	unlink(d.options.socketPath.c_str());
 }
 
-Result<uint32_t> FrameSender::send(const Frame &frame)
+Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte> attachment)
 {
 	Impl &d = *impl_;
 	const bool wantsRelease = !frame.release().isNone();
@@ -289,6 +290,10 @@ Result<uint32_t> FrameSender::send(const Frame &frame)
 	const uint64_t id = d.nextId++;
 	if (Status s = encodeFrame(frame, id, wantsRelease, d.message); !s.ok())
 		return std::move(s).error();
+	if (!attachment.empty()) {
+		if (Status s = encodeAttachment(id, attachment, d.attachment); !s.ok())
+			return std::move(s).error();
+	}
 	uint64_t holders = 0;
 	uint32_t count = 0;
 	for (size_t i = 0; i < d.peers.size(); ++i) {
@@ -299,7 +304,12 @@ Result<uint32_t> FrameSender::send(const Frame &frame)
 			d.stats.framesSkipped++;
 			continue;
 		}
-		Status s = detail::sendMessage(p.socket.get(), d.message);
+		// The attachment goes first; a consumer whose queue takes it but not the frame
+		// drops it when the next message is not that frame.
+		Status s = attachment.empty() ? Status{}
+					      : detail::sendMessage(p.socket.get(), d.attachment);
+		if (s.ok())
+			s = detail::sendMessage(p.socket.get(), d.message);
 		if (s.ok()) {
 			count++;
 			d.stats.framesSent++;

@@ -285,7 +285,7 @@ Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds)
 		return Error::format(ErrorCode::NotSupported, "version",
 				     "Frame transport: wire version %u; this library speaks %u.",
 				     version, kWireVersion);
-	if (type < static_cast<uint16_t>(WireType::Hello) || type > static_cast<uint16_t>(WireType::Caps))
+	if (type < static_cast<uint16_t>(WireType::Hello) || type > static_cast<uint16_t>(WireType::Attachment))
 		return Error::format(ErrorCode::InvalidArgument, "type",
 				     "Frame transport: unknown message type %u.", type);
 	if (size != bytes.size())
@@ -418,6 +418,22 @@ Result<uint64_t> decodeRelease(std::span<const std::byte> bytes)
 	if (!r.atEnd())
 		return malformed("size", "the release message's length is wrong");
 	return id;
+}
+
+Result<WireAttachment> decodeAttachment(std::span<const std::byte> bytes)
+{
+	if (auto e = expectType(bytes, WireType::Attachment, 0))
+		return std::move(*e);
+	WireReader r(bytes);
+	WireAttachment attachment;
+	attachment.id = r.get<uint64_t>();
+	const uint32_t size = r.get<uint32_t>();
+	if (!r.ok() || size > kWireMaxAttachment)
+		return malformed("attachment", "an attachment longer than a message carries");
+	attachment.bytes = r.getBytes(size);
+	if (!r.atEnd())
+		return malformed("size", "the attachment message's length is wrong");
+	return attachment;
 }
 
 } // namespace gpuhandle

@@ -197,6 +197,22 @@ void encodeRelease(uint64_t id, WireMessage &out) noexcept
 	w.finish(WireType::Release);
 }
 
+Status encodeAttachment(uint64_t id, std::span<const std::byte> bytes, WireMessage &out)
+{
+	if (bytes.size() > kWireMaxAttachment)
+		return Error::format(ErrorCode::InvalidArgument, "attachment",
+				     "Frame transport: an attachment of %zu bytes (at most %u fit "
+				     "in a message).",
+				     bytes.size(), kWireMaxAttachment);
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint64_t>(id);
+	w.put<uint32_t>(static_cast<uint32_t>(bytes.size()));
+	w.putBytes(bytes.data(), bytes.size());
+	w.finish(WireType::Attachment);
+	return {};
+}
+
 void encodeBye(WireMessage &out) noexcept
 {
 	out.numFds = 0;
@@ -212,6 +228,7 @@ const char *wireTypeName(WireType type) noexcept
 	case WireType::Release: return "release";
 	case WireType::Bye: return "bye";
 	case WireType::Caps: return "caps";
+	case WireType::Attachment: return "attachment";
 	}
 	return "unknown";
 }
