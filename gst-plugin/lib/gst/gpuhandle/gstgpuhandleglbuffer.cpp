@@ -6,6 +6,7 @@
 #include "gstgpuhandlegpushared.h"
 
 #include <array>
+#include <functional>
 #include <memory>
 #include <string_view>
 #include <utility>
@@ -232,27 +233,6 @@ Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
 	// GL consumers in GStreamer read at once: the producer's work is waited for here.
 	if (Status acquired = frame.acquire().wait(timeout); !acquired)
 		return std::move(acquired).error();
-	// GStreamer's GL filters sample a GLMemory with the parameters GStreamer gives its own
-	// textures (linear filtering, clamped to the edge) and set none themselves: a texture made
-	// elsewhere (gpuhandle's GL backend uses nearest filtering) would scale differently.
-	onGlThread(context, [&] {
-		const GstGLFuncs *gl = context->gl_vtable;
-		for (uint32_t p = 0; p < planes; p++) {
-			const GLenum target = gst_gl_texture_target_to_gl(targets[p]);
-			GLint bound = 0;
-			gl->GetIntegerv(targets[p] == GST_GL_TEXTURE_TARGET_2D ? GL_TEXTURE_BINDING_2D
-			                : targets[p] == GST_GL_TEXTURE_TARGET_RECTANGLE
-			                        ? GL_TEXTURE_BINDING_RECTANGLE
-			                        : GL_TEXTURE_BINDING_EXTERNAL_OES,
-					&bound);
-			gl->BindTexture(target, textures[p]->desc().name);
-			gl->TexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
-			gl->TexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
-			gl->TexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
-			gl->TexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
-			gl->BindTexture(target, static_cast<GLuint>(bound));
-		}
-	});
 	auto kept = std::make_shared<KeptFrame>(frame, std::make_shared<GlContextHold>(context));
 	GstVideoInfo layout = glMemoryLayout(info); // the meta takes mutable arrays
 	GstGLMemoryAllocator *allocator = gst_gl_memory_allocator_get_default(context);
@@ -282,10 +262,35 @@ Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
 				       GST_VIDEO_INFO_WIDTH(&layout),
 				       GST_VIDEO_INFO_HEIGHT(&layout), planes, layout.offset,
 				       layout.stride);
-	// GL consumers wait on the GPU for whatever runs in the context before the buffer is out.
+	// GStreamer's GL filters sample a GLMemory with the parameters GStreamer gives its own
+	// textures (linear filtering, clamped to the edge) and set none themselves: a texture made
+	// elsewhere (gpuhandle's GL backend uses nearest filtering) would scale differently.
+	// One hop to the GL thread per frame: the sync point is set there too (GStreamer runs
+	// set_sync_point inline on its GL thread).
 	GstGLSyncMeta *meta = gst_buffer_add_gl_sync_meta(context, buffer);
-	if (meta)
-		gst_gl_sync_meta_set_sync_point(meta, context);
+	auto onContext = [&] {
+		const GstGLFuncs *gl = context->gl_vtable;
+		for (uint32_t p = 0; p < planes; p++) {
+			const GLenum target = gst_gl_texture_target_to_gl(targets[p]);
+			GLint bound = 0;
+			gl->GetIntegerv(targets[p] == GST_GL_TEXTURE_TARGET_2D ? GL_TEXTURE_BINDING_2D
+			                : targets[p] == GST_GL_TEXTURE_TARGET_RECTANGLE
+			                        ? GL_TEXTURE_BINDING_RECTANGLE
+			                        : GL_TEXTURE_BINDING_EXTERNAL_OES,
+					&bound);
+			gl->BindTexture(target, textures[p]->desc().name);
+			gl->TexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_LINEAR);
+			gl->TexParameteri(target, GL_TEXTURE_MAG_FILTER, GL_LINEAR);
+			gl->TexParameteri(target, GL_TEXTURE_WRAP_S, GL_CLAMP_TO_EDGE);
+			gl->TexParameteri(target, GL_TEXTURE_WRAP_T, GL_CLAMP_TO_EDGE);
+			gl->BindTexture(target, static_cast<GLuint>(bound));
+		}
+		// GL consumers wait on the GPU for whatever ran in the context before the buffer
+		// is out, these parameter changes included.
+		if (meta)
+			gst_gl_sync_meta_set_sync_point(meta, context);
+	};
+	onGlThread(context, std::ref(onContext)); // by reference: no allocation per frame
 	return buffer;
 }
 
