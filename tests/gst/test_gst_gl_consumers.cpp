@@ -23,6 +23,7 @@
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "../backends/backend_probe.h"
+#include "launch_words.h"
 #include "check_helpers.h"
 
 namespace {
@@ -184,14 +185,10 @@ START_TEST(consumer_pipelines_end_cleanly_in_many_processes)
 	const std::string log = "/tmp/gpuhandle-gl-consumer-" + std::to_string(getpid()) + ".log";
 	long total = 0;
 	for (const std::string &consumer : kConsumers) {
-		// One shell word per token, quoted, as a user types it (gst-launch-1.0 escapes
-		// the spaces inside an argument).
+		// One quoted shell word per token, as a user types it.
 		std::string command = "timeout 60 gst-launch-1.0 -q";
-		for (size_t at = 0, end; at < consumer.size(); at = end + 1) {
-			end = consumer.find(' ', at);
-			end = end == std::string::npos ? consumer.size() : end;
-			command += " '" + consumer.substr(at, end - at) + "'";
-		}
+		for (const std::string &word : gpuhandle::test::launchWords(consumer))
+			command += " '" + word + "'";
 		command += " >" + log + " 2>&1";
 		for (long i = 0; i < runs; ++i, ++total) {
 			const int status = std::system(command.c_str());

@@ -11,12 +11,14 @@
 #include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 #include <gst/gst.h>
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "../backends/backend_probe.h"
+#include "launch_words.h"
 #include "peer_fixture.h"
 
 #include "check_helpers.h"
@@ -193,16 +195,13 @@ START_TEST(gl_filters_downstream)
 }
 END_TEST
 
-// Starts `description` in a gst-launch-1.0 process (one argument per space-separated token) and
+// Starts `description` in a gst-launch-1.0 process (launchWords) and
 // waits for `socket` to appear (once its gpuhandlesink has its first frame).
 pid_t launchProducer(const std::string &description, const std::string &socket)
 {
 	std::vector<std::string> words = { "gst-launch-1.0", "-q" };
-	for (size_t at = 0, end; at < description.size(); at = end + 1) {
-		end = description.find(' ', at);
-		end = end == std::string::npos ? description.size() : end;
-		words.push_back(description.substr(at, end - at));
-	}
+	for (std::string &word : gpuhandle::test::launchWords(description))
+		words.push_back(std::move(word));
 	std::vector<char *> argv;
 	for (std::string &w : words)
 		argv.push_back(w.data());
