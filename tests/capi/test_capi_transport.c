@@ -43,6 +43,15 @@ static int consume(const char *path)
 		const int stamped = bytes != MAP_FAILED && bytes[0] == i;
 		if (bytes != MAP_FAILED)
 			munmap(bytes, shm.size);
+		/* Odd frames come with "frame <i>" attached, even ones without. */
+		char attached[32] = { 0 }, expected[32] = { 0 };
+		if (i % 2)
+			snprintf(expected, sizeof expected, "frame %d", i);
+		const size_t length =
+			gpuhandle_frame_receiver_get_attachment(receiver, attached, sizeof attached);
+		if (length != strlen(expected) || memcmp(attached, expected, length) != 0 ||
+		    gpuhandle_frame_receiver_get_attachment(receiver, NULL, 0) != length)
+			return 9;
 		gpuhandle_release_gate *gate = NULL;
 		if (!stamped || gpuhandle_frame_get_release(frame, &gate, NULL) != GPUHANDLE_OK || !gate ||
 		    gpuhandle_release_gate_signal(gate, NULL, NULL) != GPUHANDLE_OK)
@@ -109,7 +118,16 @@ START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 		ck_assert_int_eq(gpuhandle_frame_with_sync(frame, NULL, gate, &sent, NULL), GPUHANDLE_OK);
 		bytes[0] = (unsigned char)i;
 		uint32_t delivered = 0;
-		ck_assert_int_eq(gpuhandle_frame_sender_send(sender, sent, &delivered, NULL), GPUHANDLE_OK);
+		if (i % 2) {
+			char attachment[32];
+			const int length = snprintf(attachment, sizeof attachment, "frame %d", i);
+			ck_assert_int_eq(gpuhandle_frame_sender_send_with_attachment(
+						 sender, sent, attachment, (size_t)length, &delivered, NULL),
+					 GPUHANDLE_OK);
+		} else {
+			ck_assert_int_eq(gpuhandle_frame_sender_send(sender, sent, &delivered, NULL),
+					 GPUHANDLE_OK);
+		}
 		ck_assert_uint_eq(delivered, 1);
 		gpuhandle_sync_point *released = NULL;
 		ck_assert_int_eq(gpuhandle_release_gate_get_released(gate, &released, NULL), GPUHANDLE_OK);
@@ -161,6 +179,13 @@ START_TEST(bad_arguments_are_named)
 			 GPUHANDLE_ERROR_NULL_HANDLE);
 	ck_assert_uint_eq(delivered, 0);
 	ck_assert_uint_eq(gpuhandle_frame_receiver_get_caps(NULL, NULL, 0), 0);
+	ck_assert_uint_eq(gpuhandle_frame_receiver_get_attachment(NULL, NULL, 0), 0);
+	ck_assert_int_eq(gpuhandle_frame_sender_send_with_attachment(NULL, NULL, NULL, 4, &delivered,
+								     &error),
+			 GPUHANDLE_ERROR_NULL_HANDLE);
+	ck_assert_str_eq(gpuhandle_error_get_field(error), "attachment");
+	gpuhandle_error_unref(error);
+	error = NULL;
 	gpuhandle_frame_sender_stats stats;
 	memset(&stats, 0xff, sizeof stats);
 	gpuhandle_frame_sender_get_stats(NULL, &stats);

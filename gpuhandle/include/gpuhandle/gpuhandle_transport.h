@@ -55,6 +55,14 @@ void gpuhandle_frame_sender_free(gpuhandle_frame_sender *sender) GPUHANDLE_NOEXC
 gpuhandle_status gpuhandle_frame_sender_send(gpuhandle_frame_sender *sender,
 					     const gpuhandle_frame *frame, uint32_t *delivered,
 					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* As gpuhandle_frame_sender_send, with `size` bytes of the application's that travel with the
+ * frame (at most 4068; attachment nullable when size is 0): the consumer reads them with
+ * gpuhandle_frame_receiver_get_attachment. INVALID_ARGUMENT ("attachment") when longer. */
+gpuhandle_status gpuhandle_frame_sender_send_with_attachment(gpuhandle_frame_sender *sender,
+							     const gpuhandle_frame *frame,
+							     const void *attachment, size_t size,
+							     uint32_t *delivered,
+							     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* caps: non-null; sent to every consumer now and to later ones on connect. */
 gpuhandle_status gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender, const char *caps,
 						 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
@@ -99,6 +107,11 @@ size_t gpuhandle_frame_receiver_get_caps(const gpuhandle_frame_receiver *receive
 					 size_t size) GPUHANDLE_NOEXCEPT;
 void gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver,
 					gpuhandle_frame_receiver_stats *out) GPUHANDLE_NOEXCEPT;
+/* The attachment of the frame the last receive returned (valid until the next receive): copies
+ * up to size bytes of it into buffer (nullable when size is 0) and returns its full length (0:
+ * the frame came without one, or receiver is NULL). */
+size_t gpuhandle_frame_receiver_get_attachment(const gpuhandle_frame_receiver *receiver,
+					       void *buffer, size_t size) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -3,6 +3,10 @@
 
 #include "c_internal.h"
 
+#include <algorithm>
+#include <cstring>
+#include <span>
+
 using namespace gpuhandle;
 using namespace gpuhandle::capi;
 
@@ -91,11 +95,25 @@ gpuhandle_status gpuhandle_frame_sender_send(gpuhandle_frame_sender *sender,
 					     const gpuhandle_frame *frame, uint32_t *delivered,
 					     gpuhandle_error **error) noexcept
 {
+	return gpuhandle_frame_sender_send_with_attachment(sender, frame, nullptr, 0, delivered,
+							   error);
+}
+
+gpuhandle_status gpuhandle_frame_sender_send_with_attachment(gpuhandle_frame_sender *sender,
+							     const gpuhandle_frame *frame,
+							     const void *attachment, size_t size,
+							     uint32_t *delivered,
+							     gpuhandle_error **error) noexcept
+{
 	if (delivered)
 		*delivered = 0;
+	if (size && !attachment)
+		return failNull(error, "gpuhandle_frame_sender_send_with_attachment", "attachment");
 	return call(__func__, error, { { sender, "sender" }, { frame, "frame" } },
 		    [&]() -> gpuhandle_status {
-			    auto sent = sender->value->send(frame->value);
+			    const std::span<const std::byte> bytes(
+				    static_cast<const std::byte *>(attachment), size);
+			    auto sent = sender->value->send(frame->value, bytes);
 			    if (!sent)
 				    return fail(error, std::move(sent).error());
 			    if (delivered)
@@ -214,6 +232,17 @@ void gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver
 		return;
 	const FrameReceiverStats s = receiver->value->stats();
 	*out = { s.framesReceived, s.releasesSent, s.badMessages };
+}
+
+size_t gpuhandle_frame_receiver_get_attachment(const gpuhandle_frame_receiver *receiver,
+					       void *buffer, size_t size) noexcept
+{
+	if (!receiver)
+		return 0;
+	const std::span<const std::byte> bytes = receiver->value->attachment();
+	if (buffer && size)
+		std::memcpy(buffer, bytes.data(), std::min(bytes.size(), size));
+	return bytes.size();
 }
 
 } // extern "C"
