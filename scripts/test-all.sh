@@ -29,7 +29,7 @@ meson test -C build --setup validation --print-errorlogs --suite backends --suit
 	--suite gst --suite peer --suite ffmpeg --suite examples --suite demo --suite bench
 step_done "Vulkan validation layer"
 meson test -C build --setup valgrind --suite core --suite transport --suite capi --suite gst \
-	--print-errorlogs
+	--no-suite gst-gpu --print-errorlogs
 step_done "valgrind"
 
 # ThreadSanitizer: fences, waiters, async waits, the transport.
