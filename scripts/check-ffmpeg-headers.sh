@@ -8,7 +8,9 @@ build=${1:-build}
 suite=${2:-trixie}
 scratch=${TMPDIR:-/tmp}/gpuhandle-ffmpeg-$suite
 mkdir -p "$scratch/lists/partial" "$scratch/cache/archives/partial" "$scratch/root"
-echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+# The archive this machine's apt sources name (no mirror is written into the tree).
+archive=$("$(dirname "$0")/debian-archive.sh")
+echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $archive $suite main" \
 	>"$scratch/sources.list"
 apt_opts=(-o "Dir::Etc::SourceList=$scratch/sources.list" -o Dir::Etc::SourceParts=/dev/null
 	-o "Dir::State::Lists=$scratch/lists" -o "Dir::Cache=$scratch/cache")

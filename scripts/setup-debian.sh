@@ -1,5 +1,6 @@
 #!/bin/bash
-# Installs, with apt, the Debian 12 packages gpuhandle needs to build and test (sudo when not root).
+# Installs, with apt, the Debian packages gpuhandle needs to build and test (sudo when not root):
+# Debian 12's here, and Debian 13's in scripts/debian13.sh's root (the same list).
 set -euo pipefail
 
 packages=(
@@ -45,6 +46,13 @@ packages=(
   gstreamer1.0-plugins-ugly python3-gst-1.0
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
+
+# --list: the packages, one a line, installed nowhere (scripts/debian13.sh installs them into its
+# Debian 13 root).
+if [ "${1:-}" = --list ]; then
+  printf '%s\n' "${packages[@]}"
+  exit 0
+fi
 
 missing=()
 for p in "${packages[@]}"; do

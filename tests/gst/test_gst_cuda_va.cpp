@@ -62,6 +62,7 @@ GstBuffer *systemBuffer(const GstVideoInfo &info)
 	return buffer;
 }
 
+#if GPUHANDLE_GST_HAVE_CUDA
 Frame cpuFrame(PixelFormat format, uint32_t width, uint32_t height)
 {
 	Result<BackendRef> cpu = openBackend(BackendKind::Cpu);
@@ -71,6 +72,7 @@ Frame cpuFrame(PixelFormat format, uint32_t width, uint32_t height)
 	ck_assert_ok(frame);
 	return *frame;
 }
+#endif
 
 // Any GstObject that is neither a CUDA context nor a VA display.
 GstObject *otherObject()

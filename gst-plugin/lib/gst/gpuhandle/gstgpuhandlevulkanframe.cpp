@@ -23,6 +23,15 @@ namespace {
 
 using gpuhandle::gst::detail::BufferAnchor;
 
+// The access mask of a VkImageMemoryBarrier from the one GStreamer's barrier state records:
+// GStreamer 1.24 made it 64 bits (VkAccessFlags2), whose low 32 bits are VkAccessFlags' own; a
+// synchronization2-only bit above them is covered by MEMORY_READ | MEMORY_WRITE.
+VkAccessFlags legacyAccessMask(guint64 flags)
+{
+	auto low = static_cast<VkAccessFlags>(flags & 0xffffffffu);
+	return (flags >> 32) ? low | VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT : low;
+}
+
 // Hands `images` to whoever reads the frame next: one submission on `queue`, after everything
 // submitted there before (GStreamer's elements submit on it too), moves them to GENERAL (the
 // layout gpuhandle keeps shared images in) and makes prior writes visible; waited for on the CPU.
@@ -44,7 +53,7 @@ Status settleImages(GstVulkanDevice *device, GstVulkanQueue *queue,
 	for (GstVulkanImageMemory *image : images) {
 		VkImageMemoryBarrier b{};
 		b.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
-		b.srcAccessMask = image->barrier.parent.access_flags;
+		b.srcAccessMask = legacyAccessMask(image->barrier.parent.access_flags);
 		b.dstAccessMask = VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT;
 		b.oldLayout = image->barrier.image_layout;
 		b.newLayout = VK_IMAGE_LAYOUT_GENERAL;

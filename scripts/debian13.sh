@@ -1,0 +1,103 @@
+#!/bin/bash
+# Builds gpuhandle and runs its test suites on Debian 13 (trixie: GStreamer 1.26, FFmpeg 7.1,
+# Mesa 25) beside this machine's Debian 12. Makes a Debian 13 root once (debootstrap, from the
+# archive this machine's apt sources name) and reuses it; installs there the packages
+# scripts/setup-debian.sh lists; copies the source tree in (git's files, with their times, so the
+# build there rebuilds only what changed) and runs `meson test` in it with the arguments given.
+# Ends with the line `N passed, N failed, N skipped` and a non-zero status on any failure.
+#
+# usage: sudo scripts/debian13.sh [meson test arguments, e.g. --suite gst --suite ffmpeg]
+# The root lives in $GPUHANDLE_DEBIAN13_ROOT (default ~/.cache/gpuhandle/debian13, 3 GB).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+suite=trixie
+root=${GPUHANDLE_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuhandle/debian13}
+src=/src/gpuhandle  # inside the root
+build=/build/gpuhandle
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "debian13: debootstrap and chroot need root: run it with sudo" >&2
+	exit 2
+fi
+archive=$(scripts/debian-archive.sh)
+
+# 1. The root, once (a root whose making was cut short is made again).
+if [ ! -f "$root/.gpuhandle-ready" ]; then
+	command -v debootstrap >/dev/null || {
+		apt-get update -q
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends debootstrap
+	}
+	# Never remove through a mount of the machine's /dev or /proc left by a run cut short.
+	if findmnt -rn -o TARGET | grep -q "^$root/"; then
+		echo "debian13: $root still has mounts (findmnt | grep $root); unmount them first" >&2
+		exit 1
+	fi
+	rm -rf --one-file-system "$root"
+	mkdir -p "$root"
+	echo "debian13: making a Debian 13 root in $root from $archive"
+	debootstrap --variant=minbase "$suite" "$root" "$archive"
+	echo "deb $archive $suite main" >"$root/etc/apt/sources.list"
+	touch "$root/.gpuhandle-ready"
+fi
+
+# 2. What the root's programs need of the machine, unmounted however the script ends.
+mounted=()
+cleanup() {
+	local i
+	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do
+		umount -l "${mounted[i]}" 2>/dev/null || true
+	done
+}
+trap cleanup EXIT
+for dir in proc sys dev dev/pts dev/shm; do
+	mkdir -p "$root/$dir"
+	if ! mountpoint -q "$root/$dir"; then
+		mount --bind "/$dir" "$root/$dir"
+		mounted+=("$root/$dir")
+	fi
+done
+in_root() {
+	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+		DEBIAN_FRONTEND=noninteractive "$@"
+}
+
+# 3. The packages: the same list as Debian 12's, each that this release has.
+mapfile -t wanted < <(scripts/setup-debian.sh --list)
+missing=()
+for p in "${wanted[@]}"; do
+	in_root dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null | grep -qx installed ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	in_root apt-get update -q
+	available=()
+	for p in "${missing[@]}"; do
+		if in_root apt-cache show "$p" >/dev/null 2>&1; then
+			available+=("$p")
+		else
+			echo "debian13: Debian 13 has no package $p; the tests that need it skip"
+		fi
+	done
+	[ ${#available[@]} -eq 0 ] ||
+		in_root apt-get install -y -q --no-install-recommends "${available[@]}"
+fi
+in_root sh -c 'echo "debian13: $(. /etc/os-release; echo "$PRETTY_NAME"), $(gst-launch-1.0 --version | sed -n 2p), \
+$(ffmpeg -version | head -n 1 | cut -d" " -f1-3), Mesa $(dpkg-query -W -f="\${Version}" mesa-vulkan-drivers)"'
+
+# 4. The source tree, as git sees it (tracked files and new ones not ignored).
+rm -rf "$root$src"
+mkdir -p "$root$src" "$root$build"
+git ls-files -z --cached --others --exclude-standard |
+	tar --null -T - -cf - | tar -xf - -C "$root$src"
+
+# 5. Build and test; the results are counted as .ci/run counts them.
+rm -f "$root$build"/meson-logs/testlog*.json
+test_args=
+[ $# -eq 0 ] || test_args=$(printf ' %q' "$@")
+status=0
+in_root sh -c "cd $src && { test -f $build/build.ninja || meson setup $build --werror -Ddebug=false; } &&
+	meson test -C $build --print-errorlogs$test_args" || status=$?
+read -r passed failed skipped <<<"$(python3 scripts/test-results.py "$root$build")"
+[ $((passed + failed)) -gt 0 ] || echo "debian13: no test ran"
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$status" -eq 0 ] && [ "$failed" -eq 0 ] && [ $((passed + failed)) -gt 0 ]
