@@ -54,10 +54,7 @@ void dropMappedFrame(void *opaque, uint8_t *)
 	delete static_cast<MappedFrameRef *>(opaque);
 }
 
-// Frees an AVFrame (and its buffer references) on an early return.
-struct AvFrameFree {
-	void operator()(AVFrame *frame) const noexcept { av_frame_free(&frame); }
-};
+using detail::AvFrameFree;
 
 // Memory mapFrame() reads in place (no backend needed).
 bool hostMappable(const Frame &frame)

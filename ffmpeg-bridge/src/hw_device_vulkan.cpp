@@ -201,6 +201,18 @@ bool hasDeviceExtension(const AVVulkanDeviceContext &hw, const char *name)
 	return false;
 }
 
+int imagesPerFrame(const AVVulkanFramesContext &fhw, int planes)
+{
+#if GPUHANDLE_FFMPEG_VK_LOCKS
+	if (planes > 1 && fhw.format[0] != VK_FORMAT_UNDEFINED &&
+	    fhw.format[1] == VK_FORMAT_UNDEFINED)
+		return 1;
+#else
+	(void)fhw;
+#endif
+	return planes;
+}
+
 int transferQueueFamily(const AVVulkanDeviceContext &hw)
 {
 #if GPUHANDLE_FFMPEG_VK_QF

@@ -101,4 +101,9 @@ Status wrapDrmAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFra
 // FFmpeg's error text for an AVERROR code.
 std::string avErrorText(int code);
 
+// Frees an AVFrame (and its buffer references) on an early return.
+struct AvFrameFree {
+	void operator()(AVFrame *frame) const noexcept { av_frame_free(&frame); }
+};
+
 } // namespace gpuhandle::ffmpeg::detail

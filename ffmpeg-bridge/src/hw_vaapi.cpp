@@ -18,10 +18,6 @@ namespace gpuhandle::ffmpeg::detail {
 
 namespace {
 
-struct AvFrameFree {
-	void operator()(AVFrame *frame) const noexcept { av_frame_free(&frame); }
-};
-
 using SyncSurface2Fn = VAStatus (*)(VADisplay, VASurfaceID, uint64_t);
 
 // vaSyncSurface2 (libva 2.15) from the libva FFmpeg already loaded; null on an older libva.

@@ -194,6 +194,60 @@ Result<std::shared_ptr<HeldFrame>> copiedIntoImages(const Frame &frame,
 	return std::make_shared<HeldFrame>(std::move(*images));
 }
 
+// Whether the frame is one multi-planar VkImage of `device` holding its `planes` planes as
+// aspects, as a multi-planar frames context's AVVkFrames are.
+bool isMultiPlanarImage(const Frame &frame, VkDevice device, int planes)
+{
+	if (frame.numResources() != 1 || frame.numPlanes() != static_cast<uint32_t>(planes))
+		return false;
+	const VulkanImage *image = frame.resource(0).get<VulkanImage>();
+	if (!image || image->desc().device != static_cast<void *>(device) ||
+	    image->desc().planes != static_cast<uint32_t>(planes))
+		return false;
+	for (uint32_t p = 0; p < frame.numPlanes(); p++)
+		if (frame.plane(p).subresource != p || frame.plane(p).offset != 0)
+			return false;
+	return true;
+}
+
+// A frame in other images (one per plane) for a frames context of multi-planar images: copied
+// into a frame of FFmpeg's own pool (its layout, memory and semaphores are FFmpeg's), which
+// `out` then holds. The copy is done when this returns.
+Status copiedIntoPoolFrame(const Frame &frame, AVBufferRef *hwFrames, AVFrame *out)
+{
+	std::unique_ptr<AVFrame, AvFrameFree> pooled(av_frame_alloc());
+	if (!pooled)
+		return Error(ErrorCode::OutOfMemory, "frame", "av_frame_alloc() failed.");
+	if (int err = av_hwframe_get_buffer(hwFrames, pooled.get(), 0); err < 0)
+		return Error::format(ErrorCode::Backend, "options.hwFrames",
+				     "av_hwframe_get_buffer() failed: %s.", avErrorText(err).c_str());
+	// The frame's size within the pool's (possibly larger) images.
+	pooled->width = static_cast<int>(frame.width());
+	pooled->height = static_cast<int>(frame.height());
+	Result<BackendRef> backend = backendForHwDevice(framesOf(hwFrames)->device_ref);
+	if (!backend)
+		return std::move(backend).error();
+	{
+		Result<Frame> target = frameFromAVFrame(pooled.get());
+		if (!target)
+			return std::move(target).error();
+		target->setAcquire(SyncPoint::noop()); // waited for by the import's own submission
+		if (Status copied = (*backend)->copyFrame(*target, frame, kDefaultWaitTimeout);
+		    !copied)
+			return Error::format(copied.error().code(), "frame",
+					     "Copying the frame into a multi-planar frame of the "
+					     "frames context failed: %s",
+					     copied.error().message().c_str());
+	}
+	out->format = AV_PIX_FMT_VULKAN;
+	out->data[0] = pooled->data[0];
+	out->buf[0] = pooled->buf[0];
+	pooled->buf[0] = nullptr;
+	out->hw_frames_ctx = pooled->hw_frames_ctx;
+	pooled->hw_frames_ctx = nullptr;
+	return {};
+}
+
 } // namespace
 
 Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *hwFrames,
@@ -221,27 +275,18 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 			     "queue.");
 	const Frame &frame = held->frame;
 	const int planes = av_pix_fmt_count_planes(frames.sw_format);
-	if (planes < 1 || planes > 4 || frame.numPlanes() != static_cast<uint32_t>(planes) ||
-	    frame.numResources() != static_cast<uint32_t>(planes))
-		return Error::format(ErrorCode::NotSupported, "frame",
-				     "An AVVkFrame has one VkImage per plane: the frame has %u "
-				     "resources for %u planes, the sw_format %d planes.",
-				     frame.numResources(), frame.numPlanes(), planes);
-#if GPUHANDLE_FFMPEG_VK_LOCKS
-	// From FFmpeg 6.1 a frames context of a multi-plane format uses one multi-planar VkImage
-	// (format[0], format[1] unset) unless AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE: FFmpeg would
-	// read the first plane's image as the whole picture.
 	const auto &fhw = *static_cast<const AVVulkanFramesContext *>(frames.hwctx);
-	if (planes > 1 && !(fhw.flags & AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE) &&
-	    fhw.format[1] == VK_FORMAT_UNDEFINED)
-		return Error(
-			ErrorCode::NotSupported, "options.hwFrames",
-			"The frames context holds one multi-planar VkImage per frame; gpuhandle "
-			"wraps one VkImage per plane (make the frames context with "
-			"AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE).");
-#endif
-	std::array<const VulkanImageDesc *, 4> images{};
-	for (int i = 0; i < planes; i++) {
+	const int images = imagesPerFrame(fhw, planes);
+	if (images == 1 && planes > 1 && !isMultiPlanarImage(frame, fns->device, planes))
+		return copiedIntoPoolFrame(frame, hwFrames, out);
+	if (planes < 1 || planes > 4 || frame.numPlanes() != static_cast<uint32_t>(planes) ||
+	    frame.numResources() != static_cast<uint32_t>(images))
+		return Error::format(ErrorCode::NotSupported, "frame",
+				     "The frames context's AVVkFrames have %d VkImages for %d "
+				     "planes: the frame has %u resources for %u planes.",
+				     images, planes, frame.numResources(), frame.numPlanes());
+	std::array<const VulkanImageDesc *, 4> descs{};
+	for (int i = 0; i < images; i++) {
 		const auto p = static_cast<uint32_t>(i);
 		const VulkanImage *image = frame.resource(p).get<VulkanImage>();
 		if (!image || image->desc().device != static_cast<void *>(fns->device))
@@ -252,20 +297,21 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 					     image ? "a VkImage of another VkDevice"
 						   : resourceKindName(frame.resource(p).kind()));
 		const PlaneView &view = frame.plane(p);
-		if (view.resource != p || view.subresource != 0 || view.offset != 0)
+		if (images > 1 && (view.resource != p || view.subresource != 0 || view.offset != 0))
 			return Error::format(ErrorCode::NotSupported, "frame",
 					     "Plane %u is not the whole of image %u.", p, p);
-		images[p] = &image->desc();
-		if ((images[p]->rowPitch != 0) != (images[0]->rowPitch != 0))
+		descs[p] = &image->desc();
+		if ((descs[p]->rowPitch != 0) != (descs[0]->rowPitch != 0))
 			return Error(ErrorCode::NotSupported, "frame",
 				     "The frame mixes linear and optimal images; an AVVkFrame has "
 				     "one tiling.");
 	}
+	const bool linear = images > 1 ? descs[0]->rowPitch != 0 : frame.plane(0).stride != 0;
 
 	AVVkFrame *f = av_vk_frame_alloc();
 	if (!f)
 		return Error(ErrorCode::OutOfMemory, "frame", "av_vk_frame_alloc() failed.");
-	f->tiling = images[0]->rowPitch ? VK_IMAGE_TILING_LINEAR : VK_IMAGE_TILING_OPTIMAL;
+	f->tiling = linear ? VK_IMAGE_TILING_LINEAR : VK_IMAGE_TILING_OPTIMAL;
 	// flags 0 (no memory properties known): FFmpeg does not try to map the images.
 	f->flags = static_cast<VkMemoryPropertyFlagBits>(0);
 	VkSemaphoreTypeCreateInfo type{};
@@ -275,8 +321,8 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 	VkSemaphoreCreateInfo semaphoreInfo{};
 	semaphoreInfo.sType = VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO;
 	semaphoreInfo.pNext = &type;
-	for (int i = 0; i < planes; i++) {
-		f->img[i] = reinterpret_cast<VkImage>(images[static_cast<size_t>(i)]->image);
+	for (int i = 0; i < images; i++) {
+		f->img[i] = reinterpret_cast<VkImage>(descs[static_cast<size_t>(i)]->image);
 		// A VulkanImage does not expose its VkDeviceMemory: FFmpeg cannot map these frames
 		// (av_hwframe_map) or export them (to DRM, CUDA); transfers and filters work.
 		f->mem[i] = VK_NULL_HANDLE;
@@ -291,7 +337,7 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 			    fns->createSemaphore(fns->device, &semaphoreInfo, nullptr, &f->sem[i]);
 		    r != VK_SUCCESS) {
 			f->sem[i] = VK_NULL_HANDLE;
-			destroySemaphores(*fns, f, planes);
+			destroySemaphores(*fns, f, images);
 			return Error::format(ErrorCode::Backend, "frame",
 					     "vkCreateSemaphore (timeline) failed: %s.",
 					     vkResultText(r).c_str());
@@ -301,17 +347,17 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 	// (out of memory) the AVVkFrame could outlive the device its free uses.
 	KeepAliveRef framesHeld = holdAvBuffer(hwFrames);
 	if (!framesHeld) {
-		destroySemaphores(*fns, f, planes);
+		destroySemaphores(*fns, f, images);
 		return Error(ErrorCode::OutOfMemory, "frame", "av_buffer_ref() failed.");
 	}
 	VkFrameOwner owner{ *fns, frames.device_ctx, static_cast<uint32_t>(transferQueueFamily(hw)),
-			    planes, std::move(framesHeld) };
+			    images, std::move(framesHeld) };
 	auto *data = reinterpret_cast<uint8_t *>(f);
 	AVBufferRef *buffer = bufferHolding(held, data, sizeof(AVVkFrame), [owner](uint8_t *freed) {
 		owner.free(reinterpret_cast<AVVkFrame *>(freed));
 	});
 	if (!buffer) {
-		destroySemaphores(*fns, f, planes);
+		destroySemaphores(*fns, f, images);
 		return Error(ErrorCode::OutOfMemory, "frame", "av_buffer_create() failed.");
 	}
 	out->format = AV_PIX_FMT_VULKAN;

@@ -212,7 +212,8 @@ Result<VulkanMemoryFd> exportPlane(const VkDeviceFns &fns, const AVHWFramesConte
 	return VulkanMemoryFd::create(std::move(desc));
 }
 
-// Records and submits the barrier of every plane image to GENERAL, waiting for sem[i] at
+// Records and submits the barrier of each of the `planes` images to GENERAL (one multi-planar
+// image has one barrier, of all its planes), waiting for sem[i] at
 // sem_value[i] and signalling sem_value[i] + 1, then updates the AVVkFrame. `release`: the
 // images go to VK_QUEUE_FAMILY_EXTERNAL (another device or API reads the exported memory), as
 // FFmpeg's own export does. `signalled` gets sem[0]'s new value, read while the frame is locked:
@@ -397,16 +398,20 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	    !av_vkfmt_from_pixfmt(frames.sw_format))
 		return Error::format(
 			ErrorCode::FormatMismatch, "frame.hw_frames_ctx",
-			"The frames' sw_format has %d planes and no one-image-per-plane "
-			"Vulkan layout gpuhandle's %s (%u planes) matches.",
+			"The frames' sw_format has %d planes and no Vulkan layout gpuhandle's %s "
+			"(%u planes) matches.",
 			planes, info.name, info.numPlanes);
-	for (int i = 0; i < planes; i++)
+	const int images = imagesPerFrame(fhw, planes);
+	for (int i = 0; i < images; i++)
 		if (!f.img[i] || !f.sem[i])
-			return Error::format(
-				ErrorCode::NotSupported, "frame.data",
-				"The AVVkFrame has no image or semaphore for plane %d (one "
-				"VkImage holding several planes is not supported).",
-				i);
+			return Error::format(ErrorCode::InvalidArgument, "frame.data",
+					     "The AVVkFrame has no image or semaphore %d of its %d.",
+					     i, images);
+	if (images == 1 && planes > 1 && in.options.exportVulkanMemory)
+		return Error(ErrorCode::NotSupported, "options.exportVulkanMemory",
+			     "The frames are multi-planar VkImages (FFmpeg 6.1+'s default); "
+			     "gpuhandle exports the memory of one image per plane as opaque fds "
+			     "(make the frames context with AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE).");
 	const int transfer = transferQueueFamily(hw);
 	if (transfer < 0)
 		return Error(ErrorCode::NotSupported, "frame.hw_frames_ctx",
@@ -432,24 +437,38 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	desc.width = in.width;
 	desc.height = in.height;
 	desc.colorimetry = in.colorimetry;
-	desc.numResources = desc.numPlanes = static_cast<uint32_t>(planes);
+	desc.numResources = static_cast<uint32_t>(images);
+	desc.numPlanes = static_cast<uint32_t>(planes);
 	// The memory is exported before the submission: a refusal then leaves the AVVkFrame as it
 	// was (no semaphore value spent).
 	for (int i = 0; i < planes; i++) {
 		const auto p = static_cast<uint32_t>(i);
+		// Plane i: image i, or aspect PLANE_i of the one multi-planar image.
+		const int image = images == 1 ? 0 : i;
+		const VkImageAspectFlags aspect =
+			images == 1 && planes > 1
+				? VkImageAspectFlags{ VK_IMAGE_ASPECT_PLANE_0_BIT } << p
+				: VkImageAspectFlags{ VK_IMAGE_ASPECT_COLOR_BIT };
 		uint32_t rowPitch = 0;
 		if (f.tiling == VK_IMAGE_TILING_LINEAR) {
-			VkImageSubresource sub{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
+			VkImageSubresource sub{ aspect, 0, 0 };
 			VkSubresourceLayout layout{};
-			fns->getImageSubresourceLayout(fns->device, f.img[i], &sub, &layout);
-			if (layout.rowPitch > UINT32_MAX || layout.offset != 0)
+			fns->getImageSubresourceLayout(fns->device, f.img[image], &sub, &layout);
+			if (layout.rowPitch > UINT32_MAX || (images > 1 && layout.offset != 0))
 				return Error(
 					ErrorCode::NotSupported, "frame.data",
 					"A linear plane image's row pitch or offset is not one "
 					"gpuhandle describes.");
 			rowPitch = static_cast<uint32_t>(layout.rowPitch);
 		}
-		desc.planes[p] = PlaneView{ p, 0, 0, rowPitch };
+		if (images == 1 && planes > 1) {
+			// The plane's pitch is the view's; the image's offsets are its aspects'.
+			desc.planes[p] = PlaneView{ 0, p, 0, rowPitch };
+			if (p > 0)
+				continue;
+		} else {
+			desc.planes[p] = PlaneView{ p, 0, 0, rowPitch };
+		}
 		if (exporting) {
 			Result<VulkanMemoryFd> memory =
 				exportPlane(*fns, frames, fhw, f, i, uuids, anchor);
@@ -458,25 +477,26 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 			desc.resources[p] = Resource(std::move(*memory));
 			continue;
 		}
-		VulkanImageDesc image;
-		image.image = reinterpret_cast<uint64_t>(f.img[i]);
-		image.device = fns->device;
-		image.deviceUuid = uuids.device;
-		image.rowPitch = rowPitch;
-		image.anchor = anchor;
-		Result<VulkanImage> made = VulkanImage::create(std::move(image));
-		if (!made)
-			return std::move(made).error();
-		desc.resources[p] = Resource(std::move(*made));
+		VulkanImageDesc made;
+		made.image = reinterpret_cast<uint64_t>(f.img[image]);
+		made.device = fns->device;
+		made.deviceUuid = uuids.device;
+		made.rowPitch = images == 1 && planes > 1 ? 0 : rowPitch;
+		made.planes = images == 1 ? static_cast<uint32_t>(planes) : 1;
+		made.anchor = anchor;
+		Result<VulkanImage> resource = VulkanImage::create(std::move(made));
+		if (!resource)
+			return std::move(resource).error();
+		desc.resources[p] = Resource(std::move(*resource));
 	}
 	const auto family = static_cast<uint32_t>(transfer);
 	uint64_t signalled = 0;
-	if (Status moved = submitToGeneral(*fns, frames, f, planes, family, exporting,
+	if (Status moved = submitToGeneral(*fns, frames, f, images, family, exporting,
 					   *anchor->submission, in.options.timeout, signalled);
 	    !moved)
 		return std::move(moved).error();
-	// Every semaphore was signalled by the one submission: sem[0] reaching its value says
-	// that all did.
+	// Every image's semaphore was signalled by the one submission: sem[0] reaching its value
+	// says that all did.
 	VulkanDeviceDispatch dispatch;
 	dispatch.device = fns->device;
 	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(fns->getDeviceProcAddr);

@@ -91,6 +91,11 @@ bool hasDeviceExtension(const AVVulkanDeviceContext &hw, const char *name);
 // (a graphics or compute family when none is flagged transfer); -1 when it has none.
 int transferQueueFamily(const AVVulkanDeviceContext &hw);
 
+// How many VkImages the frames' AVVkFrames have: one per plane of the sw_format (`planes`), or
+// (FFmpeg 6.1 and later, unless AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE) one multi-planar image of
+// format[0], whose plane i is its aspect VK_IMAGE_ASPECT_PLANE_i_BIT.
+int imagesPerFrame(const AVVulkanFramesContext &fhw, int planes);
+
 // FFmpeg's lock of queue 0 of `family` (AVVulkanDeviceContext.lock_queue, where the FFmpeg version
 // has it and the device sets it): taken when `take`, else released. FFmpeg's own submissions take
 // it, gpuhandle's submission lock does not stand in for it.

@@ -111,6 +111,9 @@ void derivePlanes(const Resource &resource, FrameDesc &d)
 		for (uint32_t i = 0; i < x.numPlanes; ++i)
 			d.planes[i] = { 0, 0, x.planeOffsets[i], x.pitch };
 	} else if (const VulkanImage *image = resource.get<VulkanImage>()) {
+		d.numPlanes = image->desc().planes;
+		for (uint32_t i = 0; i < d.numPlanes; ++i)
+			d.planes[i] = { 0, i, 0, 0 };
 		d.planes[0].stride = image->desc().rowPitch;
 	} else if (const D3D11Texture *texture = resource.get<D3D11Texture>()) {
 		d.planes[0].stride = texture->desc().rowPitch;

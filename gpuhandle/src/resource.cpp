@@ -116,6 +116,7 @@ uint32_t Resource::subresourceCount() const noexcept
 	case ResourceKind::None: return 0;
 	case ResourceKind::DmaBuf: return get<DmaBuf>()->desc().numObjects;
 	case ResourceKind::CpuPlanes: return get<CpuPlanes>()->desc().numPlanes;
+	case ResourceKind::VulkanImage: return get<VulkanImage>()->desc().planes;
 	default: return 1;
 	}
 }

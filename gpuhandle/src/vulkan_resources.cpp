@@ -21,6 +21,16 @@ Result<VulkanImage> VulkanImage::create(Desc desc)
 		return std::move(*e);
 	if (auto e = detail::requireHandle("VulkanImage", "device", desc.device))
 		return std::move(*e);
+	// Vulkan's multi-planar formats have two or three planes (VK_IMAGE_ASPECT_PLANE_0..2_BIT).
+	if (desc.planes < 1 || desc.planes > 3)
+		return Error::format(ErrorCode::OutOfRange, "planes",
+				     "VulkanImage: planes is %u; an image holds 1 plane, or 2 or 3 "
+				     "planes of a multi-planar VkFormat.",
+				     desc.planes);
+	if (desc.planes > 1 && desc.rowPitch != 0)
+		return Error(ErrorCode::InvalidArgument, "rowPitch",
+			     "VulkanImage: a multi-planar image has a row pitch per plane; give "
+			     "them in the frame's plane views, and rowPitch 0.");
 	return VulkanImage(std::move(desc));
 }
 

@@ -264,7 +264,12 @@ GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &featur
 	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
 		for (const char *feature : features) {
 			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
-			gst_structure_remove_fields(s, "texture-target", "drm-format", nullptr);
+			gst_structure_remove_fields(s, "texture-target", nullptr);
+			toPlainFormats(s);
+			if (g_str_equal(feature, "memory:DMABuf") && !toDmaDrmFormats(s)) {
+				gst_structure_free(s);
+				continue;
+			}
 			if (const GstStructure *formats = formatsOf(feature)) {
 				GstStructure *both = gst_structure_intersect(s, formats);
 				gst_structure_free(s);

@@ -67,8 +67,16 @@ gboolean transformMetaKeepingPixels(GstBaseTransform *trans, GstBuffer *outbuf, 
 				    GstBuffer *inbuf);
 
 // `caps` with every structure given each of `features` (fields of other memories removed; GL and
-// Vulkan memory limited to the formats GStreamer's elements take for them, GL textures 2D).
+// Vulkan memory limited to the formats GStreamer's elements take for them, GL textures 2D;
+// DMABuf, on GStreamer 1.24 and later, in its format=DMA_DRM form).
 GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features);
+// GStreamer 1.24+'s DMA-BUF caps (gstgpuhandledmadrmcaps.cpp). toPlainFormats: a DMA_DRM
+// structure's drm-format list becomes the format list it holds, and drm-format goes (any
+// structure). toDmaDrmFormats: a plain structure's formats become format=DMA_DRM and a
+// drm-format list (linear); false when none of them travels as a DMA-BUF. Before 1.24 the
+// plain form is the DMABuf form: toDmaDrmFormats changes nothing.
+void toPlainFormats(GstStructure *s);
+bool toDmaDrmFormats(GstStructure *s);
 // transform_caps' last step: `caps` intersected with `filter` (when set), `caps` consumed.
 GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter);
 

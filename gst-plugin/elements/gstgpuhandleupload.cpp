@@ -143,7 +143,13 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
 	UploadState &s = stateOf(trans);
 	GstVideoInfo info;
-	if (!gst_video_info_from_caps(&info, incaps)) {
+	// DMA-BUF caps may be GStreamer 1.24's DMA_DRM form, which gst_video_info_from_caps refuses.
+	Result<DmaDrmInfo> drm = memoryOfCaps(incaps) == BufferMemory::DmaBuf
+					 ? dmaDrmInfoFromCaps(incaps)
+					 : Result<DmaDrmInfo>(Error(ErrorCode::NotSupported, "caps", ""));
+	if (drm.ok())
+		info = drm->info;
+	else if (!gst_video_info_from_caps(&info, incaps)) {
 		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
 				  (_("The input is not raw video.")),
 				  ("caps %" GST_PTR_FORMAT, static_cast<void *>(incaps)));
@@ -161,10 +167,8 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	clearPool(s);
 	s.backend.reset();
 	gst_base_transform_set_passthrough(trans, s.input == BufferMemory::GpuHandle);
-	if (s.input == BufferMemory::DmaBuf) {
-		Result<DmaDrmInfo> drm = dmaDrmInfoFromCaps(incaps);
-		s.modifier = drm.ok() ? drm->modifier : 0;
-	}
+	if (s.input == BufferMemory::DmaBuf)
+		s.modifier = drm.ok() ? drm->modifier : kDrmModifierLinear;
 	GST_DEBUG_OBJECT(trans, "%s %s input -> %" GST_PTR_FORMAT, bufferMemoryName(s.input),
 			 pixelFormatName(s.format), static_cast<void *>(outcaps));
 	return TRUE;
@@ -473,8 +477,12 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 		"backend's pooled frames",
 		"gpuhandle developers");
 	GstCaps *sinkCaps = gst_caps_new_empty();
-	for (const char *feature : sinkFeatures())
-		gst_caps_append(sinkCaps, templateCaps(feature));
+	for (const char *feature : sinkFeatures()) {
+		// In the form the caps transform offers: GL's and Vulkan's formats, DMA_DRM.
+		GstCaps *any = templateCaps(feature);
+		gst_caps_append(sinkCaps, capsWithFeatures(any, { feature }));
+		gst_caps_unref(any);
+	}
 	gst_element_class_add_pad_template(
 		element, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sinkCaps));
 	gst_caps_unref(sinkCaps);

@@ -133,11 +133,24 @@ START_TEST(vulkan_image_and_buffer)
 	ck_assert_ptr_eq(image_back.device, &device);
 	ck_assert(image_back.hasDeviceUuid);
 	ck_assert_uint_eq(image_back.deviceUuid[15], 7);
+	ck_assert_uint_eq(image_back.planes, 1); /* 0 reads as one plane */
 	memset(&buffer_back, 0xff, sizeof(buffer_back));
 	ck_assert_int_eq(gpuhandle_resource_get_vulkan_buffer(r, &buffer_back),
 			 GPUHANDLE_ERROR_WRONG_KIND);
 	ck_assert_uint_eq(buffer_back.buffer, 0); /* zeroed on failure */
 	gpuhandle_resource_unref(r);
+	/* A multi-planar image: one subresource per plane; a fourth plane is no Vulkan format's. */
+	image.planes = 2;
+	ck_assert_new_ok(gpuhandle_resource_new_vulkan_image, image,
+			 GPUHANDLE_RESOURCE_KIND_VULKAN_IMAGE, r);
+	ck_assert_uint_eq(gpuhandle_resource_subresource_count(r), 2);
+	ck_assert_int_eq(gpuhandle_resource_get_vulkan_image(r, &image_back), GPUHANDLE_OK);
+	ck_assert_uint_eq(image_back.planes, 2);
+	gpuhandle_resource_unref(r);
+	image.planes = 4;
+	ck_assert_new_fails(gpuhandle_resource_new_vulkan_image, image, GPUHANDLE_ERROR_OUT_OF_RANGE,
+			    "planes");
+	image.planes = 0;
 	image.image = 0;
 	ck_assert_new_fails(gpuhandle_resource_new_vulkan_image, image, GPUHANDLE_ERROR_NULL_HANDLE,
 			    "image");

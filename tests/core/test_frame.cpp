@@ -140,6 +140,15 @@ START_TEST(wrap_derives_planes)
 	ck_assert_ok(h);
 	ck_assert_uint_eq(h->numPlanes(), 1);
 	ck_assert_uint_eq(h->plane(0).stride, 512);
+	// A multi-planar image's planes are its subresources (aspects), with opaque strides.
+	auto i = Frame::wrap(PixelFormat::Unknown, kW, kH, {},
+			     VulkanImage::create({ .image = 5, .device = &device, .planes = 3 }).value());
+	ck_assert_ok(i);
+	ck_assert_uint_eq(i->numPlanes(), 3);
+	ck_assert(i->plane(2) == (PlaneView{ 0, 2, 0, 0 }));
+	FrameDesc beyond = i->desc();
+	beyond.planes[2].subresource = 3;
+	ck_assert_error(Frame::create(beyond), ErrorCode::OutOfRange, "planes[2].subresource");
 
 	ck_assert_error(Frame::wrap(PixelFormat::Unknown, kW, kH, {}, Resource()), ErrorCode::NullHandle,
 			"resources[0]");

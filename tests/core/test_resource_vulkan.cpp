@@ -1,4 +1,5 @@
 // VulkanImage, VulkanBuffer and VulkanMemoryFd factories: accepted, refused, no fd leaks.
+#include <gpuhandle/resource.h>
 #include <gpuhandle/vulkan_resources.h>
 
 #include "check_helpers.h"
@@ -42,6 +43,14 @@ START_TEST(image_valid_and_refused)
 	ck_assert_uint_eq(ok->desc().rowPitch, 256);
 	ck_assert_error(VulkanImage::create({ .image = 0, .device = kDevice }), ErrorCode::NullHandle, "image");
 	ck_assert_error(VulkanImage::create({ .image = 1, .device = nullptr }), ErrorCode::NullHandle, "device");
+	// A multi-planar image: one subresource per plane, pitches in the frame's plane views.
+	auto nv12 = VulkanImage::create({ .image = 1, .device = kDevice, .planes = 2 });
+	ck_assert_ok(nv12);
+	ck_assert_uint_eq(Resource(*nv12).subresourceCount(), 2);
+	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .planes = 0 }), ErrorCode::OutOfRange, "planes");
+	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .planes = 4 }), ErrorCode::OutOfRange, "planes");
+	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .rowPitch = 64, .anchor = {}, .planes = 3 }),
+			ErrorCode::InvalidArgument, "rowPitch");
 }
 END_TEST
 

@@ -61,7 +61,16 @@ struct Run {
 inline void appendFrame(Run &run, GstSample *sample)
 {
 	GstVideoInfo info;
-	ck_assert(gst_video_info_from_caps(&info, gst_sample_get_caps(sample)));
+	const GstCaps *caps = gst_sample_get_caps(sample);
+#if GST_CHECK_VERSION(1, 24, 0)
+	// GStreamer 1.24+'s DMA-BUF caps (format=DMA_DRM): the format is in drm-format.
+	if (gst_video_is_dma_drm_caps(caps)) {
+		GstVideoInfoDmaDrm drm;
+		ck_assert(gst_video_info_dma_drm_from_caps(&drm, caps));
+		ck_assert(gst_video_info_dma_drm_to_video_info(&drm, &info));
+	} else
+#endif
+		ck_assert(gst_video_info_from_caps(&info, caps));
 	GstVideoFrame frame;
 	ck_assert(gst_video_frame_map(&frame, &info, gst_sample_get_buffer(sample), GST_MAP_READ));
 	// Every visible pixel, unpacked by GStreamer to AYUV/ARGB (8 or 16 bits): the bytes of a

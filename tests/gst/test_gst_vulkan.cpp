@@ -71,11 +71,21 @@ START_TEST(gst_vulkan_images_become_frames)
 				      size.width, size.height, why.c_str());
 			Result<Frame> frame = gst::frameFromVulkanBuffer(uploaded, info);
 			ck_assert_ok(frame);
-			for (uint32_t p = 0; p < frame->numPlanes(); p++) {
+			// One image per plane, or (GStreamer 1.24+ where lavapipe has the
+			// format) one multi-planar image whose aspects are the planes.
+			const guint memories = gst_buffer_n_memory(uploaded);
+			ck_assert_uint_eq(frame->numResources(), memories);
+			ck_assert(memories == frame->numPlanes() || memories == 1);
+			for (uint32_t p = 0; p < frame->numPlanes(); p++)
+				ck_assert_uint_eq(frame->plane(p).subresource,
+						  memories == 1 ? p : 0);
+			for (uint32_t p = 0; p < memories; p++) {
 				auto *mem = reinterpret_cast<GstVulkanImageMemory *>(
 					gst_buffer_peek_memory(uploaded, p));
 				const VulkanImage *image = frame->resource(p).get<VulkanImage>();
 				ck_assert_ptr_nonnull(image);
+				ck_assert_uint_eq(image->desc().planes,
+						  memories == 1 ? frame->numPlanes() : 1);
 				ck_assert_uint_eq(image->desc().image,
 						  reinterpret_cast<uint64_t>(mem->image));
 				ck_assert_ptr_eq(image->desc().device,
@@ -84,13 +94,23 @@ START_TEST(gst_vulkan_images_become_frames)
 						 VK_IMAGE_LAYOUT_GENERAL);
 			}
 			gst_buffer_unref(uploaded); // the frame keeps it
+			// The backend on GStreamer's device reads the same bytes, plane by plane
+			// (aspect by aspect of a multi-planar image).
+			Result<BackendRef> backend = gst::vulkanBackendFor(vk.device);
+			ck_assert_ok(backend);
+			test::checkPatternOk(**backend, *frame, seed);
+			// ... and writes a new pattern into GStreamer's images, which
+			// vulkandownload then reads.
+			const uint32_t rewritten = seed + 100;
+			test::writePatternOk(**backend, *frame, rewritten);
 			Result<GstBuffer *> wrapped =
 				gst::vulkanBufferFromFrame(*frame, vk.device, info);
 			ck_assert_ok(wrapped);
 			GstBuffer *downloaded = test::throughVulkanElement(
 				"vulkandownload", *wrapped, images, system, vk, why);
 			ck_assert_msg(downloaded, "%s", why.c_str());
-			const std::string checked = test::checkDownloaded(downloaded, info, seed);
+			const std::string checked =
+				test::checkDownloaded(downloaded, info, rewritten);
 			ck_assert_msg(checked.empty(), "%s", checked.c_str());
 			gst_buffer_unref(downloaded);
 			gst_buffer_unref(*wrapped);
@@ -171,6 +191,13 @@ START_TEST(vulkan_conversions_refuse_what_they_cannot_hold)
 				VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT));
 	ck_assert_error(gst::frameFromVulkanBuffer(packed, yuy2), ErrorCode::NotSupported,
 			"buffer.memory");
+	// One memory for a two-plane format must be one multi-planar image: an R8G8 one is not.
+	ck_assert_error(gst::frameFromVulkanBuffer(packed, test::videoInfo(GST_VIDEO_FORMAT_NV12,
+									   { 34, 18 })),
+			ErrorCode::NotSupported, "buffer.memory");
+	// Three memories for NV12's two planes are neither shape.
+	gst_buffer_append_memory(packed, gst_memory_ref(gst_buffer_peek_memory(packed, 0)));
+	gst_buffer_append_memory(packed, gst_memory_ref(gst_buffer_peek_memory(packed, 0)));
 	ck_assert_error(gst::frameFromVulkanBuffer(packed, test::videoInfo(GST_VIDEO_FORMAT_NV12,
 									   { 34, 18 })),
 			ErrorCode::InvalidArgument, "buffer.memory");

@@ -43,26 +43,29 @@ Result<std::shared_ptr<Allocation>> foreignView(const std::shared_ptr<DeviceStat
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
 	if (!info)
 		return std::move(info).error();
-	// An image is one plane: the producer made it with that plane's VkFormat and size.
+	// A single-plane image is one plane, made with that plane's VkFormat and size; a
+	// multi-planar one holds its planes as aspects (each plane at offset 0 of its aspect).
 	std::optional<uint32_t> plane;
 	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
 		const PlaneView &view = frame.plane(p);
 		if (view.resource != index)
 			continue;
-		if (plane || view.offset != 0)
+		if ((plane && image.planes == 1) || view.offset != 0)
 			return Error::format(
 				ErrorCode::NotSupported, "planes",
 				"vulkan: resource %u, a Vulkan image the backend did not "
-				"allocate, holds %s; only one plane per image, at offset "
-				"0, is read from such an image.",
+				"allocate, holds %s; only one plane per single-plane image (or "
+				"per aspect of a multi-planar one), at offset 0, is read.",
 				index, plane ? "several planes" : "a plane at an offset");
-		plane = p;
+		if (!plane)
+			plane = p;
 	}
 	if (!plane)
 		return Error::format(ErrorCode::InvalidArgument, "planes",
 				     "vulkan: no plane of the frame lives in resource %u.", index);
 	const PlaneInfo &format = (*info)->planes[*plane];
 	a->image = reinterpret_cast<VkImage>(image.image);
+	a->imagePlanes = image.planes;
 	a->optimal = image.rowPitch == 0;
 	a->rowPitch = image.rowPitch;
 	a->planeFormat = format.format;

@@ -181,6 +181,10 @@ public:
 	VkBuffer buffer = VK_NULL_HANDLE;
 	uint64_t bufferSize = 0;
 	VkImage image = VK_NULL_HANDLE;
+	// 1, or the planes of a multi-planar image (a host's: plane i is the aspect
+	// VK_IMAGE_ASPECT_PLANE_i_BIT, sized and typed by the frame's plane; width, height and
+	// planeFormat are then its first plane's).
+	uint32_t imagePlanes = 1;
 	bool optimal = false;
 	PlaneFormat planeFormat = PlaneFormat::R8;
 	uint32_t width = 0; // image extent in texels

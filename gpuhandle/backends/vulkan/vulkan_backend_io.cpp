@@ -244,10 +244,19 @@ Status checkTexelAligned(const PlaneCopy &c, uint32_t plane)
 	return {};
 }
 
+// The subresource of `a` that `view` names: the whole colour aspect of a single-plane image,
+// VK_IMAGE_ASPECT_PLANE_i_BIT of a multi-planar one.
+VkImageSubresourceLayers imageLayers(const Allocation &a, const PlaneView &view)
+{
+	const VkImageAspectFlags aspect =
+		a.imagePlanes > 1 ? VkImageAspectFlags{ VK_IMAGE_ASPECT_PLANE_0_BIT } << view.subresource
+				  : VkImageAspectFlags{ VK_IMAGE_ASPECT_COLOR_BIT };
+	return { aspect, 0, 0, 1 };
+}
+
 void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c,
 		ImageUses &uses)
 {
-	const VkImageSubresourceLayers layers{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0, 1 };
 	const VkExtent3D extent{ c.texels, c.rows, 1 };
 	const uint64_t rowBytes = uint64_t{ c.texels } * c.texelBytes;
 	if (c.src->buffer && c.dst->buffer) {
@@ -269,12 +278,15 @@ void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy 
 	if (c.dst->image)
 		uses.use(commands, *c.dst);
 	if (c.src->image && c.dst->image) {
-		VkImageCopy region{ layers, { 0, 0, 0 }, layers, { 0, 0, 0 }, extent };
+		VkImageCopy region{ imageLayers(*c.src, c.srcView), { 0, 0, 0 },
+				    imageLayers(*c.dst, c.dstView), { 0, 0, 0 }, extent };
 		s.fn.CmdCopyImage(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL, c.dst->image,
 				  VK_IMAGE_LAYOUT_GENERAL, 1, &region);
 		return;
 	}
 	const PlaneView &view = c.src->buffer ? c.srcView : c.dstView;
+	const VkImageSubresourceLayers layers =
+		c.src->buffer ? imageLayers(*c.dst, c.dstView) : imageLayers(*c.src, c.srcView);
 	VkBufferImageCopy region{ view.offset, view.stride / c.texelBytes, 0, layers, { 0, 0, 0 },
 				  extent };
 	if (c.src->buffer)
@@ -349,10 +361,12 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 			const PlaneInfo &plane = (*info)->planes[p];
 			PlaneCopy c;
 			c.src = a;
-			c.srcView = a->buffer ? view : PlaneView{};
-			c.texels = a->image ? a->width : plane.rowTexels(frame.width());
-			c.rows = a->image ? a->height : plane.rows(frame.height());
-			c.texelBytes = bytesPerTexel(a->image ? a->planeFormat : plane.format);
+			c.srcView = a->buffer ? view : PlaneView{ 0, view.subresource, 0, 0 };
+			// A single-plane image's own extent; a buffer's or an aspect's from the frame.
+			const bool whole = a->image && a->imagePlanes == 1;
+			c.texels = whole ? a->width : plane.rowTexels(frame.width());
+			c.rows = whole ? a->height : plane.rows(frame.height());
+			c.texelBytes = bytesPerTexel(whole ? a->planeFormat : plane.format);
 			c.dstView = PlaneView{ 0, 0, stagingSize, c.texels * c.texelBytes };
 			stagingSize += (uint64_t{ c.dstView.stride } * c.rows + 15) & ~uint64_t{ 15 };
 			strides[p] = c.dstView.stride;

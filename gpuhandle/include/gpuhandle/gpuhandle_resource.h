@@ -56,7 +56,9 @@ typedef struct gpuhandle_vulkan_image_desc {
 	void *device;   /* VkDevice; borrowed, non-null */
 	bool hasDeviceUuid;
 	uint8_t deviceUuid[16]; /* VkPhysicalDeviceIDProperties::deviceUUID */
-	uint32_t rowPitch;      /* bytes per row of a linear image; 0 when optimal */
+	uint32_t rowPitch;      /* bytes per row of a linear single-plane image; 0 when optimal */
+	uint32_t planes;        /* 0 or 1; 2 or 3 for a multi-planar VkFormat (plane i: aspect
+				   VK_IMAGE_ASPECT_PLANE_i_BIT, the frame's subresource i) */
 	gpuhandle_anchor anchor;
 } gpuhandle_vulkan_image_desc;
 

@@ -13,12 +13,17 @@
 namespace gpuhandle {
 
 // A borrowed VkImage on `device`. The producer keeps both alive through `anchor`.
+// An image of a single-plane VkFormat holds one plane of a frame. An image of a multi-planar
+// VkFormat (VK_FORMAT_G8_B8R8_2PLANE_420_UNORM, as FFmpeg 6.1+ and GStreamer 1.24+ make them)
+// holds `planes` planes: its subresource i is the aspect VK_IMAGE_ASPECT_PLANE_i_BIT, with the
+// size and texel of the pixel format's plane i.
 struct VulkanImageDesc {
 	uint64_t image = 0;             // VkImage (non-dispatchable: a 64-bit value)
 	void *device = nullptr;         // VkDevice
 	std::optional<Uuid> deviceUuid{}; // VkPhysicalDeviceIDProperties::deviceUUID
-	uint32_t rowPitch = 0;          // bytes per row of a linear image; 0 when opaque (optimal)
+	uint32_t rowPitch = 0;          // bytes per row of a linear single-plane image; 0 when opaque
 	KeepAliveRef anchor{};
+	uint32_t planes = 1;            // 1, or 2..3 for a multi-planar VkFormat
 };
 class VulkanImage : public Validated<VulkanImageDesc>
 {

@@ -18,6 +18,7 @@ Result<VulkanImageDesc> nativeVulkanImage(const gpuhandle_vulkan_image_desc &c)
 	d.device = c.device;
 	d.deviceUuid = uuidOf(c.hasDeviceUuid, c.deviceUuid);
 	d.rowPitch = c.rowPitch;
+	d.planes = c.planes == 0 ? 1 : c.planes;
 	d.anchor = std::move(*anchor);
 	return d;
 }
@@ -28,6 +29,7 @@ void cVulkanImage(const VulkanImageDesc &d, gpuhandle_vulkan_image_desc &c)
 	c.device = d.device;
 	putUuid(d.deviceUuid, c.hasDeviceUuid, c.deviceUuid);
 	c.rowPitch = d.rowPitch;
+	c.planes = d.planes;
 }
 
 Result<VulkanBufferDesc> nativeVulkanBuffer(const gpuhandle_vulkan_buffer_desc &c)

@@ -47,6 +47,34 @@ void dropFrame(gpointer frame)
 	delete static_cast<std::shared_ptr<const Frame> *>(frame);
 }
 
+// The VkFormat GStreamer gives each plane's image when it holds one image per plane: 1.22's
+// per-plane table; from 1.24, the device's answer with multi-planar formats left out (the old
+// per-plane call answers VK_FORMAT_UNDEFINED for planes a multi-planar format now holds).
+Result<std::array<VkFormat, GST_VIDEO_MAX_PLANES>>
+gstreamerPlaneFormats(GstVulkanDevice *device, GstVideoInfo &info, bool linear)
+{
+	std::array<VkFormat, GST_VIDEO_MAX_PLANES> formats{};
+#if GST_CHECK_VERSION(1, 24, 0)
+	int images = 0;
+	VkImageUsageFlags usage = 0;
+	if (!gst_vulkan_format_from_video_info_2(
+		    device, &info, linear ? VK_IMAGE_TILING_LINEAR : VK_IMAGE_TILING_OPTIMAL, TRUE,
+		    kWrappedUsage, formats.data(), &images, &usage) ||
+	    images != static_cast<int>(GST_VIDEO_INFO_N_PLANES(&info)))
+		return Error::format(ErrorCode::NotSupported, "info.format",
+				     "GStreamer's Vulkan device has no %s images for %s "
+				     "with gpuhandle's usage (transfer and sampling).",
+				     linear ? "linear" : "optimal",
+				     videoFormatName(GST_VIDEO_INFO_FORMAT(&info)));
+#else
+	(void)device;
+	(void)linear;
+	for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); p++)
+		formats[p] = gst_vulkan_format_from_video_info(&info, p);
+#endif
+	return formats;
+}
+
 } // namespace
 
 namespace gpuhandle::gst {
@@ -87,8 +115,40 @@ Result<GstBuffer *> vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *d
 				     pixelFormatName(*format), ours.error().message().c_str());
 	GstVideoInfo query = info; // gst_vulkan_format_from_video_info takes a mutable pointer
 	const PixelFormatInfo &pixels = **pixelFormatInfo(*format);
+	// One image per plane, or one multi-planar image holding every plane as an aspect.
+	const Resource &first = frame.resource(frame.plane(0).resource);
+	const bool multiPlanar = planes > 1 && frame.numResources() == 1 &&
+				 first.get<VulkanImage>() &&
+				 first.get<VulkanImage>()->desc().planes == planes;
 	std::array<const VulkanImage *, GST_VIDEO_MAX_PLANES> images{};
-	for (uint32_t p = 0; p < planes; p++) {
+	std::array<VkFormat, GST_VIDEO_MAX_PLANES> formats{};
+	if (multiPlanar) {
+#if GST_CHECK_VERSION(1, 24, 0)
+		images[0] = first.get<VulkanImage>();
+		Result<uint32_t> whole = toApiFormat(FormatApi::VkFormat, *format);
+		if (!whole)
+			return std::move(whole).error();
+		formats[0] = static_cast<VkFormat>(*whole);
+		if (images[0]->desc().device != static_cast<void *>(device->device))
+			return Error::format(
+				ErrorCode::DeviceMismatch, "frame",
+				"The frame's image belongs to VkDevice %p, not GStreamer's "
+				"device %p.",
+				images[0]->desc().device, static_cast<void *>(device->device));
+		for (uint32_t p = 0; p < planes; p++)
+			if (frame.plane(p).subresource != p || frame.plane(p).offset != 0)
+				return Error::format(ErrorCode::FormatMismatch, "frame",
+						     "Plane %u is not aspect %u of the multi-planar "
+						     "image.",
+						     p, p);
+#else
+		return Error(ErrorCode::NotSupported, "frame",
+			     "The frame is one multi-planar VkImage; GStreamer 1.22's Vulkan "
+			     "memories hold one single-plane image per plane (1.24 and later "
+			     "hold multi-planar images).");
+#endif
+	}
+	for (uint32_t p = 0; p < planes && !multiPlanar; p++) {
 		const PlaneView &view = frame.plane(p);
 		const Resource &resource = frame.resource(view.resource);
 		images[p] = resource.get<VulkanImage>();
@@ -111,30 +171,47 @@ Result<GstBuffer *> vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *d
 				"Plane %u's image belongs to VkDevice %p, not GStreamer's "
 				"device %p.",
 				p, images[p]->desc().device, static_cast<void *>(device->device));
-		const VkFormat theirs = gst_vulkan_format_from_video_info(&query, p);
-		if (static_cast<uint32_t>(theirs) != ours->planes[p].value)
-			return Error::format(
-				ErrorCode::NotSupported, "info.format",
-				"GStreamer holds plane %u of %s as VkFormat %d, gpuhandle as "
-				"%s (%u): the two do not describe the image alike.",
-				p, videoFormatName(videoFormat), static_cast<int>(theirs),
-				ours->planes[p].name, ours->planes[p].value);
+		formats[p] = static_cast<VkFormat>(ours->planes[p].value);
+	}
+	if (!multiPlanar) {
+		// GStreamer's own VkFormat for each plane image, where it has one per plane.
+		Result<std::array<VkFormat, GST_VIDEO_MAX_PLANES>> theirs =
+			gstreamerPlaneFormats(device, query, frame.plane(0).stride != 0);
+		if (!theirs)
+			return std::move(theirs).error();
+		for (uint32_t p = 0; p < planes; p++)
+			if ((*theirs)[p] != formats[p])
+				return Error::format(
+					ErrorCode::NotSupported, "info.format",
+					"GStreamer holds plane %u of %s as VkFormat %d, gpuhandle "
+					"as %s (%u): the two do not describe the image alike.",
+					p, videoFormatName(videoFormat),
+					static_cast<int>((*theirs)[p]), ours->planes[p].name,
+					ours->planes[p].value);
 	}
 	// GStreamer 1.22's Vulkan memories carry no semaphore: its elements use them at once.
 	if (Status acquired = frame.acquire().wait(timeout); !acquired)
 		return std::move(acquired).error();
 	auto kept = std::make_shared<const Frame>(frame);
 	GstBuffer *buffer = gst_buffer_new();
-	for (uint32_t p = 0; p < planes; p++) {
+	const uint32_t memories = multiPlanar ? 1 : planes;
+	for (uint32_t p = 0; p < memories; p++) {
 		const PlaneInfo &plane = pixels.planes[p];
 		const VulkanImageDesc &d = images[p]->desc();
-		const VkImageTiling tiling = d.rowPitch ? VK_IMAGE_TILING_LINEAR
-							: VK_IMAGE_TILING_OPTIMAL;
+		const VkImageTiling tiling = d.rowPitch || frame.plane(p).stride
+						     ? VK_IMAGE_TILING_LINEAR
+						     : VK_IMAGE_TILING_OPTIMAL;
+		// A multi-planar image's extent is the frame's rounded up to whole chroma texels
+		// (Vulkan's rule for subsampled multi-planar formats).
+		const uint32_t width = multiPlanar ? plane.rowTexels(frame.width()) +
+							     (frame.width() & 1)
+						   : plane.rowTexels(frame.width());
+		const uint32_t height = multiPlanar ? plane.rows(frame.height()) +
+							      (frame.height() & 1)
+						    : plane.rows(frame.height());
 		GstMemory *mem = gst_vulkan_image_memory_wrapped(
-			device, reinterpret_cast<VkImage>(d.image),
-			static_cast<VkFormat>(ours->planes[p].value),
-			plane.rowTexels(frame.width()), plane.rows(frame.height()), tiling,
-			kWrappedUsage, new std::shared_ptr<const Frame>(kept), dropFrame);
+			device, reinterpret_cast<VkImage>(d.image), formats[p], width, height,
+			tiling, kWrappedUsage, new std::shared_ptr<const Frame>(kept), dropFrame);
 		// On failure GStreamer has freed the memory it began, and called the notify with
 		// it.
 		if (!mem) {

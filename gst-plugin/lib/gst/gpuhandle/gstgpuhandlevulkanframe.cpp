@@ -172,11 +172,14 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 		images.push_back(reinterpret_cast<GstVulkanImageMemory *>(mem));
 	}
 	const uint32_t planes = GST_VIDEO_INFO_N_PLANES(&info);
-	if (memories == 0 || memories != planes)
+	// One image per plane, or (GStreamer 1.24 and later, where the device has the format)
+	// one image of a multi-planar VkFormat holding every plane as an aspect.
+	const bool multiPlanar = memories == 1 && planes > 1;
+	if (memories == 0 || (memories != planes && !multiPlanar))
 		return Error::format(
 			ErrorCode::InvalidArgument, "buffer.memory",
 			"The buffer has %u Vulkan image memories, but %s has %u planes: "
-			"one image per plane is expected.",
+			"one image per plane, or one multi-planar image, is expected.",
 			memories, videoFormatName(GST_VIDEO_INFO_FORMAT(&info)), planes);
 	Result<PixelFormat> format = pixelFormatOfInfo(info);
 	if (!format)
@@ -200,10 +203,28 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 		static_cast<uint32_t>(c.range), static_cast<uint32_t>(c.matrix),
 		static_cast<uint32_t>(c.transfer), static_cast<uint32_t>(c.primaries) });
 	desc.colorimetry = colorimetry ? *colorimetry : Colorimetry{};
-	desc.numResources = desc.numPlanes = planes;
+	desc.numResources = memories;
+	desc.numPlanes = planes;
+	if (multiPlanar) {
+		const VkImageCreateInfo &create = images[0]->create_info;
+		Result<uint32_t> whole = toApiFormat(FormatApi::VkFormat, *format);
+		// Multi-planar formats with subsampled chroma have even extents: GStreamer rounds
+		// the image up, the frame is its top-left part.
+		if (!whole || static_cast<uint32_t>(create.format) != *whole ||
+		    create.extent.width < desc.width || create.extent.height < desc.height)
+			return Error::format(
+				ErrorCode::NotSupported, "buffer.memory",
+				"GStreamer holds a %ux%u %s frame as one %ux%u image of VkFormat %d; "
+				"gpuhandle's multi-planar %s is VkFormat %d, so the image has no "
+				"gpuhandle equivalent.",
+				desc.width, desc.height, videoFormatName(GST_VIDEO_INFO_FORMAT(&info)),
+				create.extent.width, create.extent.height,
+				static_cast<int>(create.format), pixelFormatName(*format),
+				whole ? static_cast<int>(*whole) : 0);
+	}
 	std::array<uint32_t, GST_VIDEO_MAX_PLANES> pitches{};
 	for (uint32_t p = 0; p < planes; p++) {
-		const GstVulkanImageMemory &image = *images[p];
+		const GstVulkanImageMemory &image = *images[multiPlanar ? 0 : p];
 		const VkImageCreateInfo &create = image.create_info;
 		const PlaneInfo &plane = pixels.planes[p];
 		if (image.device != device)
@@ -212,9 +233,10 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 				"Memory %u of the buffer is on another GstVulkanDevice than "
 				"memory 0.",
 				p);
-		if (static_cast<uint32_t>(create.format) != expected->planes[p].value ||
-		    create.extent.width != plane.rowTexels(desc.width) ||
-		    create.extent.height != plane.rows(desc.height))
+		if (!multiPlanar &&
+		    (static_cast<uint32_t>(create.format) != expected->planes[p].value ||
+		     create.extent.width != plane.rowTexels(desc.width) ||
+		     create.extent.height != plane.rows(desc.height)))
 			return Error::format(
 				ErrorCode::NotSupported, "buffer.memory",
 				"GStreamer holds plane %u of a %ux%u %s frame as a %ux%u image of "
@@ -232,7 +254,11 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 					ErrorCode::NotSupported, "device",
 					"GStreamer's Vulkan device resolves no "
 					"vkGetImageSubresourceLayout for a linear image's pitch.");
-			const VkImageSubresource subresource{ VK_IMAGE_ASPECT_COLOR_BIT, 0, 0 };
+			const VkImageSubresource subresource{
+				multiPlanar ? VkImageAspectFlags{ VK_IMAGE_ASPECT_PLANE_0_BIT } << p
+					    : VkImageAspectFlags{ VK_IMAGE_ASPECT_COLOR_BIT },
+				0, 0
+			};
 			VkSubresourceLayout layout{};
 			subresourceLayout(device->device, image.image, &subresource, &layout);
 			pitches[p] = static_cast<uint32_t>(layout.rowPitch);
@@ -253,15 +279,18 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 	if (!settled)
 		return std::move(settled).error();
 	auto anchor = std::make_shared<BufferAnchor>(buffer);
-	for (uint32_t p = 0; p < planes; p++) {
-		Result<VulkanImage> image = VulkanImage::create(
-			{ reinterpret_cast<uint64_t>(images[p]->image), device->device,
-			  identity.device, pitches[p], anchor });
+	for (uint32_t r = 0; r < memories; r++) {
+		VulkanImageDesc made{ reinterpret_cast<uint64_t>(images[r]->image), device->device,
+				      identity.device, multiPlanar ? 0 : pitches[r], anchor };
+		made.planes = multiPlanar ? planes : 1;
+		Result<VulkanImage> image = VulkanImage::create(std::move(made));
 		if (!image)
 			return std::move(image).error();
-		desc.resources[p] = std::move(*image);
-		desc.planes[p] = PlaneView{ p, 0, 0, pitches[p] };
+		desc.resources[r] = std::move(*image);
 	}
+	for (uint32_t p = 0; p < planes; p++)
+		desc.planes[p] = multiPlanar ? PlaneView{ 0, p, 0, pitches[p] }
+					     : PlaneView{ p, 0, 0, pitches[p] };
 	return Frame::create(std::move(desc));
 }
 
