@@ -229,9 +229,8 @@ Status copiedIntoPoolFrame(const Frame &frame, AVBufferRef *hwFrames, AVFrame *o
 		return std::move(backend).error();
 	{
 		Result<Frame> target = frameFromAVFrame(pooled.get());
-		if (!target)
+		if (!target) // its acquire point (the move to GENERAL) is waited for by the copy
 			return std::move(target).error();
-		target->setAcquire(SyncPoint::noop()); // waited for by the import's own submission
 		if (Status copied = (*backend)->copyFrame(*target, frame, kDefaultWaitTimeout);
 		    !copied)
 			return Error::format(copied.error().code(), "frame",
