@@ -141,6 +141,14 @@ void Clip::openVulkan(int width, int height)
 	frames->sw_format = AV_PIX_FMT_YUV420P;
 	frames->width = width;
 	frames->height = height;
+	// One image per plane (FFmpeg 6.1+ makes one multi-planar image otherwise): the demo
+	// exports each plane's memory to GStreamer's Vulkan device, which needs that shape.
+	if (Status planes = ffmpeg::requestVulkanPlaneImages(frames_); !planes) {
+		stats_.vulkanProblem = planes.error().message();
+		av_buffer_unref(&frames_);
+		av_buffer_unref(&device_);
+		return;
+	}
 	err = av_hwframe_ctx_init(frames_);
 	if (err < 0) {
 		stats_.vulkanProblem =

@@ -81,14 +81,45 @@ if [ ${#missing[@]} -gt 0 ]; then
 	[ ${#available[@]} -eq 0 ] ||
 		in_root apt-get install -y -q --no-install-recommends "${available[@]}"
 fi
+# The translation tests need a locale whose messages follow LANGUAGE: glibc 2.41's built-in
+# C.UTF-8 does not, so the root gets de_DE.UTF-8 (Debian 12's C.UTF-8 does).
+if ! in_root locale -a 2>/dev/null | grep -qix 'de_DE.utf8'; then
+	in_root apt-get install -y -q --no-install-recommends locales
+	echo 'de_DE.UTF-8 UTF-8' >"$root/etc/locale.gen"
+	in_root locale-gen
+fi
 in_root sh -c 'echo "debian13: $(. /etc/os-release; echo "$PRETTY_NAME"), $(gst-launch-1.0 --version | sed -n 2p), \
 $(ffmpeg -version | head -n 1 | cut -d" " -f1-3), Mesa $(dpkg-query -W -f="\${Version}" mesa-vulkan-drivers)"'
 
-# 4. The source tree, as git sees it (tracked files and new ones not ignored).
-rm -rf "$root$src"
+# 4. The source tree, as git sees it (tracked files and new ones not ignored): a file whose bytes
+# differ from the root's copy is written anew (its time is now, so the build there rebuilds
+# what depends on it, even when an earlier run compiled an older copy after this one was
+# edited); a file that is gone is removed; the others are left as they are.
 mkdir -p "$root$src" "$root$build"
-git ls-files -z --cached --others --exclude-standard |
-	tar --null -T - -cf - | tar -xf - -C "$root$src"
+git ls-files -z --cached --others --exclude-standard | python3 -c '
+import os, shutil, sys
+dest = sys.argv[1]
+wanted = {p for p in sys.stdin.read().split("\0") if p and os.path.isfile(p)}
+for path in sorted(wanted):
+    target = os.path.join(dest, path)
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        with open(target, "rb") as f:
+            same = f.read() == data
+    except OSError:
+        same = False
+    if not same:
+        os.makedirs(os.path.dirname(target) or ".", exist_ok=True)
+        with open(target, "wb") as f:
+            f.write(data)
+    shutil.copymode(path, target)
+for top, dirs, files in os.walk(dest):
+    for name in files:
+        path = os.path.relpath(os.path.join(top, name), dest)
+        if path not in wanted:
+            os.remove(os.path.join(top, name))
+' "$root$src"
 
 # 5. Build and test; the results are counted as .ci/run counts them.
 rm -f "$root$build"/meson-logs/testlog*.json

@@ -44,6 +44,9 @@ packages=(
   # The peer suite's encoder (x264enc) and its PyGObject appsink application (Debian's python3
   # with GStreamer's typelibs; the GstGpuHandle-1.0 typelib comes from the build).
   gstreamer1.0-plugins-ugly python3-gst-1.0
+  # libplacebo as a consumer of gpuhandle's Vulkan frames (tests/backends/test_placebo_consumer;
+  # libplacebo 7, Debian 13's: Debian 12's 4.208 is too old and the test skips there).
+  libplacebo-dev
   # Later parts add their packages here, each with a comment naming the meson option it enables.
 )
 

@@ -234,6 +234,8 @@ Result<AVFrame *> hwAvFrameFromFrame(const Frame &frame, const AvFrameOptions &o
 	auto held = std::make_shared<detail::HeldFrame>(std::move(*onDevice));
 	if (Status wrapped = wrap(held, options.hwFrames, out.get()); !wrapped)
 		return std::move(wrapped).error();
+	if (held->copiedBecause && !taken.isCopy())
+		taken = ExecutionPath::gpuCopy(held->copiedBecause);
 	// The copy no longer reads the source: its producer may have it back now (only once the
 	// wrap succeeded, so that a failed call leaves the caller's frame as it was).
 	if (taken.isCopy() && !frame.release().isNone()) {

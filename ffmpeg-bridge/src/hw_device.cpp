@@ -8,6 +8,7 @@
 
 extern "C" {
 #include <libavutil/hwcontext.h>
+#include <libavutil/pixdesc.h>
 }
 
 namespace gpuhandle::ffmpeg {
@@ -185,6 +186,20 @@ Result<BackendRef> backendForHwDevice(const AVBufferRef *device)
 		return first;
 	entry = *backend;
 	return backend;
+}
+
+Status requestVulkanPlaneImages(AVBufferRef *hwFrames)
+{
+	if (!hwFrames || !hwFrames->data)
+		return Error(ErrorCode::NullHandle, "hwFrames", "No AVHWFramesContext was given.");
+	auto *frames = reinterpret_cast<AVHWFramesContext *>(hwFrames->data);
+	if (frames->format != AV_PIX_FMT_VULKAN)
+		return Error::format(ErrorCode::InvalidArgument, "hwFrames",
+				     "The frames context holds %s frames, not vulkan ones.",
+				     av_get_pix_fmt_name(frames->format)
+					     ? av_get_pix_fmt_name(frames->format)
+					     : "unknown");
+	return detail::requestVulkanPlaneImages(*frames);
 }
 
 HwDeviceLock::HwDeviceLock(const AVBufferRef *device)

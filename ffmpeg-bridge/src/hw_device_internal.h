@@ -26,6 +26,8 @@ Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *device);
 Result<ContextRef> contextFromCudaDevice(const AVBufferRef *device);
 Result<ContextRef> contextFromOpenClDevice(const AVBufferRef *device);
 Result<ContextRef> contextFromVaapiDevice(const AVBufferRef *device);
+// requestVulkanPlaneImages() for a Vulkan frames context (checked by the caller).
+Status requestVulkanPlaneImages(AVHWFramesContext &frames);
 
 // The lock HwDeviceLock takes for `device` (one per AVHWDeviceContext, made on first use); a
 // Vulkan Context's queueLock takes it too (hw_device.cpp).

@@ -47,6 +47,7 @@ struct DeviceStorage final : public KeepAlive {
 	std::vector<const char *> instanceNames{};
 	std::vector<const char *> deviceNames{};
 	VkPhysicalDeviceVulkan12Features features12{};
+	VkPhysicalDeviceVulkan13Features features13{};
 	void *library = nullptr; // libvulkan.so.1 when the Context named no loader
 };
 
@@ -213,6 +214,17 @@ int imagesPerFrame(const AVVulkanFramesContext &fhw, int planes)
 	return planes;
 }
 
+Status requestVulkanPlaneImages(AVHWFramesContext &frames)
+{
+#if GPUHANDLE_FFMPEG_VK_LOCKS // FFmpeg 6.1+: multi-planar images unless told otherwise
+	auto *fhw = static_cast<AVVulkanFramesContext *>(frames.hwctx);
+	fhw->flags = static_cast<AVVkFrameFlags>(fhw->flags | AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE);
+#else
+	(void)frames;
+#endif
+	return {};
+}
+
 int transferQueueFamily(const AVVulkanDeviceContext &hw)
 {
 #if GPUHANDLE_FFMPEG_VK_QF
@@ -304,7 +316,22 @@ Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
 		return Error(ErrorCode::NotSupported, "context.device",
 			     "The Vulkan device has no timeline semaphores (Vulkan 1.2 "
 			     "timelineSemaphore), which every FFmpeg Vulkan frame uses.");
-	// What is known of the features the device was created with: timeline semaphores.
+#if GPUHANDLE_FFMPEG_VK_LOCKS
+	// FFmpeg 6.1 and later record synchronization2 barriers and submissions through the core
+	// entry points, unchecked: a device without them would crash FFmpeg's first transfer.
+	const bool sync2 = deviceFn<PFN_vkCmdPipelineBarrier2>(fns, "vkCmdPipelineBarrier2") &&
+			   deviceFn<PFN_vkQueueSubmit2>(fns, "vkQueueSubmit2");
+	if (!sync2)
+		return Error(ErrorCode::NotSupported, "context.device",
+			     "The Vulkan device resolves no vkCmdPipelineBarrier2 and "
+			     "vkQueueSubmit2 (Vulkan 1.3 with synchronization2), which FFmpeg 6.1 "
+			     "and later record every Vulkan frame's barriers with.");
+	storage->features13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+	storage->features13.synchronization2 = VK_TRUE;
+	storage->features12.pNext = &storage->features13;
+#endif
+	// What is known of the features the device was created with: timeline semaphores (and
+	// synchronization2, above).
 	storage->features12.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
 	storage->features12.timelineSemaphore = VK_TRUE;
 
@@ -434,6 +461,13 @@ namespace gpuhandle::ffmpeg::detail {
 Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &)
 {
 	return Error(ErrorCode::NotSupported, "context",
+		     "libgpuhandle-ffmpeg was built without Vulkan headers (vulkan.h), which "
+		     "hwcontext_vulkan.h needs.");
+}
+
+Status requestVulkanPlaneImages(AVHWFramesContext &)
+{
+	return Error(ErrorCode::NotSupported, "hwFrames",
 		     "libgpuhandle-ffmpeg was built without Vulkan headers (vulkan.h), which "
 		     "hwcontext_vulkan.h needs.");
 }

@@ -78,6 +78,9 @@ struct HeldFrame {
 	HeldFrame &operator=(const HeldFrame &) = delete;
 	~HeldFrame();
 	Frame frame;
+	// Set by a wrapper that copied `frame` on the device into memory of the frames context's
+	// own (a multi-planar Vulkan pool frame): the reason, for the caller's ExecutionPath.
+	const char *copiedBecause = nullptr;
 };
 // An AVBufferRef over `data` (`size` bytes) holding `held` until FFmpeg frees it; `onFree`, when
 // set, runs first (destroys what the wrap created for this buffer, an AVVkFrame's semaphores).

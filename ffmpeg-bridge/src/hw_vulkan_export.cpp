@@ -276,8 +276,11 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 	const int planes = av_pix_fmt_count_planes(frames.sw_format);
 	const auto &fhw = *static_cast<const AVVulkanFramesContext *>(frames.hwctx);
 	const int images = imagesPerFrame(fhw, planes);
-	if (images == 1 && planes > 1 && !isMultiPlanarImage(frame, fns->device, planes))
+	if (images == 1 && planes > 1 && !isMultiPlanarImage(frame, fns->device, planes)) {
+		given->copiedBecause = "the frames context holds multi-planar images; the frame "
+				       "has one image per plane";
 		return copiedIntoPoolFrame(frame, hwFrames, out);
+	}
 	if (planes < 1 || planes > 4 || frame.numPlanes() != static_cast<uint32_t>(planes) ||
 	    frame.numResources() != static_cast<uint32_t>(images))
 		return Error::format(ErrorCode::NotSupported, "frame",

@@ -446,9 +446,7 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 		// Plane i: image i, or aspect PLANE_i of the one multi-planar image.
 		const int image = images == 1 ? 0 : i;
 		const VkImageAspectFlags aspect =
-			images == 1 && planes > 1
-				? VkImageAspectFlags{ VK_IMAGE_ASPECT_PLANE_0_BIT } << p
-				: VkImageAspectFlags{ VK_IMAGE_ASPECT_COLOR_BIT };
+			vulkanPlaneAspect(images == 1 ? static_cast<uint32_t>(planes) : 1, p);
 		uint32_t rowPitch = 0;
 		if (f.tiling == VK_IMAGE_TILING_LINEAR) {
 			VkImageSubresource sub{ aspect, 0, 0 };

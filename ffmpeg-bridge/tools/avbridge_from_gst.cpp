@@ -25,17 +25,6 @@ extern "C" {
 #include <libavutil/version.h>
 }
 
-// From FFmpeg 6.1 a Vulkan frames context makes one multi-planar VkImage per frame unless told
-// otherwise; gpuhandle's Vulkan frames are one VkImage per plane.
-#if __has_include(<vulkan/vulkan.h>) && LIBAVUTIL_VERSION_INT >= AV_VERSION_INT(58, 29, 100)
-extern "C" {
-#include <libavutil/hwcontext_vulkan.h>
-}
-#define AVBRIDGE_VK_PLANE_IMAGES 1
-#else
-#define AVBRIDGE_VK_PLANE_IMAGES 0
-#endif
-
 namespace gpuhandle::avbridge {
 
 namespace {
@@ -164,10 +153,8 @@ Status FromGst::ensureHwFrames(const Frame &frame)
 	ctx->sw_format = *swFormat;
 	ctx->width = static_cast<int>(frame.width());
 	ctx->height = static_cast<int>(frame.height());
-#if AVBRIDGE_VK_PLANE_IMAGES
-	auto *vk = static_cast<AVVulkanFramesContext *>(ctx->hwctx);
-	vk->flags = static_cast<AVVkFrameFlags>(vk->flags | AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE);
-#endif
+	if (Status planes = ffmpeg::requestVulkanPlaneImages(hwFrames_.ref); !planes)
+		return planes.error();
 	int err;
 	{
 		ffmpeg::HwDeviceLock lock(device_.ref);

@@ -2,6 +2,7 @@
 #include "gstgpuhandleelements.h"
 
 #include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/format_mappings.h>

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
@@ -37,6 +38,17 @@ BackendRef openVulkan()
 bool offersDmaBuf(const Backend &backend)
 {
 	return has(backend.capabilities().routes, ImportRoute::DmaBuf);
+}
+
+// The round trips need a device that also exports DMA-BUFs: a driver may only import them
+// (Mesa 25's lavapipe), which is said once and the test has nothing to run.
+bool exportsDmaBuf(const Backend &backend)
+{
+	if (has(backend.capabilities().exports, ResourceKind::DmaBuf))
+		return true;
+	std::printf("%s imports DMA-BUFs but exports none: no round trip to run here\n",
+		    backend.deviceInfo().name.c_str());
+	return false;
 }
 
 Frame allocate(Backend &backend, PixelFormat format, uint32_t width, uint32_t height,
@@ -84,7 +96,7 @@ START_TEST(refused_without_the_extension)
 {
 	BackendRef vk = openVulkan();
 	if (offersDmaBuf(*vk)) {
-		ck_assert(has(vk->capabilities().exports, ResourceKind::DmaBuf));
+		ck_assert(has(vk->capabilities().imports, ResourceKind::DmaBuf));
 		ck_assert(has(vk->capabilities().drmModifiers, kDrmModifierLinear));
 		return; // dmabuf_round_trip covers this device
 	}
@@ -114,7 +126,7 @@ END_TEST
 START_TEST(dmabuf_round_trip)
 {
 	BackendRef a = openVulkan();
-	if (!offersDmaBuf(*a))
+	if (!offersDmaBuf(*a) || !exportsDmaBuf(*a))
 		return; // refused_without_the_extension covers this device
 	BackendRef b = openVulkan();
 	uint32_t seed = 3;
@@ -156,7 +168,7 @@ END_TEST
 START_TEST(dmabuf_mismatches_are_refused)
 {
 	BackendRef vk = openVulkan();
-	if (!offersDmaBuf(*vk))
+	if (!offersDmaBuf(*vk) || !exportsDmaBuf(*vk))
 		return;
 	const BackendCapabilities &caps = vk->capabilities();
 	Frame rgba = allocate(*vk, PixelFormat::RGBA, 16, 16, FrameStorage::Buffer);

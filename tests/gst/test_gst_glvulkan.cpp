@@ -356,9 +356,9 @@ START_TEST(gl_conversions_refuse_what_they_cannot_hold)
 	ck_assert_error(gst::glBufferFromFrame(textures, gl.context,
 					       test::videoInfo(GST_VIDEO_FORMAT_RGBA, { 32, 17 })),
 			ErrorCode::FormatMismatch, "info");
-	// GLMemory has no v210; gpuhandle does.
+	// GLMemory has no YUV9 (4:1:0; nor v210 before GStreamer 1.24); gpuhandle does.
 	ck_assert_error(gst::glBufferFromFrame(textures, gl.context,
-					       test::videoInfo(GST_VIDEO_FORMAT_v210, { 33, 17 })),
+					       test::videoInfo(GST_VIDEO_FORMAT_YUV9, { 33, 17 })),
 			ErrorCode::NotSupported, "info.format");
 
 	// Textures of a context that shares nothing with GStreamer's are refused; a frame of

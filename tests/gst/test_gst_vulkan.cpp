@@ -22,6 +22,35 @@ constexpr GstVideoFormat kFormats[] = { GST_VIDEO_FORMAT_RGBA, GST_VIDEO_FORMAT_
 					GST_VIDEO_FORMAT_I420 };
 constexpr Size kSizes[] = { { 1, 1 }, { 33, 17 }, { 1920, 1080 } };
 
+// Whether GStreamer's own vulkanupload cannot make images of `info`'s format on this device:
+// GStreamer 1.24 to 1.26 name a VkFormat only for the first of several planes that share one
+// (I420: R8 for each) and then create the other planes' images with VK_FORMAT_UNDEFINED, which
+// fails (gst-launch-1.0 videotestsrc ! video/x-raw,format=I420 ! vulkanupload: "Internal data
+// stream error" on 1.26.2). Frames of the format still cross in both directions through
+// gpuhandle's own images (backend_images_become_gst_vulkan_memory).
+bool gstCannotUpload(GstVulkanDevice *device, const GstVideoInfo &info)
+{
+#if GST_CHECK_VERSION(1, 24, 0)
+	GstVideoInfo copy = info;
+	VkFormat formats[GST_VIDEO_MAX_PLANES] = {};
+	int images = 0;
+	VkImageUsageFlags usage = 0;
+	if (!gst_vulkan_format_from_video_info_2(device, &copy, VK_IMAGE_TILING_OPTIMAL, FALSE,
+						 VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+							 VK_IMAGE_USAGE_TRANSFER_DST_BIT,
+						 formats, &images, &usage))
+		return true;
+	for (int i = 0; i < images; i++)
+		if (formats[i] == VK_FORMAT_UNDEFINED)
+			return true;
+	return false;
+#else
+	(void)device;
+	(void)info;
+	return false;
+#endif
+}
+
 } // namespace
 
 START_TEST(vulkan_backend_is_cached_per_device)
@@ -57,6 +86,12 @@ START_TEST(gst_vulkan_images_become_frames)
 	for (GstVideoFormat format : kFormats)
 		for (Size size : kSizes) {
 			const GstVideoInfo info = test::videoInfo(format, size);
+			if (gstCannotUpload(vk.device, info)) {
+				std::printf("%s %ux%u: GStreamer's vulkanupload makes no images of "
+					    "it here (a plane without a VkFormat): not uploaded\n",
+					    test::formatName(format), size.width, size.height);
+				continue;
+			}
 			const uint32_t seed = test::seedOf(format, size) + 3;
 			GstCaps *buffers =
 				test::capsOf(info, GST_CAPS_FEATURE_MEMORY_VULKAN_BUFFER);

@@ -18,9 +18,10 @@ for lang in $(grep -v '^#' "$src/po/LINGUAS"); do
 		exit 77
 	fi
 done
-# glibc honours LANGUAGE in C.UTF-8 (not in C or POSIX); a German locale does as well.
+# A German locale honours LANGUAGE; so does C.UTF-8 in Debian 12's glibc 2.36 (not C or POSIX,
+# and not Debian 13's glibc 2.41, whose C.UTF-8 is built in and translates nothing).
 locale=
-for candidate in C.UTF-8 de_DE.UTF-8; do
+for candidate in de_DE.UTF-8 C.UTF-8; do
 	if locale -a 2>/dev/null | tr '[:upper:]' '[:lower:]' | sed 's/utf-8/utf8/' |
 		grep -qx "$(echo "$candidate" | tr '[:upper:]' '[:lower:]' | sed 's/utf-8/utf8/')"; then
 		locale=$candidate

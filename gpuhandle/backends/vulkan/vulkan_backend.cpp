@@ -371,9 +371,11 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 		caps.routes.push_back(ImportRoute::OpaqueFd);
 	}
 	if (state.ext.dmaBuf && state.getMemoryFdProperties) {
-		// Buffers and linear images export LINEAR DMA-BUFs; imports take LINEAR as buffers
-		// and, with VK_EXT_image_drm_format_modifier, the driver's modifiers as images.
-		caps.exports.push_back(ResourceKind::DmaBuf);
+		// Buffers and linear images export LINEAR DMA-BUFs where the driver can; imports
+		// take LINEAR as buffers and, with VK_EXT_image_drm_format_modifier, the driver's
+		// modifiers as images.
+		if (exportsDmaBufBuffers(state))
+			caps.exports.push_back(ResourceKind::DmaBuf);
 		caps.imports.push_back(ResourceKind::DmaBuf);
 		caps.routes.push_back(ImportRoute::DmaBuf);
 		caps.drmModifiers = dmaBufModifiers(state);

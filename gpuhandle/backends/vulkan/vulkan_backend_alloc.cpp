@@ -97,6 +97,14 @@ Result<VkExternalMemoryHandleTypeFlags> exportHandleTypes(const DeviceState &s,
 
 namespace vkbackend {
 
+bool exportsDmaBufBuffers(const DeviceState &state)
+{
+	VulkanExportDesc buffer;
+	buffer.usage = kBufferUsage;
+	Result<VkExternalMemoryHandleTypeFlags> types = exportHandleTypes(state, buffer);
+	return types && (*types & kDmaBufHandle);
+}
+
 Allocation::~Allocation()
 {
 	if (mapped_)

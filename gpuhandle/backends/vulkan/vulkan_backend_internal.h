@@ -333,6 +333,9 @@ createObject(const DeviceState &state, KeepAliveRef owner, VulkanExportDesc &x,
 // VK_EXT_image_drm_format_modifier, those the driver offers with transfer support for a
 // one-memory-plane image of some plane format (imported as an image per plane).
 std::vector<uint64_t> dmaBufModifiers(const DeviceState &state);
+// Whether buffers this device allocates can be exported as DMA-BUFs (alongside the opaque fd):
+// the driver may import DMA-BUFs only (Mesa 25's lavapipe does).
+bool exportsDmaBufBuffers(const DeviceState &state);
 // Wraps a detail::BoundObject-anchored `bound` as an Allocation (filling handles and sizes).
 Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState> &state,
 					       VulkanBoundMemory bound);

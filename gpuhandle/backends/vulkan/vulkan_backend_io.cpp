@@ -248,10 +248,7 @@ Status checkTexelAligned(const PlaneCopy &c, uint32_t plane)
 // VK_IMAGE_ASPECT_PLANE_i_BIT of a multi-planar one.
 VkImageSubresourceLayers imageLayers(const Allocation &a, const PlaneView &view)
 {
-	const VkImageAspectFlags aspect =
-		a.imagePlanes > 1 ? VkImageAspectFlags{ VK_IMAGE_ASPECT_PLANE_0_BIT } << view.subresource
-				  : VkImageAspectFlags{ VK_IMAGE_ASPECT_COLOR_BIT };
-	return { aspect, 0, 0, 1 };
+	return { vulkanPlaneAspect(a.imagePlanes, view.subresource), 0, 0, 1 };
 }
 
 void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c,

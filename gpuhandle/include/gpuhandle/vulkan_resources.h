@@ -25,6 +25,14 @@ struct VulkanImageDesc {
 	KeepAliveRef anchor{};
 	uint32_t planes = 1;            // 1, or 2..3 for a multi-planar VkFormat
 };
+// The VkImageAspectFlags of plane `plane` of an image holding `planes` planes: the colour aspect
+// (VK_IMAGE_ASPECT_COLOR_BIT) of a single-plane image, VK_IMAGE_ASPECT_PLANE_i_BIT (0x10 << i) of
+// a multi-planar one. Written with Vulkan's values so that callers need no Vulkan header here.
+constexpr uint32_t vulkanPlaneAspect(uint32_t planes, uint32_t plane)
+{
+	return planes > 1 ? uint32_t{ 0x10 } << plane : uint32_t{ 0x1 };
+}
+
 class VulkanImage : public Validated<VulkanImageDesc>
 {
 public:

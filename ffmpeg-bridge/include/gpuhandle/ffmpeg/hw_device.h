@@ -39,6 +39,15 @@ Result<ContextRef> contextFromHwDevice(const AVBufferRef *device);
 // Errors: those of contextFromHwDevice() and openBackend().
 Result<BackendRef> backendForHwDevice(const AVBufferRef *device);
 
+// Asks a Vulkan frames context (an AVBufferRef from av_hwframe_ctx_alloc, before
+// av_hwframe_ctx_init) for one VkImage per plane (AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE), the shape
+// FFmpeg made before 6.1. From FFmpeg 6.1 a frames context makes one multi-planar image per frame
+// where the driver has the format; gpuhandle reads and writes those as they are, but exports
+// memory (FrameFromAvOptions::exportVulkanMemory, to another device or to GL) per plane image
+// only. A no-op before FFmpeg 6.1. Errors: NullHandle (no frames), InvalidArgument (not a Vulkan
+// frames context), NotSupported (built without Vulkan headers).
+Status requestVulkanPlaneImages(AVBufferRef *hwFrames);
+
 // Serialises queue submissions on an FFmpeg Vulkan device between FFmpeg 5.1 (which takes no
 // lock) and gpuhandle (which takes this lock through the Context's queueLock). A no-op for other
 // device types. Recursive for one thread. Scoped: the lock is held while the object lives.

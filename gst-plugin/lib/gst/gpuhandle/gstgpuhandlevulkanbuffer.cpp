@@ -66,6 +66,12 @@ gstreamerPlaneFormats(GstVulkanDevice *device, GstVideoInfo &info, bool linear)
 				     "with gpuhandle's usage (transfer and sampling).",
 				     linear ? "linear" : "optimal",
 				     videoFormatName(GST_VIDEO_INFO_FORMAT(&info)));
+	// GStreamer's table (1.24 to 1.26 at least) names only the first plane's format where the
+	// planes share one (I420, Y42B, Y444: R8 for each); a later plane it leaves undefined has
+	// the format of the one before.
+	for (guint p = 1; p < GST_VIDEO_INFO_N_PLANES(&info); p++)
+		if (formats[p] == VK_FORMAT_UNDEFINED)
+			formats[p] = formats[p - 1];
 #else
 	(void)device;
 	(void)linear;

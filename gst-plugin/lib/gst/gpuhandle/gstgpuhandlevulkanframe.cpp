@@ -255,9 +255,7 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 					"GStreamer's Vulkan device resolves no "
 					"vkGetImageSubresourceLayout for a linear image's pitch.");
 			const VkImageSubresource subresource{
-				multiPlanar ? VkImageAspectFlags{ VK_IMAGE_ASPECT_PLANE_0_BIT } << p
-					    : VkImageAspectFlags{ VK_IMAGE_ASPECT_COLOR_BIT },
-				0, 0
+				vulkanPlaneAspect(multiPlanar ? planes : 1, p), 0, 0
 			};
 			VkSubresourceLayout layout{};
 			subresourceLayout(device->device, image.image, &subresource, &layout);
