@@ -411,6 +411,13 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 				     "vulkan: DMA-BUF export needs VK_EXT_external_memory_dma_buf, "
 				     "which %s does not offer.",
 				     info_.name.c_str());
+	if (std::find(caps_.exports.begin(), caps_.exports.end(), ResourceKind::DmaBuf) ==
+	    caps_.exports.end())
+		return Error::format(ErrorCode::NotSupported, "kind",
+				     "vulkan: %s imports DMA-BUFs but exports none beside an opaque "
+				     "fd (VK_EXT_external_memory_dma_buf without the exportable "
+				     "bit for them).",
+				     info_.name.c_str());
 	Result<uint32_t> fourcc = toApiFormat(FormatApi::DrmFourcc, frame.format());
 	if (!fourcc)
 		return Error::format(ErrorCode::NotSupported, "format",
