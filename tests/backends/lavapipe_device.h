@@ -3,6 +3,7 @@
 
 #include <gpuhandle/backends/vulkan_sync.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +19,14 @@
 namespace gpuhandle::test {
 
 inline constexpr const char *kLavapipeIcd = "/usr/share/vulkan/icd.d/lvp_icd.x86_64.json";
+
+// Bounds a wait that another thread's vkSignalSemaphore ends. Khronos's validation layer (1.3.239,
+// Debian 12) can stall such a wait for its own 10 s internal timeout: the waiter's record of
+// vkWaitSemaphores waits for the signal's record, which waits for the waiter's lock
+// (UNASSIGNED-VkSemaphore-state-timeout, "most likely a validation bug", suppressed in
+// tests/validation/suppressions.txt; KhronosGroup/Vulkan-ValidationLayers#4649). The wait still
+// ends as soon as the signal lands; only the bound is wider than the layer's stall.
+inline constexpr std::chrono::seconds kWaitAcrossHostSignal{ 30 };
 
 // Points the Vulkan loader at lavapipe's ICD when nobody named one and the file is there; true
 // if it did, so that a probe the loader failed is worth repeating.

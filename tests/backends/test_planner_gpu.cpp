@@ -177,6 +177,7 @@ START_TEST(a_timeline_semaphore_is_waited_or_carried)
 			VkSemaphoreSignalInfo signal{ VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, semaphore, 1 };
 			vkSignalSemaphore(device, &signal);
 		});
+		options.timeout = test::kWaitAcrossHostSignal; // the producer's host signal ends it
 		Result<ImportResult> intoGl = importFrame(frame, *d.gl, options);
 		// Back only once the producer signalled, however late the planner began its wait
 		// (so no lower bound on fenceWait: the 30 ms may have passed before it began).

@@ -186,9 +186,9 @@ void assertTimesOut(const SyncPoint &point, std::chrono::milliseconds timeout)
 void assertWokenBy(Fences &fences, const SyncPoint &point, size_t index)
 {
 	std::thread signaller = fences.signalLater(index);
-	Status status = point.wait(kDefaultWaitTimeout);
+	Status status = point.wait(test::kWaitAcrossHostSignal);
 	signaller.join();
-	// Woken by the signal: ok, not the 10 s Timeout.
+	// Woken by the signal: ok, not a Timeout.
 	ck_assert_msg(status.ok(), "after signalling %s: %s", kNames[index],
 		      status.ok() ? "" : status.error().message().c_str());
 }
@@ -221,7 +221,7 @@ struct Outcomes {
 	bool awaitCount(size_t n)
 	{
 		std::unique_lock<std::mutex> lock(mutex);
-		return changed.wait_for(lock, 5s, [this, n] { return statuses.size() >= n; });
+		return changed.wait_for(lock, test::kWaitAcrossHostSignal, [this, n] { return statuses.size() >= n; });
 	}
 };
 
@@ -297,9 +297,9 @@ START_TEST(waiter_thread_resolves_combinators_once)
 	ck_assert_ok(any);
 	ck_assert_ok(all);
 	ck_assert_ok(chain);
-	ck_assert_ok(waitAsync(*any, kDefaultWaitTimeout, outcomes.callback(), thread->get()));
-	ck_assert_ok(waitAsync(*all, kDefaultWaitTimeout, outcomes.callback(), thread->get()));
-	ck_assert_ok(waitAsync(*chain, kDefaultWaitTimeout, outcomes.callback(), thread->get()));
+	ck_assert_ok(waitAsync(*any, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
+	ck_assert_ok(waitAsync(*all, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
+	ck_assert_ok(waitAsync(*chain, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
 	ck_assert_ok(waitAsync(*all, 50ms, outcomes.callback(), thread->get()));
 
 	ck_assert(outcomes.awaitCount(1)); // the 50 ms one times out first

@@ -27,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 using test::handleOf;
+using test::kWaitAcrossHostSignal;
 using test::timelineAt;
 
 long long millisSince(Clock::time_point start)
@@ -48,7 +49,7 @@ START_TEST(host_signal_from_another_thread_wakes_blocked_waiters)
 	std::vector<std::thread> waiters;
 	for (int i = 0; i < 3; i++)
 		waiters.emplace_back([&] {
-			if (point.wait(kDefaultWaitTimeout).ok())
+			if (point.wait(kWaitAcrossHostSignal).ok())
 				woken++;
 		});
 	auto start = Clock::now();
@@ -56,7 +57,7 @@ START_TEST(host_signal_from_another_thread_wakes_blocked_waiters)
 		std::this_thread::sleep_for(30ms);
 		vk.hostSignal(semaphore, 3);
 	});
-	ck_assert_ok(point.wait(kDefaultWaitTimeout)); // woken by the signal, not the 10 s Timeout
+	ck_assert_ok(point.wait(kWaitAcrossHostSignal)); // woken by the signal, not a Timeout
 	long long elapsed = millisSince(start);
 	signaller.join();
 	for (auto &t : waiters)
