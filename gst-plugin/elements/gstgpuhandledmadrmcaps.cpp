@@ -100,11 +100,11 @@ void toPlainFormats(GstStructure *s)
 	gst_structure_remove_field(s, "drm-format");
 }
 
-bool toDmaDrmFormats(GstStructure *s)
+bool toDmaDrmFormats(GstStructure *s, const DrmFormatOffer &offer)
 {
 #if GPUHANDLE_GST_HAVE_DMA_DRM && GST_CHECK_VERSION(1, 24, 0)
-	// Linear: what every DMA-BUF importer here (EGL, Vulkan, VA-API) and gpuhandle's own
-	// exporters agree on; drm-format without a modifier means linear.
+	// Linear first: what every DMA-BUF importer here (EGL, Vulkan, VA-API) and gpuhandle's own
+	// exporters agree on (drm-format without a modifier means linear); then the target's own.
 	std::vector<std::string> drm;
 	const bool listed = forEachString(s, "format", [&](const char *name) {
 		Result<PixelFormat> pixel = pixelFormatOf(gst_video_format_from_string(name));
@@ -113,18 +113,29 @@ bool toDmaDrmFormats(GstStructure *s)
 		Result<uint32_t> fourcc = toApiFormat(FormatApi::DrmFourcc, *pixel);
 		if (!fourcc)
 			return;
-		gchar *text = gst_video_dma_drm_fourcc_to_string(*fourcc, kDrmModifierLinear);
-		if (text)
-			addUnique(drm, text);
-		g_free(text);
+		std::vector<uint64_t> modifiers{ kDrmModifierLinear };
+		if (offer.modifiers)
+			for (uint64_t m : offer.modifiers(*pixel))
+				if (m != kDrmModifierInvalid)
+					modifiers.push_back(m);
+		for (uint64_t m : modifiers) {
+			gchar *text = gst_video_dma_drm_fourcc_to_string(*fourcc, m);
+			if (text)
+				addUnique(drm, text);
+			g_free(text);
+		}
 	});
 	if (listed && drm.empty())
 		return false; // no format that travels as a DMA-BUF
 	gst_structure_set(s, "format", G_TYPE_STRING, "DMA_DRM", nullptr);
-	setStrings(s, "drm-format", drm);
+	if (offer.anyModifier)
+		gst_structure_remove_field(s, "drm-format");
+	else
+		setStrings(s, "drm-format", drm);
 	return true;
 #else
 	(void)s;
+	(void)offer;
 	return true;
 #endif
 }

@@ -258,7 +258,8 @@ gboolean transformMetaKeepingPixels(GstBaseTransform *, GstBuffer *, GstMeta *me
 	return TRUE;
 }
 
-GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features)
+GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features,
+			  const DrmFormatOffer &offer)
 {
 	GstCaps *out = gst_caps_new_empty();
 	for (guint i = 0; i < gst_caps_get_size(caps); ++i) {
@@ -266,7 +267,7 @@ GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &featur
 			GstStructure *s = gst_structure_copy(gst_caps_get_structure(caps, i));
 			gst_structure_remove_fields(s, "texture-target", nullptr);
 			toPlainFormats(s);
-			if (g_str_equal(feature, "memory:DMABuf") && !toDmaDrmFormats(s)) {
+			if (g_str_equal(feature, "memory:DMABuf") && !toDmaDrmFormats(s, offer)) {
 				gst_structure_free(s);
 				continue;
 			}

@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -66,17 +67,29 @@ void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uin
 gboolean transformMetaKeepingPixels(GstBaseTransform *trans, GstBuffer *outbuf, GstMeta *meta,
 				    GstBuffer *inbuf);
 
+// Which drm-format lists DMABuf caps get on GStreamer 1.24+.
+struct DrmFormatOffer {
+	// A pad template: format=DMA_DRM with any drm-format, as GStreamer's glupload writes its
+	// template (the caps transform names them).
+	bool anyModifier = false;
+	// Besides linear, the modifiers of each format that the target backend imports
+	// (Backend::dmaBufImportModifiers); unset: linear only, which every importer here takes
+	// and gpuhandle's exporters make.
+	std::function<std::vector<uint64_t>(PixelFormat)> modifiers{};
+};
+
 // `caps` with every structure given each of `features` (fields of other memories removed; GL and
 // Vulkan memory limited to the formats GStreamer's elements take for them, GL textures 2D;
-// DMABuf, on GStreamer 1.24 and later, in its format=DMA_DRM form).
-GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features);
+// DMABuf, on GStreamer 1.24 and later, in its format=DMA_DRM form, with `offer`'s drm-formats).
+GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &features,
+			  const DrmFormatOffer &offer = {});
 // GStreamer 1.24+'s DMA-BUF caps (gstgpuhandledmadrmcaps.cpp). toPlainFormats: a DMA_DRM
 // structure's drm-format list becomes the format list it holds, and drm-format goes (any
-// structure). toDmaDrmFormats: a plain structure's formats become format=DMA_DRM and a
-// drm-format list (linear); false when none of them travels as a DMA-BUF. Before 1.24 the
+// structure). toDmaDrmFormats: a plain structure's formats become format=DMA_DRM and the
+// drm-format list `offer` names; false when none of them travels as a DMA-BUF. Before 1.24 the
 // plain form is the DMABuf form: toDmaDrmFormats changes nothing.
 void toPlainFormats(GstStructure *s);
-bool toDmaDrmFormats(GstStructure *s);
+bool toDmaDrmFormats(GstStructure *s, const DrmFormatOffer &offer = {});
 // transform_caps' last step: `caps` intersected with `filter` (when set), `caps` consumed.
 GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter);
 

@@ -62,12 +62,41 @@ std::vector<const char *> sinkFeatures()
 	return features;
 }
 
+// The drm-formats the sink offers DMA-BUF producers (GStreamer 1.24+): linear, and every
+// modifier that the backend the property names imports, opened through the element's device set
+// (the one that would take them). For auto, cpu and memfd: linear, which every importer takes.
+DrmFormatOffer sinkDrmFormats(GstBaseTransform *trans)
+{
+	if (!hasDmaDrmCaps())
+		return {};
+	UploadState &s = stateOf(trans);
+	BackendChoice choice;
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		choice = s.backendChoice;
+	}
+	const std::optional<BackendKind> kind = backendKindOf(choice);
+	if (!kind || *kind == BackendKind::Cpu || *kind == BackendKind::Fd)
+		return {};
+	DeviceSetRef devices = ensureDevices(GST_ELEMENT_CAST(trans), s.devices);
+	Result<BackendRef> backend = devices->backend(*kind);
+	if (!backend.ok()) {
+		GST_DEBUG_OBJECT(trans, "DMA_DRM caps: linear only (%s)",
+				 backend.error().message().c_str());
+		return {};
+	}
+	BackendRef target = std::move(*backend);
+	return DrmFormatOffer{ false, [target](PixelFormat format) {
+				      return target->dmaBufImportModifiers(format);
+			      } };
+}
+
 GstCaps *transformCaps(GstBaseTransform *trans, GstPadDirection direction, GstCaps *caps,
 		       GstCaps *filter)
 {
 	GstCaps *out = direction == GST_PAD_SINK
 			       ? capsWithFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE })
-			       : capsWithFeatures(caps, sinkFeatures());
+			       : capsWithFeatures(caps, sinkFeatures(), sinkDrmFormats(trans));
 	out = intersectFilter(out, filter);
 	GST_TRACE_OBJECT(trans, "%s caps %" GST_PTR_FORMAT " -> %" GST_PTR_FORMAT,
 			 direction == GST_PAD_SINK ? "sink" : "src", static_cast<void *>(caps),
@@ -478,9 +507,10 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 		"gpuhandle developers");
 	GstCaps *sinkCaps = gst_caps_new_empty();
 	for (const char *feature : sinkFeatures()) {
-		// In the form the caps transform offers: GL's and Vulkan's formats, DMA_DRM.
+		// In the form the caps transform offers: GL's and Vulkan's formats, DMA_DRM (with
+		// any drm-format: the transform names the backend's).
 		GstCaps *any = templateCaps(feature);
-		gst_caps_append(sinkCaps, capsWithFeatures(any, { feature }));
+		gst_caps_append(sinkCaps, capsWithFeatures(any, { feature }, DrmFormatOffer{ true, {} }));
 		gst_caps_unref(any);
 	}
 	gst_element_class_add_pad_template(

@@ -1,8 +1,13 @@
 // DMA-BUF caps of gpuhandleupload/gpuhandledownload: GStreamer 1.24+'s DMA_DRM form against its
 // own elements (capsfilters with drm-format, glupload), the plain form on GStreamer 1.22.
+#include <gpuhandle/backends/backend.h>
+#include <gpuhandle/format_mappings.h>
+
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include <gst/base/gstbasetransform.h>
 #include <gst/gst.h>
@@ -32,8 +37,9 @@ bool holds(const GValue *value, const char *wanted)
 }
 
 // Checks every DMABuf structure of `caps` has the form this GStreamer writes, and that NV12 is
-// among them: format=DMA_DRM with drm-format NV12 (linear) on 1.24+, format NV12 before.
-void checkDmaBufForm(GstCaps *caps, const char *where)
+// among them: format=DMA_DRM with drm-format NV12 (linear) on 1.24+, format NV12 before. A
+// template (`anyDrmFormat`) writes format=DMA_DRM without drm-format, as glupload's does.
+void checkDmaBufForm(GstCaps *caps, const char *where, bool anyDrmFormat = false)
 {
 	bool nv12 = false;
 	guint dmabufs = 0;
@@ -53,7 +59,9 @@ void checkDmaBufForm(GstCaps *caps, const char *where)
 				ck_abort_msg("%s: a DMABuf structure without format=DMA_DRM: %s",
 					     where, shown.c_str());
 			}
-			nv12 = nv12 || holds(drm, "NV12");
+			if (anyDrmFormat)
+				ck_assert_msg(!drm, "%s: a template that names drm-formats", where);
+			nv12 = nv12 || holds(drm, "NV12") || (anyDrmFormat && !drm);
 		} else {
 			ck_assert_msg(!drm, "%s: drm-format on GStreamer 1.22", where);
 			nv12 = nv12 || holds(format, "NV12");
@@ -88,7 +96,7 @@ START_TEST(templates_and_transforms_use_the_version_form)
 	GstPad *src = gst_element_get_static_pad(down, "src");
 	GstCaps *sinkTemplate = gst_pad_get_pad_template_caps(sink);
 	GstCaps *srcTemplate = gst_pad_get_pad_template_caps(src);
-	checkDmaBufForm(sinkTemplate, "gpuhandleupload's sink template");
+	checkDmaBufForm(sinkTemplate, "gpuhandleupload's sink template", true);
 	checkDmaBufForm(srcTemplate, "gpuhandledownload's src template");
 	// The transforms: GpuHandle NV12 caps become DMABuf caps downstream of the download, and
 	// DMABuf caps (in this version's form) become GpuHandle NV12 downstream of the upload.
@@ -128,6 +136,96 @@ START_TEST(templates_and_transforms_use_the_version_form)
 	gst_object_unref(src);
 	gst_object_unref(up);
 	gst_object_unref(down);
+}
+END_TEST
+
+// The drm-format of every string in `value` (a string or a list of them).
+std::vector<std::string> stringsOf(const GValue *value)
+{
+	std::vector<std::string> out;
+	if (value && G_VALUE_HOLDS_STRING(value))
+		out.emplace_back(g_value_get_string(value));
+	else if (value && GST_VALUE_HOLDS_LIST(value))
+		for (guint i = 0; i < gst_value_list_get_size(value); i++)
+			for (std::string &one : stringsOf(gst_value_list_get_value(value, i)))
+				out.push_back(std::move(one));
+	return out;
+}
+
+// gpuhandleupload backend=vulkan|opengl offers DMA-BUF producers linear and every modifier that
+// backend imports for the format (Backend::dmaBufImportModifiers of the same driver, opened on
+// its own), and no other; auto offers linear only (templates_and_transforms_...).
+START_TEST(upload_offers_the_backends_modifiers)
+{
+#if !GST_CHECK_VERSION(1, 24, 0)
+	std::printf("drm-format lists are GStreamer 1.24+'s: nothing to check on 1.22\n");
+#else
+	const struct {
+		const char *property;
+		BackendKind kind;
+	} targets[] = { { "vulkan", BackendKind::Vulkan }, { "gl", BackendKind::OpenGL } };
+	const PixelFormat formats[] = { PixelFormat::NV12, PixelFormat::RGBA, PixelFormat::P010LE };
+	for (const auto &target : targets) {
+		Result<BackendRef> backend = openBackend(target.kind);
+		if (!backend.ok()) {
+			std::printf("%s: not here (%s)\n", target.property,
+				    backend.error().message().c_str());
+			continue;
+		}
+		GstElement *up = make("gpuhandleupload");
+		gst_util_set_object_arg(G_OBJECT(up), "backend", target.property);
+		GstBaseTransformClass *base = GST_BASE_TRANSFORM_GET_CLASS(up);
+		for (PixelFormat format : formats) {
+			const std::vector<uint64_t> modifiers = (*backend)->dmaBufImportModifiers(format);
+			const uint32_t fourcc = toApiFormat(FormatApi::DrmFourcc, format).value();
+			const auto video = static_cast<GstVideoFormat>(
+				toApiFormat(FormatApi::GStreamer, format).value());
+			std::string handleCaps = std::string("video/x-raw(memory:GpuHandle),format=") +
+						 gst_video_format_to_string(video) +
+						 ",width=64,height=48";
+			GstCaps *handle = gst_caps_from_string(handleCaps.c_str());
+			GstCaps *offered = base->transform_caps(GST_BASE_TRANSFORM(up), GST_PAD_SRC,
+								handle, nullptr);
+			std::vector<std::string> listed;
+			for (guint i = 0; i < gst_caps_get_size(offered); i++)
+				if (gst_caps_features_contains(gst_caps_get_features(offered, i),
+							       "memory:DMABuf"))
+					listed = stringsOf(gst_structure_get_value(
+						gst_caps_get_structure(offered, i), "drm-format"));
+			// Linear always; the backend's own besides.
+			std::vector<std::string> expected;
+			std::vector<uint64_t> all{ 0 };
+			all.insert(all.end(), modifiers.begin(), modifiers.end());
+			for (uint64_t m : all) {
+				gchar *text = gst_video_dma_drm_fourcc_to_string(fourcc, m);
+				if (std::find(expected.begin(), expected.end(), text) == expected.end())
+					expected.emplace_back(text);
+				g_free(text);
+			}
+			std::string shown;
+			for (const std::string &one : listed)
+				shown += one + " ";
+			std::printf("%s %s: %s\n", target.property, pixelFormatName(format),
+				    shown.c_str());
+			ck_assert_msg(listed == expected, "%s %s: offered %s, %zu expected",
+				      target.property, pixelFormatName(format), shown.c_str(),
+				      expected.size());
+			// A modifier of no vendor (0x7f) is nobody's: it matches nothing offered.
+			gchar *drm = gst_video_dma_drm_fourcc_to_string(fourcc, 0x7f00000000000001ULL);
+			const std::string foreignText =
+				std::string("video/x-raw(memory:DMABuf),format=DMA_DRM,drm-format=") +
+				drm + ",width=64,height=48";
+			g_free(drm);
+			GstCaps *foreign = gst_caps_from_string(foreignText.c_str());
+			ck_assert_msg(!gst_caps_can_intersect(offered, foreign), "%s: offers %s",
+				      target.property, foreignText.c_str());
+			gst_caps_unref(foreign);
+			gst_caps_unref(offered);
+			gst_caps_unref(handle);
+		}
+		gst_object_unref(up);
+	}
+#endif
 }
 END_TEST
 
@@ -190,6 +288,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, templates_and_transforms_use_the_version_form);
 	tcase_add_test(tc, negotiates_dmabuf_with_gstreamer_elements);
+	tcase_add_test(tc, upload_offers_the_backends_modifiers);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

@@ -3,6 +3,10 @@
 
 #include "interop_config.h"
 
+#include <gpuhandle/fd_resources.h>
+
+#include <algorithm>
+
 namespace gpuhandle {
 
 Backend::~Backend() = default;
@@ -17,6 +21,15 @@ Result<SyncPoint> Backend::importFence(const SyncPoint &point)
 {
 	return Error::format(ErrorCode::NotSupported, "point", "%s: its queue cannot wait on a %s point without the CPU.",
 			     backendKindName(kind()), syncKindName(point.kind()));
+}
+
+std::vector<uint64_t> Backend::dmaBufImportModifiers(PixelFormat format) const
+{
+	const std::vector<ResourceKind> &imports = caps_.imports;
+	if (!pixelFormatInfo(format).ok() ||
+	    std::find(imports.begin(), imports.end(), ResourceKind::DmaBuf) == imports.end())
+		return {};
+	return { kDrmModifierLinear };
 }
 
 const char *frameStorageName(FrameStorage storage) noexcept

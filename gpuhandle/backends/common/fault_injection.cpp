@@ -88,6 +88,10 @@ public:
 		return inner_->copyFrame(dst, src, timeout);
 	}
 	bool holds(const Frame &frame) const override { return inner_->holds(frame); }
+	std::vector<uint64_t> dmaBufImportModifiers(PixelFormat format) const override
+	{
+		return inner_->dmaBufImportModifiers(format);
+	}
 	Result<SyncPoint> exportFence(const SyncPoint &point) override
 	{
 		return inner_->exportFence(point);

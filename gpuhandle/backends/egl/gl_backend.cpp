@@ -276,6 +276,8 @@ std::optional<Error> queryFeatures(Device &device)
 		f.dmaBufImport = gl.eglImageTargetTexture2D && gl.eglCreateImage &&
 				 gl.eglDestroyImage;
 		f.dmaBufModifiers = listHas(egl, "EGL_EXT_image_dma_buf_import_modifiers");
+		if (f.dmaBufModifiers)
+			f.planeModifiers = queryPlaneModifiers(device.display);
 	}
 	takeError(gl); // glGetIntegerv of an unknown name on an old context
 	enableDebugOutput(f, (f.desktop ? at >= 43 : at >= 32) || has("GL_KHR_debug"));
@@ -333,6 +335,11 @@ BackendCapabilities capabilitiesOf(const Features &f)
 		caps.imports.push_back(ResourceKind::DmaBuf);
 		caps.routes.push_back(ImportRoute::DmaBuf);
 		caps.drmModifiers = { kDrmModifierLinear };
+		for (const auto &plane : f.planeModifiers)
+			for (uint64_t m : plane.second)
+				if (std::find(caps.drmModifiers.begin(), caps.drmModifiers.end(), m) ==
+				    caps.drmModifiers.end())
+					caps.drmModifiers.push_back(m);
 	}
 	// No LinearImage: GL textures are opaque, with no CPU-visible linear layout (stride 0).
 	caps.storages = { FrameStorage::Buffer, FrameStorage::OptimalImage };

@@ -30,8 +30,9 @@ constexpr uint32_t fourcc(char a, char b, char c, char d)
 	       uint32_t(uint8_t(d)) << 24;
 }
 
-// The single-plane DRM fourcc an EGLImage of one plane is made with (R in the low bytes where the
-// plane format says so), or 0.
+} // namespace
+
+// R in the low bytes where the plane format says so.
 uint32_t planeFourcc(PlaneFormat plane)
 {
 	switch (plane) {
@@ -49,7 +50,72 @@ uint32_t planeFourcc(PlaneFormat plane)
 	}
 }
 
-} // namespace
+std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> queryPlaneModifiers(void *display)
+{
+	auto query = reinterpret_cast<PFNEGLQUERYDMABUFMODIFIERSEXTPROC>(
+		eglGetProcAddress("eglQueryDmaBufModifiersEXT"));
+	std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> out;
+	if (!query)
+		return out;
+	for (PlaneFormat plane : { PlaneFormat::R8, PlaneFormat::RG8, PlaneFormat::RGBA8,
+				   PlaneFormat::BGRA8, PlaneFormat::R16, PlaneFormat::RG16,
+				   PlaneFormat::RGBA16, PlaneFormat::RGBA16F, PlaneFormat::RGB10A2,
+				   PlaneFormat::RGB565 }) {
+		const auto code = static_cast<EGLint>(planeFourcc(plane));
+		EGLint count = 0;
+		if (!query(display, code, 0, nullptr, nullptr, &count) || count <= 0)
+			continue;
+		std::vector<EGLuint64KHR> modifiers(static_cast<size_t>(count));
+		std::vector<EGLBoolean> externalOnly(static_cast<size_t>(count));
+		if (!query(display, code, count, modifiers.data(), externalOnly.data(), &count))
+			continue;
+		std::vector<uint64_t> usable;
+		for (EGLint i = 0; i < count; i++)
+			if (!externalOnly[static_cast<size_t>(i)]) // a 2D texture, not EXTERNAL_OES
+				usable.push_back(modifiers[static_cast<size_t>(i)]);
+		out.emplace_back(plane, std::move(usable));
+	}
+	return out;
+}
+
+// Linear for every format whose planes have a single-plane fourcc and a transfer; tiled: the
+// modifiers EGL takes for each of its planes' fourccs (one EGLImage per plane).
+std::vector<uint64_t> GlBackend::dmaBufImportModifiers(PixelFormat format) const
+{
+	const Features &f = device_->features;
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(format);
+	if (!f.dmaBufImport || !info)
+		return {};
+	std::vector<uint64_t> tiled;
+	for (uint32_t p = 0; p < (*info)->numPlanes; ++p) {
+		const PlaneFormat plane = (*info)->planes[p].format;
+		if (!planeFourcc(plane) || !transferFor(f, plane).ok())
+			return {};
+		const std::vector<uint64_t> *offered = nullptr;
+		for (const auto &entry : f.planeModifiers)
+			if (entry.first == plane)
+				offered = &entry.second;
+		if (!offered) {
+			tiled.clear();
+			continue;
+		}
+		if (p == 0)
+			tiled = *offered;
+		else
+			tiled.erase(std::remove_if(tiled.begin(), tiled.end(),
+						   [&](uint64_t m) {
+							   return std::find(offered->begin(),
+									    offered->end(),
+									    m) == offered->end();
+						   }),
+				    tiled.end());
+	}
+	std::vector<uint64_t> out{ kDrmModifierLinear };
+	for (uint64_t m : tiled)
+		if (m != kDrmModifierInvalid && std::find(out.begin(), out.end(), m) == out.end())
+			out.push_back(m);
+	return out;
+}
 
 bool GlBackend::holds(const Frame &frame) const
 {

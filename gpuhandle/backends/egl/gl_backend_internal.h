@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 namespace gpuhandle::gl {
 
@@ -140,6 +141,9 @@ struct Features {
 	bool semaphoreFd = false;     // GL_EXT_semaphore_fd
 	bool dmaBufImport = false;    // EGL_EXT_image_dma_buf_import + GL_OES_EGL_image
 	bool dmaBufModifiers = false; // EGL_EXT_image_dma_buf_import_modifiers
+	// With it: each plane format's modifiers that a DMA-BUF plane imports with into a 2D
+	// texture (eglQueryDmaBufModifiersEXT of its planeFourcc, external-only ones left out).
+	std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> planeModifiers{};
 	bool norm16 = false;          // 16-bit normalised textures (desktop, GL_EXT_texture_norm16)
 	bool bgra8 = false;           // GLES GL_EXT_texture_format_BGRA8888
 	std::optional<Uuid> deviceUuid{};
@@ -165,6 +169,12 @@ void enableDebugOutput(const Features &features, bool khrDebug);
 
 // The transfer of `plane` in this context, or NotSupported naming what the context lacks.
 Result<Transfer> transferFor(const Features &features, PlaneFormat plane);
+
+// The single-plane DRM fourcc a DMA-BUF plane of `plane` imports as (one EGLImage each), or 0.
+uint32_t planeFourcc(PlaneFormat plane);
+// Features::planeModifiers of `display` (EGL_EXT_image_dma_buf_import_modifiers), on the GL
+// thread.
+std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> queryPlaneModifiers(void *display);
 
 // The backend's own GL thread: posted work runs in order with the context current.
 struct Worker {
@@ -285,6 +295,7 @@ public:
 	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override;
 	Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) override;
 	bool holds(const Frame &frame) const override;
+	std::vector<uint64_t> dmaBufImportModifiers(PixelFormat format) const override;
 
 private:
 	Result<Frame> allocateBuffer(const AllocateRequest &request);

@@ -120,6 +120,48 @@ std::vector<uint64_t> dmaBufModifiers(const DeviceState &s)
 
 } // namespace vkbackend
 
+// Linear: every format, as buffers. Tiled: one image per plane with the DMA-BUF's modifier, so
+// each plane's VkFormat must offer it with transfer support, with one memory plane unless the
+// format has one plane (importDmaBufImage's rule).
+std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) const
+{
+	const DeviceState &s = *state_;
+	Result<const PixelFormatInfo *> info = pixelFormatInfo(format);
+	if (!s.ext.dmaBuf || !s.getMemoryFdProperties || !info)
+		return {};
+	std::vector<uint64_t> out{ kDrmModifierLinear };
+	if (!s.ext.drmModifier || !s.getFormatProperties2)
+		return out;
+	std::vector<uint64_t> tiled;
+	for (uint32_t p = 0; p < (*info)->numPlanes; p++) {
+		Result<PlaneMapping> mapping =
+			toPlaneApiFormat(PlaneApi::VkFormat, (*info)->planes[p].format);
+		if (!mapping)
+			return out;
+		std::vector<uint64_t> plane;
+		for (const VkDrmFormatModifierPropertiesEXT &m :
+		     modifiersOf(s, static_cast<VkFormat>(mapping->value)))
+			if ((m.drmFormatModifierTilingFeatures & kTransferFeatures) == kTransferFeatures &&
+			    (m.drmFormatModifierPlaneCount == 1 || (*info)->numPlanes == 1) &&
+			    m.drmFormatModifier != kDrmModifierLinear &&
+			    m.drmFormatModifier != kDrmModifierInvalid)
+				plane.push_back(m.drmFormatModifier);
+		if (p == 0)
+			tiled = std::move(plane);
+		else
+			tiled.erase(std::remove_if(tiled.begin(), tiled.end(),
+						   [&](uint64_t m) {
+							   return std::find(plane.begin(), plane.end(),
+									    m) == plane.end();
+						   }),
+				    tiled.end());
+	}
+	for (uint64_t m : tiled)
+		if (std::find(out.begin(), out.end(), m) == out.end())
+			out.push_back(m);
+	return out;
+}
+
 // Linear (or implicit) DMA-BUFs import as one buffer per object, the planes where the frame
 // says; other modifiers as one image per plane (VK_EXT_image_drm_format_modifier).
 Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)

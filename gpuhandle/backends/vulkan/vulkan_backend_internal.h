@@ -281,6 +281,7 @@ public:
 	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override;
 	Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) override;
 	bool holds(const Frame &frame) const override;
+	std::vector<uint64_t> dmaBufImportModifiers(PixelFormat format) const override;
 	Result<SyncPoint> exportFence(const SyncPoint &point) override;
 
 private:

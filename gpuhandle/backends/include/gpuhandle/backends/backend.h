@@ -127,6 +127,10 @@ public:
 	// Whether `frame`'s resources all live in this backend's memory on its device, so that its
 	// work can use them as they are (the Direct route).
 	virtual bool holds(const Frame &frame) const = 0;
+	// The DRM modifiers of `format` DMA-BUFs that importFrame(DmaBuf) takes, linear first; empty
+	// where it takes none of that format. GStreamer elements offer them as drm-format caps.
+	// Default: linear, where the backend imports DMA-BUFs at all.
+	virtual std::vector<uint64_t> dmaBufImportModifiers(PixelFormat format) const;
 
 	// Fences across APIs. exportFence: a point of this backend's API (a semaphore of its device)
 	// as a fence fd point that other APIs import, where the driver can export it (a binary
