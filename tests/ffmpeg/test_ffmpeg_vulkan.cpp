@@ -211,23 +211,26 @@ AVBufferRef *deviceInside(const Backend &backend)
 	return *device;
 }
 
-// The fds FFmpeg's own uploads leave open for good on `device`, measured by the same uploads
-// with nothing of gpuhandle's: none with FFmpeg 5.1 on Mesa 22.3; two per upload with FFmpeg 7.1
-// on Mesa 25's lavapipe (a plain av_hwframe_transfer_data does it). The fd checks below allow
-// for exactly these, so that they still catch any fd gpuhandle leaves open.
-int ffmpegUploadLeak(AVBufferRef *device, std::initializer_list<Case> cases, int flags,
-		     Shape shape)
+// The fds an FFmpeg device of its own leaves open for good after `cases` were uploaded once each,
+// measured by the same uploads with nothing of gpuhandle's, on a device of their own: none with
+// FFmpeg 5.1 on Mesa 22.3. With FFmpeg 7.1 on Mesa 25's lavapipe a plain av_hwframe_transfer_data
+// leaves device memory behind (an llvmpipe memfd each), and that keeps the device's llvmpipe
+// screen, with its "allocation fd", after the device is freed. The fd checks below allow for
+// exactly these, so that they still catch any fd gpuhandle leaves open.
+int ffmpegDeviceLeak(std::initializer_list<Case> cases, int flags, Shape shape)
 {
 	const int before = test::openFdCount();
+	AVBufferRef *device = ffmpegDevice();
 	for (const Case &c : cases) {
 		AVBufferRef *frames = framesOn(device, c.format, c.width, c.height, flags, shape);
 		AVFrame *hw = uploaded(frames, c, 1);
 		av_frame_free(&hw);
 		av_buffer_unref(&frames);
 	}
+	av_buffer_unref(&device);
 	const int leaked = test::openFdCount() - before;
 	if (leaked != 0)
-		std::printf("FFmpeg's own uploads left %d fds open (not gpuhandle's)\n", leaked);
+		std::printf("FFmpeg's own device and uploads left %d fds open (not gpuhandle's)\n", leaked);
 	return leaked;
 }
 
@@ -237,12 +240,11 @@ int exportedInto(BackendKind kind)
 {
 	int arrived = 0;
 	const int fdsBefore = test::openFdCount();
-	int ffmpegLeak = 0;
+	// Once for the reference device, once more for the cases' own device and uploads.
+	const int ffmpegLeak = 2 * ffmpegDeviceLeak({ kCases[0], kCases[1], kCases[2] }, 0,
+						    Shape::PlaneImages);
 	{
 		AVBufferRef *device = ffmpegDevice();
-		// Once for the reference cycle, once more for the cases' own uploads.
-		ffmpegLeak = 2 * ffmpegUploadLeak(device, { kCases[0], kCases[1], kCases[2] }, 0,
-						  Shape::PlaneImages);
 		BackendRef target = openBackend(kind).value();
 		uint32_t seed = 40;
 		for (const Case &c : kCases) {
@@ -493,12 +495,11 @@ START_TEST(bad_input_is_refused)
 {
 	test::resetAvCounts();
 	const int fdsBefore = test::openFdCount();
-	int ffmpegLeak = 0;
+	const Case c = sizedFor(kCases[0], Shape::Default);
+	const int ffmpegLeak =
+		2 * ffmpegDeviceLeak({ c }, AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY, Shape::Default);
 	{
 		AVBufferRef *device = ffmpegDevice();
-		const Case c = sizedFor(kCases[0], Shape::Default);
-		ffmpegLeak = 2 * ffmpegUploadLeak(device, { c }, AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY,
-						  Shape::Default);
 		AVBufferRef *contiguous = framesOn(device, c.format, c.width, c.height,
 						   AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY);
 		AVFrame *hw = uploaded(contiguous, c, 1);

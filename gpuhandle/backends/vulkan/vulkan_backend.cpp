@@ -88,7 +88,7 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 	VkApplicationInfo app{};
 	app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
 	app.pApplicationName = "gpuhandle";
-	app.apiVersion = std::min<uint32_t>(loaderVersion, VK_API_VERSION_1_2);
+	app.apiVersion = std::min<uint32_t>(loaderVersion, VK_API_VERSION_1_3);
 	VkInstanceCreateInfo instanceInfo{};
 	instanceInfo.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO;
 	instanceInfo.pApplicationInfo = &app;
@@ -144,8 +144,16 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 			names.push_back(name);
 			enabled.emplace_back(name);
 		}
+	// synchronization2 (Vulkan 1.3) where offered: FFmpeg 6.1 and later record their barriers
+	// with it on any device they are given, this one included (hwDeviceFromContext).
+	VkPhysicalDeviceVulkan13Features supported13{};
+	supported13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
 	VkPhysicalDeviceVulkan12Features supported{};
 	supported.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
+	const bool v13 = properties.apiVersion >= VK_API_VERSION_1_3 &&
+			 app.apiVersion >= VK_API_VERSION_1_3;
+	if (v13)
+		supported.pNext = &supported13;
 	if (properties.apiVersion >= VK_API_VERSION_1_2 && app.apiVersion >= VK_API_VERSION_1_2) {
 		VkPhysicalDeviceFeatures2 features{};
 		features.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2;
@@ -157,6 +165,11 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 	wanted.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
 	wanted.timelineSemaphore = supported.timelineSemaphore;
 	state.ext.timeline = supported.timelineSemaphore == VK_TRUE;
+	VkPhysicalDeviceVulkan13Features wanted13{};
+	wanted13.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
+	wanted13.synchronization2 = supported13.synchronization2;
+	if (v13 && wanted13.synchronization2)
+		wanted.pNext = &wanted13;
 
 	float priority = 1.0f;
 	VkDeviceQueueCreateInfo queueInfo{};
@@ -166,7 +179,7 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 	queueInfo.pQueuePriorities = &priority;
 	VkDeviceCreateInfo deviceInfo{};
 	deviceInfo.sType = VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO;
-	deviceInfo.pNext = state.ext.timeline ? &wanted : nullptr;
+	deviceInfo.pNext = (state.ext.timeline || wanted.pNext) ? &wanted : nullptr;
 	deviceInfo.queueCreateInfoCount = 1;
 	deviceInfo.pQueueCreateInfos = &queueInfo;
 	deviceInfo.enabledExtensionCount = static_cast<uint32_t>(names.size());
