@@ -6,14 +6,33 @@
 # build there rebuilds only what changed) and runs `meson test` in it with the arguments given.
 # Ends with the line `N passed, N failed, N skipped` and a non-zero status on any failure.
 #
-# usage: sudo scripts/debian13.sh [meson test arguments, e.g. --suite gst --suite ffmpeg]
-# The root lives in $GPUHANDLE_DEBIAN13_ROOT (default ~/.cache/gpuhandle/debian13, 3 GB).
+# usage: sudo scripts/debian13.sh [options] [meson test arguments, e.g. --suite gst]
+#   --prepare      make the root and install its packages, and stop (no build, no test)
+#   --quick        a build of its own at -O0 that compiles only what the chosen tests need (CI's)
+#   --results DIR  copy the run's meson-logs/testlog*.json into DIR/meson-logs on this machine,
+#                  where .ci/run and scripts/test-results.py count them
+# The root lives in $GPUHANDLE_DEBIAN13_ROOT (default ~/.cache/gpuhandle/debian13, 4 GB).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 suite=trixie
 root=${GPUHANDLE_DEBIAN13_ROOT:-${XDG_CACHE_HOME:-$HOME/.cache}/gpuhandle/debian13}
 src=/src/gpuhandle  # inside the root
 build=/build/gpuhandle
+prepare_only=0
+quick=0
+results=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--prepare) prepare_only=1 ;;
+	--quick) quick=1 build=/build/gpuhandle-quick ;;
+	--results)
+		results=$(realpath -m "${2:?--results needs a directory}")
+		shift
+		;;
+	*) break ;;
+	esac
+	shift
+done
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "debian13: debootstrap and chroot need root: run it with sudo" >&2
@@ -49,6 +68,7 @@ cleanup() {
 	done
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT # so that the mounts go however it is stopped
 for dir in proc sys dev dev/pts dev/shm; do
 	mkdir -p "$root/$dir"
 	if ! mountpoint -q "$root/$dir"; then
@@ -88,6 +108,7 @@ if ! in_root locale -a 2>/dev/null | grep -qix 'de_DE.utf8'; then
 	echo 'de_DE.UTF-8 UTF-8' >"$root/etc/locale.gen"
 	in_root locale-gen
 fi
+[ "$prepare_only" -eq 0 ] || { echo "debian13: the root in $root is ready"; exit 0; }
 in_root sh -c 'echo "debian13: $(. /etc/os-release; echo "$PRETTY_NAME"), $(gst-launch-1.0 --version | sed -n 2p), \
 $(ffmpeg -version | head -n 1 | cut -d" " -f1-3), Mesa $(dpkg-query -W -f="\${Version}" mesa-vulkan-drivers)"'
 
@@ -121,13 +142,26 @@ for top, dirs, files in os.walk(dest):
             os.remove(os.path.join(top, name))
 ' "$root$src"
 
-# 5. Build and test; the results are counted as .ci/run counts them.
+# 5. Build and test; the results are counted as .ci/run counts them. --quick configures at -O0
+# without debug info (the least compile time) and compiles only what the chosen tests need.
 rm -f "$root$build"/meson-logs/testlog*.json
 test_args=
 [ $# -eq 0 ] || test_args=$(printf ' %q' "$@")
+setup_args="--werror -Ddebug=false"
+build_cmd=true
+if [ "$quick" -eq 1 ]; then
+	setup_args="$setup_args -Doptimization=0"
+	build_cmd="ninja -C $build \$(python3 scripts/test-targets.py $build$test_args)"
+	test_args="--no-rebuild$test_args"
+fi
 status=0
-in_root sh -c "cd $src && { test -f $build/build.ninja || meson setup $build --werror -Ddebug=false; } &&
-	meson test -C $build --print-errorlogs$test_args" || status=$?
+in_root sh -c "cd $src && { test -f $build/build.ninja || meson setup $build $setup_args; } &&
+	$build_cmd && meson test -C $build --print-errorlogs $test_args" || status=$?
+if [ -n "$results" ]; then
+	mkdir -p "$results/meson-logs"
+	rm -f "$results"/meson-logs/testlog*.json
+	cp "$root$build"/meson-logs/testlog*.json "$results/meson-logs/" 2>/dev/null || true
+fi
 read -r passed failed skipped <<<"$(python3 scripts/test-results.py "$root$build")"
 [ $((passed + failed)) -gt 0 ] || echo "debian13: no test ran"
 echo "$passed passed, $failed failed, $skipped skipped"

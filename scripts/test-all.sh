@@ -2,8 +2,10 @@
 # Builds and runs every test, as CI does: the main build (every suite), the Vulkan tests under
 # Khronos's validation layer, valgrind memcheck over the
 # core, transport, C API and GStreamer suites, ThreadSanitizer over the threaded suites,
-# AddressSanitizer + UndefinedBehaviorSanitizer over every suite, and the libFuzzer harnesses
-# (clang). Each build directory is reused when it exists. Stops at the first step that fails.
+# AddressSanitizer + UndefinedBehaviorSanitizer over every suite, the libFuzzer harnesses
+# (clang), and the suites with version-dependent code (gst, ffmpeg) on Debian 13 (GStreamer 1.26,
+# FFmpeg 7.1, Mesa 25) in a root of its own (scripts/debian13.sh). Each build directory is reused
+# when it exists. Stops at the first step that fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,7 +19,17 @@ step_done() {
 	echo "test-all: $1 took $minutes min"
 	step_start=$SECONDS
 }
-trap 'printf "test-all: %s\n" "${timings[@]}"' EXIT
+
+# The Debian 13 root (debootstrap and apt: mostly waiting on the network) is made or brought up
+# to date in the background while the builds below compile; its build and tests run last.
+sudo=
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+mkdir -p build-debian13
+debian13_log=build-debian13/prepare.log
+$sudo scripts/debian13.sh --prepare >"$debian13_log" 2>&1 &
+debian13_prepare=$!
+# A step that fails ends the script: the root's making (which cleans up after itself) ends too.
+trap 'printf "test-all: %s\n" "${timings[@]}"; kill "$debian13_prepare" 2>/dev/null || true' EXIT
 
 # The main build: every suite, then memcheck (failing on errors and definite leaks). It is the
 # default build (debugoptimized: -O2) without debug info, which changes no code and takes 40% of
@@ -73,3 +85,13 @@ test -d build-fuzz || CC=clang CXX=clang++ meson setup build-fuzz -Dfuzz=enabled
 build_for build-fuzz --suite fuzz
 meson test -C build-fuzz --no-rebuild --suite fuzz --print-errorlogs
 step_done "libFuzzer build and runs"
+
+# Debian 13: GStreamer 1.26, FFmpeg 7.1 and Mesa 25 under the suites whose code differs by
+# version, in a quick build of their own (-O0, only what those suites need).
+if ! wait "$debian13_prepare"; then
+	cat "$debian13_log"
+	echo "test-all: making the Debian 13 root failed (its log is above)"
+	exit 1
+fi
+$sudo scripts/debian13.sh --quick --results build-debian13 --suite gst --suite ffmpeg
+step_done "Debian 13 build and the gst and ffmpeg suites"

@@ -21,7 +21,9 @@ def main():
                         help="only tests in this suite (may repeat)")
     parser.add_argument("--no-suite", action="append", default=[],
                         help="leave out the tests of this suite (may repeat)")
-    args = parser.parse_args()
+    # Other `meson test` arguments (--num-processes 2, --print-errorlogs) may come along: they
+    # select no tests and are left alone.
+    args, _ = parser.parse_known_args()
 
     def suites_of(test):  # "project:suite" -> "suite"
         return {s.split(":", 1)[-1] for s in test["suite"]}
