@@ -26,7 +26,8 @@ sudo=
 [ "$(id -u)" -eq 0 ] || sudo=sudo
 mkdir -p build-debian13
 debian13_log=build-debian13/prepare.log
-$sudo scripts/debian13.sh --prepare >"$debian13_log" 2>&1 &
+# At low CPU and I/O priority, so that it slows the builds and tests beside it as little as it can.
+$sudo nice -n 15 ionice -c 3 scripts/debian13.sh --prepare --quick >"$debian13_log" 2>&1 &
 debian13_prepare=$!
 # A step that fails ends the script: the root's making (which cleans up after itself) ends too.
 trap 'printf "test-all: %s\n" "${timings[@]}"; kill "$debian13_prepare" 2>/dev/null || true' EXIT
