@@ -77,9 +77,12 @@ for dir in proc sys dev dev/pts dev/shm; do
 		mounted+=("$root/$dir")
 	fi
 done
+# The caller's GPUHANDLE_* settings (the tests' knobs, such as GPUHANDLE_GL_CONSUMER_RUNS) reach
+# the root; nothing else of the host's environment does.
+mapfile -t knobs < <(env | grep -E '^GPUHANDLE_[A-Z0-9_]+=' || true)
 in_root() {
 	chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
-		DEBIAN_FRONTEND=noninteractive "$@"
+		DEBIAN_FRONTEND=noninteractive "${knobs[@]}" "$@"
 }
 
 # 3. The packages: the same list as Debian 12's, each that this release has. dpkg in this root
