@@ -17,7 +17,10 @@ void __libc_free(void *pointer);
 
 namespace {
 std::atomic<uint64_t> g_allocations{ 0 };
-inline void counted() { g_allocations.fetch_add(1, std::memory_order_relaxed); }
+inline void counted()
+{
+	g_allocations.fetch_add(1, std::memory_order_relaxed);
+}
 } // namespace
 
 extern "C" {

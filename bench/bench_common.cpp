@@ -79,8 +79,8 @@ void Report::add(Result r)
 	char target[32] = "-";
 	if (r.targetRatio > 0)
 		std::snprintf(target, sizeof target, "<=%.2f%s", r.targetRatio, r.met() ? "" : "!");
-	std::printf("  %-44s %11.1f %-2s %11.1f %-2s %8.3f %8s\n", r.name.c_str(),
-		    r.baselineValue, r.unit.c_str(), r.value, r.unit.c_str(), r.ratio(), target);
+	std::printf("  %-44s %11.1f %-2s %11.1f %-2s %8.3f %8s\n", r.name.c_str(), r.baselineValue,
+		    r.unit.c_str(), r.value, r.unit.c_str(), r.ratio(), target);
 	std::printf("    baseline: %s%s%s\n", r.baseline.c_str(), r.note.empty() ? "" : "; ",
 		    r.note.c_str());
 	results_.push_back(std::move(r));

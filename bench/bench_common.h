@@ -27,7 +27,8 @@ inline double nsSince(Clock::time_point start)
 }
 
 // Nanoseconds per call of `body` over `n` calls (after `n / 10 + 1` warm-up calls).
-template<typename F> double nsPerCall(int n, F &&body)
+template<typename F>
+double nsPerCall(int n, F &&body)
 {
 	for (int i = 0; i < n / 10 + 1; i++)
 		body();
@@ -53,15 +54,15 @@ uint64_t heapAllocations();
 
 // One comparison: gpuhandle's figure against a baseline run side by side, lower is better.
 struct Result {
-	std::string name;          // "handoff/cpu-planes/3840x2160"
-	std::string baseline;      // "gst_buffer_new + gst_memory_new_wrapped + video meta"
-	double baselineValue = 0;  // in `unit`
-	double value = 0;          // gpuhandle's, in `unit`
+	std::string name;         // "handoff/cpu-planes/3840x2160"
+	std::string baseline;     // "gst_buffer_new + gst_memory_new_wrapped + video meta"
+	double baselineValue = 0; // in `unit`
+	double value = 0;         // gpuhandle's, in `unit`
 	std::string unit = "ns";
 	// The target as a maximum ratio value / baselineValue (0.5: at most half the baseline);
 	// 0 when the result has no target.
 	double targetRatio = 0;
-	std::string note{};        // what limits it, extra figures (allocations per frame, ...)
+	std::string note{}; // what limits it, extra figures (allocations per frame, ...)
 	double ratio() const { return baselineValue > 0 ? value / baselineValue : 0; }
 	bool met() const { return targetRatio <= 0 || ratio() <= targetRatio; }
 };

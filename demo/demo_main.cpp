@@ -41,21 +41,21 @@ void usage(FILE *out)
 {
 	std::fputs(
 		_("Usage: gpuhandle-demo [--frames N] [--size WxH] [--output PATH] [--quiet]\n"
-		"\n"
-		"Makes a clip with FFmpeg (libavfilter's testsrc2), encodes and decodes it\n"
-		"(FFV1), uploads each frame to FFmpeg's Vulkan device, hands it through\n"
-		"gpuhandle to a GStreamer pipeline that moves it into Vulkan, then into\n"
-		"OpenGL, renders a contact sheet to a PNG and prints what each step did.\n"
-		"\n"
-		"  --frames N      frames to make (default 48; 1 to 100000)\n"
-		"  --size WxH      frame size (default 640x360; even numbers, 16 to 7680)\n"
-		"  --output PATH   the contact sheet (default demo.png)\n"
-		"  --quiet         no progress line and no table, only errors\n"
-		"  --no-vulkan     keep FFmpeg's frames in host memory (gpuhandle uploads them)\n"
-		"  --direct        FFmpeg's Vulkan frames straight into GL (no Vulkan step)\n"
-		"  --no-export     hand FFmpeg's Vulkan images over as images, not opaque fds\n"
-		"  --timeout S     the longest wait for the pipeline (default 30)\n"
-		"  --help          this text\n"),
+		  "\n"
+		  "Makes a clip with FFmpeg (libavfilter's testsrc2), encodes and decodes it\n"
+		  "(FFV1), uploads each frame to FFmpeg's Vulkan device, hands it through\n"
+		  "gpuhandle to a GStreamer pipeline that moves it into Vulkan, then into\n"
+		  "OpenGL, renders a contact sheet to a PNG and prints what each step did.\n"
+		  "\n"
+		  "  --frames N      frames to make (default 48; 1 to 100000)\n"
+		  "  --size WxH      frame size (default 640x360; even numbers, 16 to 7680)\n"
+		  "  --output PATH   the contact sheet (default demo.png)\n"
+		  "  --quiet         no progress line and no table, only errors\n"
+		  "  --no-vulkan     keep FFmpeg's frames in host memory (gpuhandle uploads them)\n"
+		  "  --direct        FFmpeg's Vulkan frames straight into GL (no Vulkan step)\n"
+		  "  --no-export     hand FFmpeg's Vulkan images over as images, not opaque fds\n"
+		  "  --timeout S     the longest wait for the pipeline (default 30)\n"
+		  "  --help          this text\n"),
 		out);
 }
 
@@ -102,7 +102,8 @@ std::optional<Options> parse(int argc, char **argv, std::string &problem)
 		} else if (arg == "--frames" || arg == "--size" || arg == "--output" ||
 			   arg == "--timeout") {
 			if (!hasValue) {
-				problem = gpuhandle::i18n::format(_("%s needs a value"), arg.c_str());
+				problem =
+					gpuhandle::i18n::format(_("%s needs a value"), arg.c_str());
 				return std::nullopt;
 			}
 			const std::string value = argv[++i];

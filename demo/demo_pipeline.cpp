@@ -1,10 +1,11 @@
 // gpuhandle-demo's GStreamer pipeline: the bridge into appsrc, the bus, the thumbnails, the stats.
 #include "demo_pipeline.h"
-#include "gpuhandle_i18n.h"
 
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
+
+#include "gpuhandle_i18n.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -277,9 +278,9 @@ Status Pipeline::push(const AVFrame *frame, bool exportVulkanMemory)
 	options.exportVulkanMemory = exportVulkanMemory;
 	Result<Frame> bridged = ffmpeg::frameFromAVFrame(frame, nullptr, options);
 	if (!bridged)
-		return Error(bridged.error().code(), "bridge",
-			     i18n::format(
-				     _("FFmpeg's %s frame could not become a gpuhandle frame: %s"),
+		return Error(
+			bridged.error().code(), "bridge",
+			i18n::format(_("FFmpeg's %s frame could not become a gpuhandle frame: %s"),
 				     ffmpeg::avPixelFormatName(frame->format).c_str(),
 				     bridged.error().message().c_str()));
 	BackendRef backend{};

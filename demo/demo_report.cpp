@@ -1,5 +1,6 @@
 // gpuhandle-demo's progress line and its table: frames, the path of each step, fences waited.
 #include "demo_report.h"
+
 #include "gpuhandle_i18n.h"
 
 #include <algorithm>
@@ -119,21 +120,19 @@ void printSummary(const Summary &s)
 	const ClipStats &clip = *s.clip;
 	const BridgeStats &bridge = *s.bridge;
 	const double seconds = std::chrono::duration<double>(s.elapsed).count();
-	const std::string frames = i18n::format(
-		P_("%lld frame of %dx%d in %.2f s (%.1f fps)",
-		   "%lld frames of %dx%d in %.2f s (%.1f fps)", s.frames),
-		static_cast<long long>(s.frames), s.width, s.height, seconds,
-		seconds > 0 ? static_cast<double>(s.rendered) / seconds : 0.0);
-	const std::string sheet =
-		i18n::format(P_("contact sheet of %d frame (%dx%d) in %s",
-				"contact sheet of %d frames (%dx%d) in %s", s.sheet->placed()),
-			     s.sheet->placed(), s.sheet->width(), s.sheet->height(),
-			     s.output.c_str());
+	const std::string frames =
+		i18n::format(P_("%lld frame of %dx%d in %.2f s (%.1f fps)",
+				"%lld frames of %dx%d in %.2f s (%.1f fps)", s.frames),
+			     static_cast<long long>(s.frames), s.width, s.height, seconds,
+			     seconds > 0 ? static_cast<double>(s.rendered) / seconds : 0.0);
+	const std::string sheet = i18n::format(
+		P_("contact sheet of %d frame (%dx%d) in %s",
+		   "contact sheet of %d frames (%dx%d) in %s", s.sheet->placed()),
+		s.sheet->placed(), s.sheet->width(), s.sheet->height(), s.output.c_str());
 	std::printf(_("gpuhandle-demo: %s; %s\n"), frames.c_str(), sheet.c_str());
 	const std::string device =
-		clip.vulkanDevice.empty()
-			? i18n::format(_("none (%s)"), clip.vulkanProblem.c_str())
-			: clip.vulkanDevice;
+		clip.vulkanDevice.empty() ? i18n::format(_("none (%s)"), clip.vulkanProblem.c_str())
+					  : clip.vulkanDevice;
 	std::printf("  %s\n", i18n::format(_("FFmpeg Vulkan device: %s"), device.c_str()).c_str());
 	std::printf("  %s\n\n", i18n::format(_("GStreamer: %s"), s.pipeline.c_str()).c_str());
 
@@ -179,8 +178,8 @@ void printSummary(const Summary &s)
 		waitMs += static_cast<double>(e.waitNs) / 1e6;
 	}
 	row(w, "gl", toSheet, s.rendered, "-", "-", "-", "-", "-");
-	row(w, total.c_str(), handOffs, static_cast<int64_t>(zero + gpu + cpu),
-	    count(zero), count(gpu), count(cpu), count(fences), waitText(waitMs));
+	row(w, total.c_str(), handOffs, static_cast<int64_t>(zero + gpu + cpu), count(zero),
+	    count(gpu), count(cpu), count(fences), waitText(waitMs));
 
 	std::printf("\n  %s\n", _("paths taken:"));
 	std::string text;

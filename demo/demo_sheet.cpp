@@ -1,5 +1,6 @@
 // gpuhandle-demo's contact sheet: the grid, a box-filter scaler and a PNG encoder over zlib.
 #include "demo_sheet.h"
+
 #include "gpuhandle_i18n.h"
 
 #include <algorithm>
@@ -153,8 +154,8 @@ Result<std::vector<uint8_t>> encodePng(const uint8_t *rgba, int width, int heigh
 	std::vector<uint8_t> header;
 	putBigEndian(header, static_cast<uint32_t>(width));
 	putBigEndian(header, static_cast<uint32_t>(height));
-	header.insert(header.end(), { 8, 6, 0, 0, 0 }); // 8 bits, RGBA, deflate, adaptive, no
-							// interlace
+	// 8 bits, RGBA, deflate, adaptive, no interlace.
+	header.insert(header.end(), { 8, 6, 0, 0, 0 });
 	putChunk(out, "IHDR", header.data(), header.size());
 	putChunk(out, "IDAT", packed.data(), packedSize);
 	putChunk(out, "IEND", nullptr, 0);

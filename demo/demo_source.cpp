@@ -1,9 +1,9 @@
 // gpuhandle-demo's clip: lavfi testsrc2 -> FFV1 packets -> FFV1 decoder -> FFmpeg Vulkan frames.
 #include "demo_source.h"
 
-#include "gpuhandle_i18n.h"
-
 #include <gpuhandle/ffmpeg/hw_device.h>
+
+#include "gpuhandle_i18n.h"
 
 extern "C" {
 #include <libavfilter/buffersink.h>
@@ -68,16 +68,14 @@ Status Clip::openGraph(int width, int height)
 	err = avfilter_graph_parse_ptr(graph_, text.c_str(), &inputs, nullptr, nullptr);
 	avfilter_inout_free(&inputs);
 	if (err < 0)
-		return avError(
-			i18n::format(_("the clip's filter graph '%s' does not parse"),
-				     text.c_str()),
-			err);
+		return avError(i18n::format(_("the clip's filter graph '%s' does not parse"),
+					    text.c_str()),
+			       err);
 	err = avfilter_graph_config(graph_, nullptr);
 	if (err < 0)
-		return avError(
-			i18n::format(_("the clip's filter graph '%s' was refused"),
-				     text.c_str()),
-			err);
+		return avError(i18n::format(_("the clip's filter graph '%s' was refused"),
+					    text.c_str()),
+			       err);
 	return {};
 }
 
@@ -125,9 +123,8 @@ void Clip::openVulkan(int width, int height)
 {
 	int err = av_hwdevice_ctx_create(&device_, AV_HWDEVICE_TYPE_VULKAN, nullptr, nullptr, 0);
 	if (err < 0) {
-		stats_.vulkanProblem =
-			i18n::format(_("FFmpeg could not create a Vulkan device: %s"),
-				     avErrorText(err).c_str());
+		stats_.vulkanProblem = i18n::format(
+			_("FFmpeg could not create a Vulkan device: %s"), avErrorText(err).c_str());
 		return;
 	}
 	frames_ = av_hwframe_ctx_alloc(device_);

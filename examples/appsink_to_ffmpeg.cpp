@@ -124,22 +124,26 @@ int main(int argc, char **argv)
 			gst_video_info_from_caps(&info, gst_sample_get_caps(sample))
 				? ffmpeg::avFrameFromGstBuffer(gst_sample_get_buffer(sample), info,
 							       {}, &how)
-				: Error(ErrorCode::InvalidArgument, "caps", "appsink's caps: not video");
+				: Error(ErrorCode::InvalidArgument, "caps",
+					"appsink's caps: not video");
 		gst_sample_unref(sample);
 		if (!frame) {
 			std::fprintf(stderr, "%s\n", frame.error().message().c_str());
 			break;
 		}
 		if (frames == 0)
-			std::printf("GstBuffer -> AVFrame: %s\n", executionPathKindName(how.kind()));
+			std::printf("GstBuffer -> AVFrame: %s\n",
+				    executionPathKindName(how.kind()));
 		(*frame)->pts = frames; // in the graph's 1/25 time base
 		if (av_buffersrc_add_frame_flags(bufferSrc, *frame, AV_BUFFERSRC_FLAG_KEEP_REF) < 0)
 			encoded = false;
 		while (av_buffersink_get_frame(bufferSink, filtered) >= 0) {
-			const uint8_t *row = (*frame)->data[0]; // hflip: the first row read right to left
+			// Hflip: the first row read right to left.
+			const uint8_t *row = (*frame)->data[0];
 			if (frames == 0)
-				mirrored = std::equal(row, row + kWidth, std::make_reverse_iterator(
-									 filtered->data[0] + kWidth));
+				mirrored = std::equal(
+					row, row + kWidth,
+					std::make_reverse_iterator(filtered->data[0] + kWidth));
 			encoded = encode(enc, out, filtered) && encoded;
 			av_frame_unref(filtered);
 		}

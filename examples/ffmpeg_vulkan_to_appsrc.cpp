@@ -34,7 +34,8 @@ bool pattern(uint8_t *const planes[2], const int strides[2], int n, bool write)
 		for (int y = 0; y < (plane ? kHeight / 2 : kHeight); ++y)
 			for (int x = 0; x < kWidth; ++x) {
 				uint8_t &byte = planes[plane][y * strides[plane] + x];
-				const auto want = static_cast<uint8_t>(n * 37 + plane * 101 + x * 3 + y * 7);
+				const auto want =
+					static_cast<uint8_t>(n * 37 + plane * 101 + x * 3 + y * 7);
 				byte = write ? want : byte;
 				same = same && byte == want;
 			}
@@ -50,7 +51,8 @@ AVFrame *uploadedFrame(AVBufferRef *frames, int n, AVFrame **software)
 		sw->width = kWidth;
 		sw->height = kHeight;
 	}
-	if (!sw || !hw || av_frame_get_buffer(sw, 0) < 0 || av_hwframe_get_buffer(frames, hw, 0) < 0) {
+	if (!sw || !hw || av_frame_get_buffer(sw, 0) < 0 ||
+	    av_hwframe_get_buffer(frames, hw, 0) < 0) {
 		av_frame_free(&sw);
 		av_frame_free(&hw);
 		return nullptr;
@@ -85,12 +87,14 @@ bool pushFrame(GstAppSrc *appsrc, AVFrame *hw, int n)
 		return false;
 	if (n == 0) { // the caps: the frame's video info, in memory:GpuHandle
 		GstCaps *caps = gst_video_info_to_caps(&*info);
-		gst_caps_set_features(
-			caps, 0, gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE, nullptr));
+		gst_caps_set_features(caps, 0,
+				      gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
+							    nullptr));
 		gst_app_src_set_caps(appsrc, caps);
 		gst_caps_unref(caps);
-		std::printf("each frame: %s over %u %s resources\n", pixelFormatName(frame->format()),
-			    frame->numResources(), resourceKindName(frame->resource(0).kind()));
+		std::printf("each frame: %s over %u %s resources\n",
+			    pixelFormatName(frame->format()), frame->numResources(),
+			    resourceKindName(frame->resource(0).kind()));
 	}
 	GST_BUFFER_PTS(buffer) = static_cast<GstClockTime>(n) * 40 * GST_MSECOND;
 	GST_BUFFER_DURATION(buffer) = 40 * GST_MSECOND;

@@ -9,6 +9,8 @@ packages=(
   # Tests (Check) and scripts; valgrind (--setup valgrind) and clang with its sanitizer and
   # libFuzzer runtimes (the fuzz build, -Dfuzz=enabled)
   check python3 valgrind clang
+  # The formatter the style test checks every C and C++ file with (tests/style; Debian 12's is 14)
+  clang-format
   # Translations
   gettext
   # Headers and libraries the format tables are proved against (tests/formats): GStreamer's

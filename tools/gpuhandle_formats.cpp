@@ -34,8 +34,8 @@ const char *apiSpelling(FormatApi api, PixelFormat format)
 const char *shortSpelling(FormatApi api, PixelFormat format)
 {
 	static const char *const kPrefixes[] = {
-		"DRM_FORMAT_", "V4L2_PIX_FMT_", "VA_FOURCC_", "VK_FORMAT_", "DXGI_FORMAT_",
-		"MTLPixelFormat", "kCVPixelFormatType_", "WGPUTextureFormat_",
+		"DRM_FORMAT_",  "V4L2_PIX_FMT_",  "VA_FOURCC_",          "VK_FORMAT_",
+		"DXGI_FORMAT_", "MTLPixelFormat", "kCVPixelFormatType_", "WGPUTextureFormat_",
 	};
 	const char *name = apiSpelling(api, format);
 	for (const char *prefix : kPrefixes) {

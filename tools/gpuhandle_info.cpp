@@ -13,8 +13,9 @@ using namespace gpuhandle;
 namespace {
 
 // Formats the matrix tries: the issue's common set, each where both sides can hold it.
-constexpr PixelFormat kMatrixFormats[] = { PixelFormat::NV12, PixelFormat::YUV420P, PixelFormat::P010LE,
-					   PixelFormat::RGBA, PixelFormat::V210 };
+constexpr PixelFormat kMatrixFormats[] = { PixelFormat::NV12, PixelFormat::YUV420P,
+					   PixelFormat::P010LE, PixelFormat::RGBA,
+					   PixelFormat::V210 };
 
 struct Cell {
 	PixelFormat format = PixelFormat::Unknown;
@@ -53,7 +54,8 @@ std::string jsonString(const std::string &text)
 	return out + "\"";
 }
 
-template<typename T, typename F> std::string joined(const std::vector<T> &values, F name, const char *sep = ", ")
+template<typename T, typename F>
+std::string joined(const std::vector<T> &values, F name, const char *sep = ", ")
 {
 	std::string out;
 	for (const T &value : values)
@@ -61,7 +63,8 @@ template<typename T, typename F> std::string joined(const std::vector<T> &values
 	return out.empty() ? std::string(_("none")) : out;
 }
 
-template<typename T, typename F> std::string jsonArray(const std::vector<T> &values, F name)
+template<typename T, typename F>
+std::string jsonArray(const std::vector<T> &values, F name)
 {
 	std::string out = "[";
 	for (const T &value : values)
@@ -83,12 +86,14 @@ Pair measure(const std::vector<BackendRef> &backends, size_t from, size_t into)
 	Backend &source = *backends[from];
 	Backend &target = *backends[into];
 	for (const PixelFormatInfo &info : allPixelFormats())
-		if (source.supportsFormat(info.format, FrameStorage::Buffer) && target.supportsFormat(info.format, FrameStorage::Buffer))
+		if (source.supportsFormat(info.format, FrameStorage::Buffer) &&
+		    target.supportsFormat(info.format, FrameStorage::Buffer))
 			++pair.commonFormats;
 	for (PixelFormat format : kMatrixFormats) {
 		Cell cell;
 		cell.format = format;
-		if (!source.supportsFormat(format, FrameStorage::Buffer) || !target.supportsFormat(format, FrameStorage::Buffer)) {
+		if (!source.supportsFormat(format, FrameStorage::Buffer) ||
+		    !target.supportsFormat(format, FrameStorage::Buffer)) {
 			cell.why = "not held by both";
 			pair.cells.push_back(std::move(cell));
 			continue;
@@ -121,7 +126,8 @@ Pair measure(const std::vector<BackendRef> &backends, size_t from, size_t into)
 void printBackendText(const BackendProbe &probe)
 {
 	if (!probe.backend) {
-		std::printf(_("%s: not available: %s\n"), backendKindName(probe.kind), probe.why ? probe.why->message().c_str() : "");
+		std::printf(_("%s: not available: %s\n"), backendKindName(probe.kind),
+			    probe.why ? probe.why->message().c_str() : "");
 		return;
 	}
 	const Backend &b = *probe.backend;
@@ -135,11 +141,13 @@ void printBackendText(const BackendProbe &probe)
 	std::printf(_("        imports:   %s\n"), joined(c.imports, kinds).c_str());
 	std::printf(_("        routes:    %s\n"), joined(c.routes, importRouteName).c_str());
 	std::printf("%s", _("        formats:  "));
-	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage })
-		std::printf(" %s %zu", frameStorageName(storage), b.supportedFormats(storage).size());
+	for (FrameStorage storage :
+	     { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage })
+		std::printf(" %s %zu", frameStorageName(storage),
+			    b.supportedFormats(storage).size());
 	std::printf(_("\n        modifiers: %s\n"), joined(c.drmModifiers, modifierName).c_str());
-	std::printf(_("        fences:    export %s; import %s\n"), joined(c.fenceExports, syncs).c_str(),
-		    joined(c.fenceImports, syncs).c_str());
+	std::printf(_("        fences:    export %s; import %s\n"),
+		    joined(c.fenceExports, syncs).c_str(), joined(c.fenceImports, syncs).c_str());
 	std::printf(_("        cpu map %s, device copy %s\n"), c.cpuMap ? _("yes") : _("no"),
 		    c.gpuCopy ? _("yes") : _("no"));
 }
@@ -148,26 +156,33 @@ std::string backendJson(const BackendProbe &probe)
 {
 	std::string out = "{\"backend\": " + jsonString(backendKindName(probe.kind));
 	if (!probe.backend)
-		return out + ", \"available\": false, \"reason\": " + jsonString(probe.why ? probe.why->message() : "") + "}";
+		return out + ", \"available\": false, \"reason\": " +
+		       jsonString(probe.why ? probe.why->message() : "") + "}";
 	const Backend &b = *probe.backend;
 	const DeviceInfo &info = b.deviceInfo();
 	const BackendCapabilities &c = b.capabilities();
 	auto kinds = [](ResourceKind k) { return resourceKindName(k); };
 	auto syncs = [](SyncKind k) { return syncKindName(k); };
 	auto formatName = [](PixelFormat f) { return pixelFormatName(f); };
-	out += ", \"available\": true, \"name\": " + jsonString(info.name) + ", \"id\": " + jsonString(info.id.toString()) +
-	       ", \"driver\": " + jsonString(info.driverVersion) + ", \"software\": " + (info.isSoftware ? "true" : "false") +
+	out += ", \"available\": true, \"name\": " + jsonString(info.name) +
+	       ", \"id\": " + jsonString(info.id.toString()) +
+	       ", \"driver\": " + jsonString(info.driverVersion) +
+	       ", \"software\": " + (info.isSoftware ? "true" : "false") +
 	       ", \"dedicatedMemoryBytes\": " + std::to_string(info.dedicatedMemoryBytes) +
-	       ", \"allocates\": " + jsonArray(c.allocates, kinds) + ", \"exports\": " + jsonArray(c.exports, kinds) +
-	       ", \"imports\": " + jsonArray(c.imports, kinds) + ", \"routes\": " + jsonArray(c.routes, importRouteName) +
+	       ", \"allocates\": " + jsonArray(c.allocates, kinds) +
+	       ", \"exports\": " + jsonArray(c.exports, kinds) +
+	       ", \"imports\": " + jsonArray(c.imports, kinds) +
+	       ", \"routes\": " + jsonArray(c.routes, importRouteName) +
 	       ", \"drmModifiers\": " + jsonArray(c.drmModifiers, modifierName) +
-	       ", \"fenceExports\": " + jsonArray(c.fenceExports, syncs) + ", \"fenceImports\": " + jsonArray(c.fenceImports, syncs) +
-	       ", \"cpuMap\": " + (c.cpuMap ? "true" : "false") + ", \"gpuCopy\": " + (c.gpuCopy ? "true" : "false") +
-	       ", \"formats\": {";
+	       ", \"fenceExports\": " + jsonArray(c.fenceExports, syncs) +
+	       ", \"fenceImports\": " + jsonArray(c.fenceImports, syncs) +
+	       ", \"cpuMap\": " + (c.cpuMap ? "true" : "false") +
+	       ", \"gpuCopy\": " + (c.gpuCopy ? "true" : "false") + ", \"formats\": {";
 	bool first = true;
-	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage }) {
-		out += std::string(first ? "" : ", ") + jsonString(frameStorageName(storage)) + ": " +
-		       jsonArray(b.supportedFormats(storage), formatName);
+	for (FrameStorage storage :
+	     { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage }) {
+		out += std::string(first ? "" : ", ") + jsonString(frameStorageName(storage)) +
+		       ": " + jsonArray(b.supportedFormats(storage), formatName);
 		first = false;
 	}
 	return out + "}}";
@@ -175,11 +190,12 @@ std::string backendJson(const BackendProbe &probe)
 
 int usage(FILE *to)
 {
-	std::fputs(_("Usage: gpuhandle-info [--json] [--no-matrix]\n"
-		     "Lists the devices each gpuhandle backend opens here, which are the same physical GPU,\n"
-		     "and the route a frame takes from each backend into each other one (measured by\n"
-		     "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"),
-		   to);
+	std::fputs(
+		_("Usage: gpuhandle-info [--json] [--no-matrix]\n"
+		  "Lists the devices each gpuhandle backend opens here, which are the same physical GPU,\n"
+		  "and the route a frame takes from each backend into each other one (measured by\n"
+		  "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"),
+		to);
 	return to == stdout ? 0 : 2;
 }
 
@@ -211,7 +227,9 @@ int main(int argc, char **argv)
 	std::vector<std::pair<size_t, size_t>> same;
 	for (size_t a = 0; a < open.size(); ++a)
 		for (size_t b = a + 1; b < open.size(); ++b)
-			if (!open[a]->deviceId().isCpu && sameDevice(open[a]->deviceId(), open[b]->deviceId()) == DeviceMatch::Same)
+			if (!open[a]->deviceId().isCpu &&
+			    sameDevice(open[a]->deviceId(), open[b]->deviceId()) ==
+				    DeviceMatch::Same)
 				same.emplace_back(a, b);
 
 	std::vector<Pair> pairs;
@@ -224,26 +242,37 @@ int main(int argc, char **argv)
 	if (json) {
 		std::printf("{\n  \"backends\": [\n");
 		for (size_t i = 0; i < probes.size(); ++i)
-			std::printf("    %s%s\n", backendJson(probes[i]).c_str(), i + 1 < probes.size() ? "," : "");
+			std::printf("    %s%s\n", backendJson(probes[i]).c_str(),
+				    i + 1 < probes.size() ? "," : "");
 		std::printf("  ],\n  \"sameDevice\": [");
 		for (size_t i = 0; i < same.size(); ++i)
-			std::printf("%s[%s, %s]", i ? ", " : "", jsonString(backendKindName(open[same[i].first]->kind())).c_str(),
-				    jsonString(backendKindName(open[same[i].second]->kind())).c_str());
+			std::printf(
+				"%s[%s, %s]", i ? ", " : "",
+				jsonString(backendKindName(open[same[i].first]->kind())).c_str(),
+				jsonString(backendKindName(open[same[i].second]->kind())).c_str());
 		std::printf("],\n  \"matrix\": [");
 		for (size_t p = 0; p < pairs.size(); ++p) {
 			const Pair &pair = pairs[p];
-			std::printf("%s\n    {\"from\": %s, \"into\": %s, \"commonFormats\": %zu, \"paths\": [", p ? "," : "",
-				    jsonString(backendKindName(open[pair.from]->kind())).c_str(),
-				    jsonString(backendKindName(open[pair.into]->kind())).c_str(), pair.commonFormats);
+			std::printf(
+				"%s\n    {\"from\": %s, \"into\": %s, \"commonFormats\": %zu, \"paths\": [",
+				p ? "," : "",
+				jsonString(backendKindName(open[pair.from]->kind())).c_str(),
+				jsonString(backendKindName(open[pair.into]->kind())).c_str(),
+				pair.commonFormats);
 			for (size_t c = 0; c < pair.cells.size(); ++c) {
 				const Cell &cell = pair.cells[c];
-				std::printf("%s{\"format\": %s", c ? ", " : "", jsonString(pixelFormatName(cell.format)).c_str());
+				std::printf("%s{\"format\": %s", c ? ", " : "",
+					    jsonString(pixelFormatName(cell.format)).c_str());
 				if (cell.ok)
-					std::printf(", \"route\": %s, \"path\": %s, \"reason\": %s}", jsonString(importRouteName(cell.route)).c_str(),
-						    jsonString(executionPathKindName(cell.path.kind())).c_str(),
-						    jsonString(cell.path.reason()).c_str());
+					std::printf(
+						", \"route\": %s, \"path\": %s, \"reason\": %s}",
+						jsonString(importRouteName(cell.route)).c_str(),
+						jsonString(executionPathKindName(cell.path.kind()))
+							.c_str(),
+						jsonString(cell.path.reason()).c_str());
 				else
-					std::printf(", \"error\": %s}", jsonString(cell.why).c_str());
+					std::printf(", \"error\": %s}",
+						    jsonString(cell.why).c_str());
 			}
 			std::printf("]}");
 		}
@@ -258,13 +287,15 @@ int main(int argc, char **argv)
 	if (same.empty())
 		std::printf("  %s\n", _("(none of the opened GPU devices share an identity)"));
 	for (auto [a, b] : same)
-		std::printf(_("  %s and %s: %s\n"), backendKindName(open[a]->kind()), backendKindName(open[b]->kind()),
+		std::printf(_("  %s and %s: %s\n"), backendKindName(open[a]->kind()),
+			    backendKindName(open[b]->kind()),
 			    open[a]->deviceId().toString().c_str());
 	if (!matrix)
 		return 0;
-	std::printf(_("\nImport matrix (route a frame takes from the row's backend into the column's, "
-		      "measured with %s; * = a copy)\n"),
-		    pixelFormatName(kMatrixFormats[0]));
+	std::printf(
+		_("\nImport matrix (route a frame takes from the row's backend into the column's, "
+		  "measured with %s; * = a copy)\n"),
+		pixelFormatName(kMatrixFormats[0]));
 	// TRANSLATORS: the matrix's corner cell: rows are sources, columns targets (8 columns).
 	std::printf("%-8s", _("from\\to"));
 	for (const BackendRef &b : open)
@@ -277,7 +308,8 @@ int main(int argc, char **argv)
 			for (const Pair &pair : pairs)
 				if (pair.from == from && pair.into == into && !pair.cells.empty()) {
 					const Cell &cell = pair.cells.front();
-					text = cell.ok ? std::string(importRouteName(cell.route)) + (cell.path.isCopy() ? "*" : "")
+					text = cell.ok ? std::string(importRouteName(cell.route)) +
+								 (cell.path.isCopy() ? "*" : "")
 						       : _("fails");
 				}
 			std::printf(" %-14s", text.c_str());
@@ -286,17 +318,21 @@ int main(int argc, char **argv)
 	}
 	std::printf("\n%s\n", _("Per format (from -> into: format route ...)"));
 	for (const Pair &pair : pairs) {
-		std::printf(P_("  %s -> %s (%zu format in common):", "  %s -> %s (%zu formats in common):",
-			       pair.commonFormats), backendKindName(open[pair.from]->kind()),
+		std::printf(P_("  %s -> %s (%zu format in common):",
+			       "  %s -> %s (%zu formats in common):", pair.commonFormats),
+			    backendKindName(open[pair.from]->kind()),
 			    backendKindName(open[pair.into]->kind()), pair.commonFormats);
 		for (const Cell &cell : pair.cells)
 			std::printf(" %s %s", pixelFormatName(cell.format),
-				    cell.ok ? (std::string(importRouteName(cell.route)) + (cell.path.isCopy() ? "*" : "")).c_str()
+				    cell.ok ? (std::string(importRouteName(cell.route)) +
+					       (cell.path.isCopy() ? "*" : ""))
+						      .c_str()
 					    : _("fails"));
 		std::printf("\n");
 		for (const Cell &cell : pair.cells)
 			if (!cell.ok && cell.why != "not held by both")
-				std::printf("      %s: %s\n", pixelFormatName(cell.format), cell.why.c_str());
+				std::printf("      %s: %s\n", pixelFormatName(cell.format),
+					    cell.why.c_str());
 	}
 	return 0;
 }

@@ -170,8 +170,8 @@ HandoffFigures unpooledRun(const PoolMemory &memory, Memory kind, Run run, int f
 		auto gate = ReleaseGate::create();
 		if (!frame.ok() || !fence.ok() || !gate.ok()) {
 			failures.fetch_add(1, std::memory_order_relaxed);
-			std::abort(); // cannot go on without a frame; the counts would be
-				      // meaningless
+			// Cannot go on without a frame; the counts would be meaningless.
+			std::abort();
 		}
 		frame->setAcquire((*fence)->point());
 		frame->setRelease(*gate);

@@ -7,8 +7,8 @@
 #include "pad_chain.h"
 
 #include <gst/gl/gl.h>
-#include <gst/vulkan/vulkan.h>
 #include <gst/video/video.h>
+#include <gst/vulkan/vulkan.h>
 
 extern "C" {
 #include <libavutil/hwcontext.h>

@@ -1,11 +1,12 @@
 // Frame -> AVFrame: host memory wrapped without a copy, other memory copied to it by the planner;
 // hardware frames of a frames context through its device's backend.
+#include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/backends/planner.h>
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
 
-#include <gpuhandle/backends/cpu_map.h>
-#include <gpuhandle/backends/planner.h>
+#include "hw_frames.h"
 
 #include <array>
 #include <climits>
@@ -13,8 +14,6 @@
 #include <mutex>
 #include <optional>
 #include <utility>
-
-#include "hw_frames.h"
 
 extern "C" {
 #include <libavutil/buffer.h>
@@ -121,7 +120,6 @@ Result<Frame> hostFrame(const Frame &frame, const AvFrameOptions &options, Execu
 	return std::move(imported->frame);
 }
 
-
 // The fd backend (DMA-BUF exports for DRM frames), opened once it opens: a failure is not kept.
 Result<BackendRef> fdBackend()
 {
@@ -178,14 +176,10 @@ using WrapFn = Status (*)(const std::shared_ptr<detail::HeldFrame> &, AVBufferRe
 WrapFn wrapperOf(const AVHWFramesContext &frames, Error &why)
 {
 	switch (frames.device_ctx->type) {
-	case AV_HWDEVICE_TYPE_VULKAN:
-		return &detail::wrapVulkanAVFrame;
-	case AV_HWDEVICE_TYPE_CUDA:
-		return &detail::wrapCudaAVFrame;
-	case AV_HWDEVICE_TYPE_OPENCL:
-		return &detail::wrapOpenClAVFrame;
-	case AV_HWDEVICE_TYPE_DRM:
-		return &detail::wrapDrmAVFrame;
+	case AV_HWDEVICE_TYPE_VULKAN: return &detail::wrapVulkanAVFrame;
+	case AV_HWDEVICE_TYPE_CUDA: return &detail::wrapCudaAVFrame;
+	case AV_HWDEVICE_TYPE_OPENCL: return &detail::wrapOpenClAVFrame;
+	case AV_HWDEVICE_TYPE_DRM: return &detail::wrapDrmAVFrame;
 	default: {
 		const char *name = av_hwdevice_get_type_name(frames.device_ctx->type);
 		why = Error::format(ErrorCode::NotSupported, "options.hwFrames",
@@ -203,7 +197,8 @@ Result<AVFrame *> hwAvFrameFromFrame(const Frame &frame, const AvFrameOptions &o
 				     std::unique_ptr<AVFrame, AvFrameFree> out)
 {
 	if (!options.hwFrames->data)
-		return Error(ErrorCode::NullHandle, "options.hwFrames", "The frames context is empty.");
+		return Error(ErrorCode::NullHandle, "options.hwFrames",
+			     "The frames context is empty.");
 	const AVHWFramesContext &frames = *detail::framesOf(options.hwFrames);
 	if (frames.sw_format != swFormat)
 		return Error::format(ErrorCode::InvalidArgument, "options.hwFrames",

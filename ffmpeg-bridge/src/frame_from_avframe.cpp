@@ -1,9 +1,8 @@
 // AVFrame -> Frame: software frames as CpuPlanes over data[]/linesize[], anchored by their
 // buffers; hardware frames checked here and described by hw_*.cpp.
+#include <gpuhandle/cpu_resources.h>
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
-
-#include <gpuhandle/cpu_resources.h>
 
 #include "hw_frames.h"
 
@@ -95,8 +94,7 @@ Result<Frame> frameFromHwAVFrame(const AVFrame *frame, const std::string &name,
 	case AV_PIX_FMT_DRM_PRIME:
 	case AV_PIX_FMT_VAAPI:
 	case AV_PIX_FMT_CUDA:
-	case AV_PIX_FMT_OPENCL:
-		break;
+	case AV_PIX_FMT_OPENCL: break;
 	default:
 		return Error::format(ErrorCode::NotSupported, "frame.format",
 				     "%s frames are not supported by libgpuhandle-ffmpeg (it takes "
@@ -142,14 +140,10 @@ Result<Frame> frameFromHwAVFrame(const AVFrame *frame, const std::string &name,
 	in.anchor = std::move(*anchor);
 	in.options = options;
 	switch (frame->format) {
-	case AV_PIX_FMT_VULKAN:
-		return detail::frameFromVulkanAVFrame(in);
-	case AV_PIX_FMT_DRM_PRIME:
-		return detail::frameFromDrmAVFrame(in);
-	case AV_PIX_FMT_VAAPI:
-		return detail::frameFromVaapiAVFrame(in);
-	case AV_PIX_FMT_CUDA:
-		return detail::frameFromCudaAVFrame(in);
+	case AV_PIX_FMT_VULKAN: return detail::frameFromVulkanAVFrame(in);
+	case AV_PIX_FMT_DRM_PRIME: return detail::frameFromDrmAVFrame(in);
+	case AV_PIX_FMT_VAAPI: return detail::frameFromVaapiAVFrame(in);
+	case AV_PIX_FMT_CUDA: return detail::frameFromCudaAVFrame(in);
 	default: // AV_PIX_FMT_OPENCL: the formats were checked above
 		return detail::frameFromOpenClAVFrame(in);
 	}
@@ -177,7 +171,8 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 					     "context.",
 					     name.c_str());
 		const FrameProperties hwProps = framePropertiesOf(frame);
-		if (hwProps.cropLeft || hwProps.cropRight || hwProps.cropTop || hwProps.cropBottom) {
+		if (hwProps.cropLeft || hwProps.cropRight || hwProps.cropTop ||
+		    hwProps.cropBottom) {
 			if (Status crop = checkCrop(hwProps, frame->width, frame->height); !crop)
 				return std::move(crop).error();
 		}

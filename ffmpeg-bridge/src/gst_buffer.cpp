@@ -1,11 +1,11 @@
 // GstBuffer <-> AVFrame: the buffer's memory kind picks the gst-plugin conversion, Frames between.
 #include <gpuhandle/ffmpeg/gst_buffer.h>
 
+#include <cstdint>
+
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
-#include <cstdint>
 
 extern "C" {
 #include <libavutil/frame.h>
@@ -29,10 +29,8 @@ Result<Frame> frameOfBuffer(GstBuffer *buffer, const GstVideoInfo &info, Backend
 			source = gst::memoryBackend(gst_buffer_peek_memory(buffer, 0));
 		return gst::frameFromBuffer(buffer);
 	case gst::BufferMemory::Fd:
-	case gst::BufferMemory::DmaBuf:
-		return gst::frameFromFdBuffer(buffer, info);
-	case gst::BufferMemory::System:
-		return gst::frameFromSystemBuffer(buffer, info);
+	case gst::BufferMemory::DmaBuf: return gst::frameFromFdBuffer(buffer, info);
+	case gst::BufferMemory::System: return gst::frameFromSystemBuffer(buffer, info);
 	default:
 		return Error::format(ErrorCode::NotSupported, "buffer",
 				     "A buffer of %s memory cannot become an AVFrame here; "

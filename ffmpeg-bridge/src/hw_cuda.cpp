@@ -5,9 +5,10 @@
 #if GPUHANDLE_FFMPEG_CUDA
 #include <gpuhandle/cuda_resources.h>
 
+#include "hw_runtime_library.h"
+
 #include <array>
 #include <climits>
-#include "hw_runtime_library.h"
 #include <optional>
 #endif
 

@@ -121,14 +121,10 @@ Result<AVBufferRef *> hwDeviceFromContext(const ContextRef &context)
 	if (!context)
 		return Error(ErrorCode::NullHandle, "context", "No Context was given.");
 	switch (context->backend()) {
-	case BackendKind::Vulkan:
-		return detail::vulkanDeviceFromContext(context);
-	case BackendKind::Cuda:
-		return detail::cudaDeviceFromContext(context);
-	case BackendKind::OpenCl:
-		return detail::openClDeviceFromContext(context);
-	case BackendKind::VaApi:
-		return detail::vaapiDeviceFromContext(context);
+	case BackendKind::Vulkan: return detail::vulkanDeviceFromContext(context);
+	case BackendKind::Cuda: return detail::cudaDeviceFromContext(context);
+	case BackendKind::OpenCl: return detail::openClDeviceFromContext(context);
+	case BackendKind::VaApi: return detail::vaapiDeviceFromContext(context);
 	default:
 		return Error::format(ErrorCode::NotSupported, "context",
 				     "FFmpeg has no device type for a %s context (Vulkan, CUDA, "
@@ -143,14 +139,10 @@ Result<ContextRef> contextFromHwDevice(const AVBufferRef *device)
 		return Error(ErrorCode::NullHandle, "device", "No AVHWDeviceContext was given.");
 	const auto *ctx = reinterpret_cast<const AVHWDeviceContext *>(device->data);
 	switch (ctx->type) {
-	case AV_HWDEVICE_TYPE_VULKAN:
-		return detail::contextFromVulkanDevice(device);
-	case AV_HWDEVICE_TYPE_CUDA:
-		return detail::contextFromCudaDevice(device);
-	case AV_HWDEVICE_TYPE_OPENCL:
-		return detail::contextFromOpenClDevice(device);
-	case AV_HWDEVICE_TYPE_VAAPI:
-		return detail::contextFromVaapiDevice(device);
+	case AV_HWDEVICE_TYPE_VULKAN: return detail::contextFromVulkanDevice(device);
+	case AV_HWDEVICE_TYPE_CUDA: return detail::contextFromCudaDevice(device);
+	case AV_HWDEVICE_TYPE_OPENCL: return detail::contextFromOpenClDevice(device);
+	case AV_HWDEVICE_TYPE_VAAPI: return detail::contextFromVaapiDevice(device);
 	default:
 		return Error::format(ErrorCode::NotSupported, "device",
 				     "gpuhandle has no Context for an FFmpeg %s device (vulkan, "

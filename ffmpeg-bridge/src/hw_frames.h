@@ -1,4 +1,5 @@
-// Private to libgpuhandle-ffmpeg: each hardware AVFrame kind to a Frame and back, and what they share.
+// Private to libgpuhandle-ffmpeg: each hardware AVFrame kind to a Frame and back, and what they
+// share.
 #pragma once
 
 #include <gpuhandle/ffmpeg/frame.h>
@@ -94,12 +95,10 @@ AVBufferRef *bufferHolding(std::shared_ptr<HeldFrame> held, uint8_t *data, size_
 // Errors: WrongKind (resources of another kind or device), NotSupported, OutOfMemory, Backend.
 Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFrames,
 			 AVFrame *out);
-Status wrapCudaAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFrames,
-		       AVFrame *out);
+Status wrapCudaAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFrames, AVFrame *out);
 Status wrapOpenClAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFrames,
 			 AVFrame *out);
-Status wrapDrmAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFrames,
-		      AVFrame *out);
+Status wrapDrmAVFrame(const std::shared_ptr<HeldFrame> &held, AVBufferRef *hwFrames, AVFrame *out);
 
 // FFmpeg's error text for an AVERROR code.
 std::string avErrorText(int code);

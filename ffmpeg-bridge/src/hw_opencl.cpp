@@ -7,6 +7,7 @@
 #include <gpuhandle/opencl_resources.h>
 
 #include "hw_runtime_library.h"
+
 #include <memory>
 #include <optional>
 

@@ -29,14 +29,15 @@ public:
 	}
 
 	// Sets `out` to the symbol `name`; after the first failure it does nothing.
-	template<typename F> void need(const char *name, F &out)
+	template<typename F>
+	void need(const char *name, F &out)
 	{
 		if (failure_)
 			return;
 		out = reinterpret_cast<F>(dlsym(library_, name));
 		if (!out)
-			failure_ = Error::format(ErrorCode::NotSupported, field_, "%s (%s) lacks %s.",
-						 what_, file_, name);
+			failure_ = Error::format(ErrorCode::NotSupported, field_,
+						 "%s (%s) lacks %s.", what_, file_, name);
 	}
 
 	const std::optional<Error> &failure() const noexcept { return failure_; }

@@ -220,7 +220,8 @@ Status copiedIntoPoolFrame(const Frame &frame, AVBufferRef *hwFrames, AVFrame *o
 		return Error(ErrorCode::OutOfMemory, "frame", "av_frame_alloc() failed.");
 	if (int err = av_hwframe_get_buffer(hwFrames, pooled.get(), 0); err < 0)
 		return Error::format(ErrorCode::Backend, "options.hwFrames",
-				     "av_hwframe_get_buffer() failed: %s.", avErrorText(err).c_str());
+				     "av_hwframe_get_buffer() failed: %s.",
+				     avErrorText(err).c_str());
 	// The frame's size within the pool's (possibly larger) images.
 	pooled->width = static_cast<int>(frame.width());
 	pooled->height = static_cast<int>(frame.height());

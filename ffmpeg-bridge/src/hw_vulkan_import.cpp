@@ -309,9 +309,9 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 			r.oldLayout = VK_IMAGE_LAYOUT_GENERAL;
 			b.dstQueueFamilyIndex = b.srcQueueFamilyIndex == family
 							? VK_QUEUE_FAMILY_IGNORED
-							: family; // acquired here first when
-								  // FFmpeg's frame is another
-								  // family's
+							// Acquired here first when FFmpeg's frame
+							// is another family's.
+							: family;
 			b.srcQueueFamilyIndex = b.srcQueueFamilyIndex == family
 							? VK_QUEUE_FAMILY_IGNORED
 							: b.srcQueueFamilyIndex;
@@ -404,9 +404,9 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	const int images = imagesPerFrame(fhw, planes);
 	for (int i = 0; i < images; i++)
 		if (!f.img[i] || !f.sem[i])
-			return Error::format(ErrorCode::InvalidArgument, "frame.data",
-					     "The AVVkFrame has no image or semaphore %d of its %d.",
-					     i, images);
+			return Error::format(
+				ErrorCode::InvalidArgument, "frame.data",
+				"The AVVkFrame has no image or semaphore %d of its %d.", i, images);
 	if (images == 1 && planes > 1 && in.options.exportVulkanMemory)
 		return Error(ErrorCode::NotSupported, "options.exportVulkanMemory",
 			     "The frames are multi-planar VkImages (FFmpeg 6.1+'s default); "

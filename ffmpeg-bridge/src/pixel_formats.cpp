@@ -1,7 +1,6 @@
 // AVPixelFormat and AVColor* helpers: the core's FFmpeg tables matched to the running libavutil.
-#include <gpuhandle/ffmpeg/pixel_formats.h>
-
 #include <gpuhandle/colorimetry_mappings.h>
+#include <gpuhandle/ffmpeg/pixel_formats.h>
 #include <gpuhandle/format_mappings.h>
 
 #include <cctype>

@@ -1,7 +1,6 @@
 // GSource over a SyncPoint: polls the waiter's fd in the main loop, or re-checks it in slices.
-#include <gpuhandle/glib_sync_source.h>
-
 #include <gpuhandle/c_bridge.h>
+#include <gpuhandle/glib_sync_source.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -179,8 +178,9 @@ WaitDuration timeoutFromMicroseconds(gint64 timeout_us)
 {
 	// Capped so that the conversion to nanoseconds cannot overflow; Deadline saturates anyway.
 	constexpr gint64 kMaxUs = INT64_MAX / 1000;
-	return timeout_us < 0 ? kWaitForever
-			      : WaitDuration(std::chrono::microseconds(std::min(timeout_us, kMaxUs)));
+	return timeout_us < 0
+		       ? kWaitForever
+		       : WaitDuration(std::chrono::microseconds(std::min(timeout_us, kMaxUs)));
 }
 
 } // namespace
@@ -190,9 +190,10 @@ GSource *gpuhandle_sync_source_new(const gpuhandle_sync_point *point, gint64 tim
 	WaitDuration timeout = timeoutFromMicroseconds(timeout_us);
 	const SyncPoint *value = syncPointOf(point);
 	if (!value)
-		return newSource({}, timeout,
-				 Error(ErrorCode::NullHandle, "point",
-				       "gpuhandle_sync_source_new: point is NULL; a sync point is required."));
+		return newSource(
+			{}, timeout,
+			Error(ErrorCode::NullHandle, "point",
+			      "gpuhandle_sync_source_new: point is NULL; a sync point is required."));
 	return newSource(*value, timeout, std::nullopt);
 }
 

@@ -14,7 +14,8 @@ Result<std::shared_ptr<CpuFence>> CpuFence::create()
 {
 	UniqueFd fd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (!fd.isValid())
-		return Error::format(ErrorCode::Io, "eventfd", "CpuFence: eventfd() failed: %s.", std::strerror(errno));
+		return Error::format(ErrorCode::Io, "eventfd", "CpuFence: eventfd() failed: %s.",
+				     std::strerror(errno));
 	return std::shared_ptr<CpuFence>(new CpuFence(std::move(fd)));
 }
 

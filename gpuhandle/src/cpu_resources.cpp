@@ -39,9 +39,10 @@ Result<CpuSharedSlot> CpuSharedSlot::create(Desc desc)
 	if (auto e = detail::requireNonZero(kType, "size", desc.size))
 		return std::move(*e);
 	if (desc.rowPitch > desc.size)
-		return Error::format(ErrorCode::OutOfRange, "rowPitch",
-				     "CpuSharedSlot: rowPitch (%u) is larger than the slot (%" PRIu64 " bytes).",
-				     desc.rowPitch, desc.size);
+		return Error::format(
+			ErrorCode::OutOfRange, "rowPitch",
+			"CpuSharedSlot: rowPitch (%u) is larger than the slot (%" PRIu64 " bytes).",
+			desc.rowPitch, desc.size);
 	// The slot's memory belongs to the producer's pool: without an anchor nothing keeps it.
 	if (!desc.anchor)
 		return detail::nullHandle(kType, "anchor");

@@ -17,22 +17,27 @@ Result<CudaPitched2D> CudaPitched2D::create(Desc desc)
 	if (auto e = detail::requireNonZero(kType, "size", desc.size))
 		return std::move(*e);
 	if (desc.pitch > desc.size)
-		return Error::format(ErrorCode::OutOfRange, "pitch",
-				     "CudaPitched2D: pitch (%u) is larger than the allocation (%" PRIu64 " bytes).",
-				     desc.pitch, desc.size);
+		return Error::format(
+			ErrorCode::OutOfRange, "pitch",
+			"CudaPitched2D: pitch (%u) is larger than the allocation (%" PRIu64
+			" bytes).",
+			desc.pitch, desc.size);
 	if (auto e = detail::requireCount(kType, "numPlanes", desc.numPlanes, 4))
 		return std::move(*e);
 	for (uint32_t i = 0; i < desc.numPlanes; ++i) {
 		uint64_t offset = desc.planeOffsets[i];
 		if (offset >= desc.size)
-			return Error::format(ErrorCode::OutOfRange, detail::indexed("planeOffsets", i, ""),
+			return Error::format(ErrorCode::OutOfRange,
+					     detail::indexed("planeOffsets", i, ""),
 					     "CudaPitched2D: planeOffsets[%u] (%" PRIu64
 					     ") is not inside the allocation (%" PRIu64 " bytes).",
 					     i, offset, desc.size);
 		if (i > 0 && offset <= desc.planeOffsets[i - 1])
-			return Error::format(ErrorCode::InvalidArgument, detail::indexed("planeOffsets", i, ""),
+			return Error::format(ErrorCode::InvalidArgument,
+					     detail::indexed("planeOffsets", i, ""),
 					     "CudaPitched2D: planeOffsets[%u] (%" PRIu64
-					     ") does not come after planeOffsets[%u] (%" PRIu64 ").",
+					     ") does not come after planeOffsets[%u] (%" PRIu64
+					     ").",
 					     i, offset, i - 1, desc.planeOffsets[i - 1]);
 	}
 	return CudaPitched2D(std::move(desc));

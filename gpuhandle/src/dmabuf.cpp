@@ -33,51 +33,62 @@ std::optional<Error> checkObjects(const DmaBufDesc &d)
 		const DmaBufObject &object = d.objects[i];
 		if (i >= d.numObjects) {
 			if (object.fd.isValid())
-				return Error::format(ErrorCode::InvalidArgument, detail::indexed("objects", i, "fd"),
-						     "DmaBuf: objects[%u] holds fd %d but numObjects is %u.", i,
-						     object.fd.get(), d.numObjects);
+				return Error::format(
+					ErrorCode::InvalidArgument,
+					detail::indexed("objects", i, "fd"),
+					"DmaBuf: objects[%u] holds fd %d but numObjects is %u.", i,
+					object.fd.get(), d.numObjects);
 			continue;
 		}
-		if (auto e = detail::requireOpenFd(kType, detail::indexed("objects", i, "fd"), object.fd))
+		if (auto e = detail::requireOpenFd(kType, detail::indexed("objects", i, "fd"),
+						   object.fd))
 			return e;
 		if (!object.size)
 			return detail::zeroSize(kType, detail::indexed("objects", i, "size"));
-		// The kernel reports a dma-buf's size (and a memfd's) through fstat; 0 means unknown.
+		// The kernel reports a dma-buf's size (and a memfd's) through fstat; 0 means
+		// unknown.
 		struct stat st = {};
 		if (fstat(object.fd.get(), &st) == 0 && st.st_size > 0 &&
 		    static_cast<uint64_t>(st.st_size) < object.size)
-			return Error::format(ErrorCode::OutOfRange, detail::indexed("objects", i, "size"),
-					     "DmaBuf: objects[%u].size (%" PRIu64 ") is larger than its fd %d (%" PRIu64
-					     " bytes).",
-					     i, object.size, object.fd.get(), static_cast<uint64_t>(st.st_size));
+			return Error::format(ErrorCode::OutOfRange,
+					     detail::indexed("objects", i, "size"),
+					     "DmaBuf: objects[%u].size (%" PRIu64
+					     ") is larger than its fd %d (%" PRIu64 " bytes).",
+					     i, object.size, object.fd.get(),
+					     static_cast<uint64_t>(st.st_size));
 	}
 	return std::nullopt;
 }
 
-std::optional<Error> checkPlaneGeometry(const DmaBufDesc &d, const detail::DrmFormatGeometry &geometry)
+std::optional<Error> checkPlaneGeometry(const DmaBufDesc &d,
+					const detail::DrmFormatGeometry &geometry)
 {
 	if (d.numPlanes != geometry.numPlanes)
-		return Error::format(ErrorCode::InvalidArgument, "numPlanes",
-				     "DmaBuf: numPlanes is %u but a linear %s surface has %u planes.",
-				     d.numPlanes, fourccName(d.fourcc).c_str(), geometry.numPlanes);
+		return Error::format(
+			ErrorCode::InvalidArgument, "numPlanes",
+			"DmaBuf: numPlanes is %u but a linear %s surface has %u planes.",
+			d.numPlanes, fourccName(d.fourcc).c_str(), geometry.numPlanes);
 	for (uint32_t i = 0; i < d.numPlanes; ++i) {
 		const DmaBufPlane &plane = d.planes[i];
 		uint64_t row = geometry.rowBytes(i, d.width);
 		uint32_t rows = geometry.planeHeight(i, d.height);
 		if (plane.pitch < row)
-			return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "pitch"),
-					     "DmaBuf: planes[%u].pitch (%u) is smaller than a row of %s at width %u (%" PRIu64
-					     " bytes).",
-					     i, plane.pitch, fourccName(d.fourcc).c_str(), d.width, row);
+			return Error::format(
+				ErrorCode::OutOfRange, detail::indexed("planes", i, "pitch"),
+				"DmaBuf: planes[%u].pitch (%u) is smaller than a row of %s at width %u (%" PRIu64
+				" bytes).",
+				i, plane.pitch, fourccName(d.fourcc).c_str(), d.width, row);
 		// The last row needs only its own bytes, not a whole pitch.
 		const std::optional<uint64_t> end = planeEnd(plane.offset, plane.pitch, rows, row);
 		uint64_t size = d.objects[plane.objectIndex].size;
 		if (!end || *end > size)
-			return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
-					     "DmaBuf: planes[%u] ends at byte %s (offset %" PRIu64
-					     ", pitch %u, %u rows) past the end of objects[%u] (%" PRIu64 " bytes).",
-					     i, end ? std::to_string(*end).c_str() : "2^64 or later", plane.offset,
-					     plane.pitch, rows, plane.objectIndex, size);
+			return Error::format(
+				ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
+				"DmaBuf: planes[%u] ends at byte %s (offset %" PRIu64
+				", pitch %u, %u rows) past the end of objects[%u] (%" PRIu64
+				" bytes).",
+				i, end ? std::to_string(*end).c_str() : "2^64 or later",
+				plane.offset, plane.pitch, rows, plane.objectIndex, size);
 	}
 	return std::nullopt;
 }
@@ -89,14 +100,16 @@ std::optional<Error> checkPlanes(const DmaBufDesc &d)
 	for (uint32_t i = 0; i < d.numPlanes; ++i) {
 		const DmaBufPlane &plane = d.planes[i];
 		if (plane.objectIndex >= d.numObjects)
-			return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "objectIndex"),
-					     "DmaBuf: planes[%u].objectIndex is %u but there are only %u objects.", i,
-					     plane.objectIndex, d.numObjects);
+			return Error::format(
+				ErrorCode::OutOfRange, detail::indexed("planes", i, "objectIndex"),
+				"DmaBuf: planes[%u].objectIndex is %u but there are only %u objects.",
+				i, plane.objectIndex, d.numObjects);
 		if (!plane.pitch)
 			return detail::zeroSize(kType, detail::indexed("planes", i, "pitch"));
 		uint64_t size = d.objects[plane.objectIndex].size;
 		if (plane.offset >= size)
-			return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
+			return Error::format(ErrorCode::OutOfRange,
+					     detail::indexed("planes", i, "offset"),
 					     "DmaBuf: planes[%u].offset (%" PRIu64
 					     ") is not inside objects[%u] (%" PRIu64 " bytes).",
 					     i, plane.offset, plane.objectIndex, size);
@@ -110,8 +123,9 @@ std::optional<Error> checkPlanes(const DmaBufDesc &d)
 	// Tiled and compressed modifiers keep the format's planes and may add auxiliary ones.
 	if (d.numPlanes < geometry->numPlanes)
 		return Error::format(ErrorCode::InvalidArgument, "numPlanes",
-				     "DmaBuf: numPlanes is %u but %s needs at least %u planes.", d.numPlanes,
-				     fourccName(d.fourcc).c_str(), geometry->numPlanes);
+				     "DmaBuf: numPlanes is %u but %s needs at least %u planes.",
+				     d.numPlanes, fourccName(d.fourcc).c_str(),
+				     geometry->numPlanes);
 	return std::nullopt;
 }
 
@@ -120,7 +134,8 @@ std::optional<Error> checkPlanes(const DmaBufDesc &d)
 Result<DmaBuf> DmaBuf::create(Desc desc)
 {
 	if (!desc.fourcc)
-		return Error(ErrorCode::InvalidArgument, "fourcc", "DmaBuf: fourcc is 0; a DRM_FORMAT_* code is required.");
+		return Error(ErrorCode::InvalidArgument, "fourcc",
+			     "DmaBuf: fourcc is 0; a DRM_FORMAT_* code is required.");
 	if (auto e = detail::requireNonZero(kType, "width", desc.width))
 		return std::move(*e);
 	if (auto e = detail::requireNonZero(kType, "height", desc.height))

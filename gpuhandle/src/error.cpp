@@ -24,13 +24,11 @@ Error Error::format(ErrorCode code, std::string field, const char *fmt, ...)
 ErrorKind errorKindOf(ErrorCode code) noexcept
 {
 	switch (code) {
-	case ErrorCode::Cancelled:
-		return ErrorKind::Cancelled;
+	case ErrorCode::Cancelled: return ErrorKind::Cancelled;
 	case ErrorCode::OutOfMemory:
 	case ErrorCode::Timeout:
 	case ErrorCode::WouldBlock:
-	case ErrorCode::Io:
-		return ErrorKind::Recoverable;
+	case ErrorCode::Io: return ErrorKind::Recoverable;
 	case ErrorCode::InvalidArgument:
 	case ErrorCode::NullHandle:
 	case ErrorCode::ZeroSize:
@@ -40,12 +38,10 @@ ErrorKind errorKindOf(ErrorCode code) noexcept
 	case ErrorCode::NotSupported:
 	case ErrorCode::InvalidState:
 	case ErrorCode::DeviceMismatch:
-	case ErrorCode::FormatMismatch:
-		return ErrorKind::Configuration;
+	case ErrorCode::FormatMismatch: return ErrorKind::Configuration;
 	case ErrorCode::DeviceLost:
 	case ErrorCode::Backend:
-	case ErrorCode::Fatal:
-		return ErrorKind::Fatal;
+	case ErrorCode::Fatal: return ErrorKind::Fatal;
 	}
 	return ErrorKind::Fatal;
 }

@@ -31,8 +31,8 @@ void UniqueFd::reset(int fd) noexcept
 }
 
 struct SharedFd::Holder {
-	UniqueFd owned;        // set when this holder closes the fd
-	int borrowed = -1;     // set when the fd belongs to the anchor's owner
+	UniqueFd owned;    // set when this holder closes the fd
+	int borrowed = -1; // set when the fd belongs to the anchor's owner
 	KeepAliveRef anchor;
 
 	int fd() const { return owned.isValid() ? owned.get() : borrowed; }

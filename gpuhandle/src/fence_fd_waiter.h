@@ -1,8 +1,8 @@
 // Private: waits on a pollable fence fd (sync_file, eventfd) with ppoll().
 #pragma once
 
-#include <gpuhandle/sync_waiter.h>
 #include <gpuhandle/fd.h>
+#include <gpuhandle/sync_waiter.h>
 
 namespace gpuhandle::detail {
 
@@ -16,7 +16,10 @@ class FenceFdWaiter final : public SyncWaiter
 public:
 	explicit FenceFdWaiter(SharedFd fd) : fd_(std::move(fd)) {}
 	BackendKind backend() const noexcept override { return BackendKind::Fd; }
-	Status wait(WaitDuration timeout) override { return pollUntilReadable(fd_.get(), timeout, BackendKind::Fd); }
+	Status wait(WaitDuration timeout) override
+	{
+		return pollUntilReadable(fd_.get(), timeout, BackendKind::Fd);
+	}
 	Result<bool> isSignaled() override { return pollReadable(fd_.get(), BackendKind::Fd); }
 	int pollFd() const noexcept override { return fd_.get(); }
 

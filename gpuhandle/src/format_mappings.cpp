@@ -8,15 +8,20 @@ namespace gpuhandle {
 namespace {
 
 constexpr const char *kApiNames[kFormatApiCount] = {
-	"GStreamer", "FFmpeg", "DRM", "V4L2", "VA-API", "Vulkan", "DXGI", "Metal", "CoreVideo", "WebGPU",
+	"GStreamer", "FFmpeg", "DRM",   "V4L2",      "VA-API",
+	"Vulkan",    "DXGI",   "Metal", "CoreVideo", "WebGPU",
 };
 constexpr const char *kPlaneApiNames[kPlaneApiCount] = {
-	"Vulkan (per plane)", "OpenGL", "CUDA", "OpenCL",
+	"Vulkan (per plane)",
+	"OpenGL",
+	"CUDA",
+	"OpenCL",
 };
 
 Error unknownApi(const char *what, uint32_t api)
 {
-	return Error::format(ErrorCode::InvalidArgument, "api", "%s %u is not one gpuhandle knows.", what, api);
+	return Error::format(ErrorCode::InvalidArgument, "api", "%s %u is not one gpuhandle knows.",
+			     what, api);
 }
 
 } // namespace
@@ -70,7 +75,8 @@ Result<uint32_t> toApiFormat(FormatApi api, PixelFormat format)
 			return m.value;
 	}
 	return Error::format(ErrorCode::NotSupported, "format", "%s has no format for %s (%u).",
-			     formatApiName(api), pixelFormatName(format), static_cast<uint32_t>(format));
+			     formatApiName(api), pixelFormatName(format),
+			     static_cast<uint32_t>(format));
 }
 
 Result<PixelFormat> fromApiFormat(FormatApi api, uint32_t value)
@@ -82,8 +88,8 @@ Result<PixelFormat> fromApiFormat(FormatApi api, uint32_t value)
 			return m.format;
 	}
 	return Error::format(ErrorCode::NotSupported, "value",
-			     "%s format %u (0x%08x) has no gpuhandle pixel format.", formatApiName(api),
-			     value, value);
+			     "%s format %u (0x%08x) has no gpuhandle pixel format.",
+			     formatApiName(api), value, value);
 }
 
 bool canRepresent(FormatApi api, PixelFormat format) noexcept
@@ -117,8 +123,8 @@ Result<PlaneFormat> fromPlaneApiFormat(PlaneApi api, uint32_t value, uint32_t ex
 			return m.plane;
 	}
 	return Error::format(ErrorCode::NotSupported, "value",
-			     "%s format %u (extra %u) has no gpuhandle plane format.", planeApiName(api),
-			     value, extra);
+			     "%s format %u (extra %u) has no gpuhandle plane format.",
+			     planeApiName(api), value, extra);
 }
 
 Result<PlaneMappings> planeApiFormats(PlaneApi api, PixelFormat format)
@@ -141,7 +147,8 @@ Result<uint32_t> vaRtFormat(PixelFormat format)
 {
 	uint32_t rt = detail::vaRtFormatOf(format);
 	if (!rt)
-		return Error::format(ErrorCode::NotSupported, "format", "VA-API has no render-target format for %s.",
+		return Error::format(ErrorCode::NotSupported, "format",
+				     "VA-API has no render-target format for %s.",
 				     pixelFormatName(format));
 	return rt;
 }

@@ -7,16 +7,16 @@
 
 namespace gpuhandle::detail {
 
-std::span<const FormatMapping> gstreamerFormats() noexcept;  // format_gstreamer.cpp
-std::span<const FormatMapping> ffmpegFormats() noexcept;     // format_ffmpeg.cpp
-std::span<const FormatMapping> drmFormats() noexcept;        // format_drm_v4l2_va.cpp
-std::span<const FormatMapping> v4l2Formats() noexcept;       // format_drm_v4l2_va.cpp
-std::span<const FormatMapping> vaFormats() noexcept;         // format_drm_v4l2_va.cpp
-std::span<const FormatMapping> vulkanFormats() noexcept;     // format_gpu_apis.cpp
-std::span<const FormatMapping> dxgiFormats() noexcept;       // format_platform_apis.cpp
-std::span<const FormatMapping> metalFormats() noexcept;      // format_platform_apis.cpp
-std::span<const FormatMapping> coreVideoFormats() noexcept;  // format_platform_apis.cpp
-std::span<const FormatMapping> webgpuFormats() noexcept;     // format_platform_apis.cpp
+std::span<const FormatMapping> gstreamerFormats() noexcept; // format_gstreamer.cpp
+std::span<const FormatMapping> ffmpegFormats() noexcept;    // format_ffmpeg.cpp
+std::span<const FormatMapping> drmFormats() noexcept;       // format_drm_v4l2_va.cpp
+std::span<const FormatMapping> v4l2Formats() noexcept;      // format_drm_v4l2_va.cpp
+std::span<const FormatMapping> vaFormats() noexcept;        // format_drm_v4l2_va.cpp
+std::span<const FormatMapping> vulkanFormats() noexcept;    // format_gpu_apis.cpp
+std::span<const FormatMapping> dxgiFormats() noexcept;      // format_platform_apis.cpp
+std::span<const FormatMapping> metalFormats() noexcept;     // format_platform_apis.cpp
+std::span<const FormatMapping> coreVideoFormats() noexcept; // format_platform_apis.cpp
+std::span<const FormatMapping> webgpuFormats() noexcept;    // format_platform_apis.cpp
 
 std::span<const PlaneMapping> vulkanPlaneFormats() noexcept; // format_gpu_apis.cpp
 std::span<const PlaneMapping> glPlaneFormats() noexcept;     // format_gpu_apis.cpp

@@ -20,12 +20,15 @@ std::optional<Error> checkResources(const FrameDesc &d)
 	for (uint32_t i = 0; i < 4; ++i) {
 		bool empty = d.resources[i].empty();
 		if (i < d.numResources && empty)
-			return Error::format(ErrorCode::NullHandle, detail::indexed("resources", i, ""),
-					     "Frame: resources[%u] is empty; numResources is %u.", i, d.numResources);
+			return Error::format(ErrorCode::NullHandle,
+					     detail::indexed("resources", i, ""),
+					     "Frame: resources[%u] is empty; numResources is %u.",
+					     i, d.numResources);
 		if (i >= d.numResources && !empty)
-			return Error::format(ErrorCode::InvalidArgument, detail::indexed("resources", i, ""),
-					     "Frame: resources[%u] holds a %s but numResources is %u.", i,
-					     resourceKindName(d.resources[i].kind()), d.numResources);
+			return Error::format(
+				ErrorCode::InvalidArgument, detail::indexed("resources", i, ""),
+				"Frame: resources[%u] holds a %s but numResources is %u.", i,
+				resourceKindName(d.resources[i].kind()), d.numResources);
 	}
 	return std::nullopt;
 }
@@ -40,20 +43,24 @@ std::optional<Error> checkPlaneGeometry(const FrameDesc &d, const PixelFormatInf
 	const PlaneInfo &p = info.planes[i];
 	uint64_t row = p.rowBytes(d.width);
 	if (plane.stride < row)
-		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "stride"),
-				     "Frame: planes[%u].stride (%u) is smaller than a row of %s at width %u (%" PRIu64
-				     " bytes).",
-				     i, plane.stride, info.name, d.width, row);
+		return Error::format(
+			ErrorCode::OutOfRange, detail::indexed("planes", i, "stride"),
+			"Frame: planes[%u].stride (%u) is smaller than a row of %s at width %u (%" PRIu64
+			" bytes).",
+			i, plane.stride, info.name, d.width, row);
 	if (!size)
 		return std::nullopt;
-	const std::optional<uint64_t> end = planeEnd(plane.offset, plane.stride, p.rows(d.height), row);
+	const std::optional<uint64_t> end =
+		planeEnd(plane.offset, plane.stride, p.rows(d.height), row);
 	if (!end || *end > size)
-		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
-				     "Frame: planes[%u] of a %ux%u %s frame ends at byte %s (offset %" PRIu64
-				     ", stride %u, %u rows), past the end of its %s (%" PRIu64 " bytes).",
-				     i, d.width, d.height, info.name, end ? std::to_string(*end).c_str() : "2^64 or later",
-				     plane.offset, plane.stride, p.rows(d.height),
-				     resourceKindName(d.resources[plane.resource].kind()), size);
+		return Error::format(
+			ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
+			"Frame: planes[%u] of a %ux%u %s frame ends at byte %s (offset %" PRIu64
+			", stride %u, %u rows), past the end of its %s (%" PRIu64 " bytes).",
+			i, d.width, d.height, info.name,
+			end ? std::to_string(*end).c_str() : "2^64 or later", plane.offset,
+			plane.stride, p.rows(d.height),
+			resourceKindName(d.resources[plane.resource].kind()), size);
 	return std::nullopt;
 }
 
@@ -61,13 +68,15 @@ std::optional<Error> checkPlane(const FrameDesc &d, uint32_t i, const PixelForma
 {
 	const PlaneView &plane = d.planes[i];
 	if (plane.resource >= d.numResources)
-		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "resource"),
-				     "Frame: planes[%u].resource is %u but the frame has %u resources.", i,
-				     plane.resource, d.numResources);
+		return Error::format(
+			ErrorCode::OutOfRange, detail::indexed("planes", i, "resource"),
+			"Frame: planes[%u].resource is %u but the frame has %u resources.", i,
+			plane.resource, d.numResources);
 	const Resource &resource = d.resources[plane.resource];
 	uint32_t parts = resource.subresourceCount();
 	if (plane.subresource >= parts)
-		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "subresource"),
+		return Error::format(ErrorCode::OutOfRange,
+				     detail::indexed("planes", i, "subresource"),
 				     "Frame: planes[%u].subresource is %u but its %s has %u.", i,
 				     plane.subresource, resourceKindName(resource.kind()), parts);
 	uint64_t size = resource.byteSize(plane.subresource);
@@ -79,14 +88,15 @@ std::optional<Error> checkPlane(const FrameDesc &d, uint32_t i, const PixelForma
 		return std::nullopt; // images and textures: the offset is the importer's to check
 	if (plane.offset >= size)
 		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "offset"),
-				     "Frame: planes[%u].offset (%" PRIu64 ") is not inside its %s (%" PRIu64
-				     " bytes).",
+				     "Frame: planes[%u].offset (%" PRIu64
+				     ") is not inside its %s (%" PRIu64 " bytes).",
 				     i, plane.offset, resourceKindName(resource.kind()), size);
 	if (plane.stride > size - plane.offset)
 		return Error::format(ErrorCode::OutOfRange, detail::indexed("planes", i, "stride"),
 				     "Frame: planes[%u] has no room for one row: offset %" PRIu64
 				     " + stride %u is past the end of its %s (%" PRIu64 " bytes).",
-				     i, plane.offset, plane.stride, resourceKindName(resource.kind()), size);
+				     i, plane.offset, plane.stride,
+				     resourceKindName(resource.kind()), size);
 	return std::nullopt;
 }
 
@@ -99,7 +109,8 @@ void derivePlanes(const Resource &resource, FrameDesc &d)
 		const DmaBufDesc &x = dmabuf->desc();
 		d.numPlanes = x.numPlanes;
 		for (uint32_t i = 0; i < x.numPlanes; ++i)
-			d.planes[i] = { 0, x.planes[i].objectIndex, x.planes[i].offset, x.planes[i].pitch };
+			d.planes[i] = { 0, x.planes[i].objectIndex, x.planes[i].offset,
+					x.planes[i].pitch };
 	} else if (const CpuPlanes *cpu = resource.get<CpuPlanes>()) {
 		const CpuPlanesDesc &x = cpu->desc();
 		d.numPlanes = x.numPlanes;
@@ -131,13 +142,14 @@ Result<Frame> Frame::create(FrameDesc desc)
 	if (auto e = detail::requireNonZero(kType, "height", desc.height))
 		return std::move(*e);
 	if (!desc.colorimetry.isValid())
-		return Error::format(ErrorCode::InvalidArgument, "colorimetry",
-				     "Frame: colorimetry (range %u, matrix %u, primaries %u, transfer %u) uses a value "
-				     "ITU-T H.273 reserves.",
-				     static_cast<unsigned>(desc.colorimetry.range),
-				     static_cast<unsigned>(desc.colorimetry.matrix),
-				     static_cast<unsigned>(desc.colorimetry.primaries),
-				     static_cast<unsigned>(desc.colorimetry.transfer));
+		return Error::format(
+			ErrorCode::InvalidArgument, "colorimetry",
+			"Frame: colorimetry (range %u, matrix %u, primaries %u, transfer %u) uses a value "
+			"ITU-T H.273 reserves.",
+			static_cast<unsigned>(desc.colorimetry.range),
+			static_cast<unsigned>(desc.colorimetry.matrix),
+			static_cast<unsigned>(desc.colorimetry.primaries),
+			static_cast<unsigned>(desc.colorimetry.transfer));
 	if (auto e = checkResources(desc))
 		return std::move(*e);
 	if (auto e = detail::requireCount(kType, "numPlanes", desc.numPlanes, 4))
@@ -147,12 +159,13 @@ Result<Frame> Frame::create(FrameDesc desc)
 	if (desc.format != PixelFormat::Unknown) {
 		auto found = pixelFormatInfo(desc.format);
 		if (!found.ok())
-			return Error(ErrorCode::InvalidArgument, "format", "Frame: " + found.error().message());
+			return Error(ErrorCode::InvalidArgument, "format",
+				     "Frame: " + found.error().message());
 		info = *found;
 		if (desc.numPlanes != info->numPlanes)
 			return Error::format(ErrorCode::InvalidArgument, "numPlanes",
-					     "Frame: numPlanes is %u but %s has %u planes.", desc.numPlanes,
-					     info->name, info->numPlanes);
+					     "Frame: numPlanes is %u but %s has %u planes.",
+					     desc.numPlanes, info->name, info->numPlanes);
 	}
 	for (uint32_t i = 0; i < desc.numPlanes; ++i) {
 		if (auto e = checkPlane(desc, i, info))

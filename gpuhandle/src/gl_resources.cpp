@@ -23,19 +23,48 @@ struct GlFormatInfo {
 
 constexpr GlFormatInfo kInternalFormats[] = {
 	// sized normalised and float formats
-	{ 0x8229, false }, { 0x822B, false }, { 0x8051, false }, { 0x8058, false }, // R8 RG8 RGB8 RGBA8
-	{ 0x8C41, false }, { 0x8C43, false },                                       // SRGB8 SRGB8_ALPHA8
-	{ 0x822A, false }, { 0x822C, false }, { 0x8054, false }, { 0x805B, false }, // R16 RG16 RGB16 RGBA16
-	{ 0x822D, false }, { 0x822F, false }, { 0x881B, false }, { 0x881A, false }, // R16F RG16F RGB16F RGBA16F
-	{ 0x822E, false }, { 0x8230, false }, { 0x8815, false }, { 0x8814, false }, // R32F RG32F RGB32F RGBA32F
-	{ 0x8059, false }, { 0x8D62, false }, { 0x93A1, false }, { 0x8C3A, false }, // RGB10_A2 RGB565 BGRA8 R11G11B10F
+	{ 0x8229, false },
+	{ 0x822B, false },
+	{ 0x8051, false },
+	{ 0x8058, false }, // R8 RG8 RGB8 RGBA8
+	{ 0x8C41, false },
+	{ 0x8C43, false }, // SRGB8 SRGB8_ALPHA8
+	{ 0x822A, false },
+	{ 0x822C, false },
+	{ 0x8054, false },
+	{ 0x805B, false }, // R16 RG16 RGB16 RGBA16
+	{ 0x822D, false },
+	{ 0x822F, false },
+	{ 0x881B, false },
+	{ 0x881A, false }, // R16F RG16F RGB16F RGBA16F
+	{ 0x822E, false },
+	{ 0x8230, false },
+	{ 0x8815, false },
+	{ 0x8814, false }, // R32F RG32F RGB32F RGBA32F
+	{ 0x8059, false },
+	{ 0x8D62, false },
+	{ 0x93A1, false },
+	{ 0x8C3A, false }, // RGB10_A2 RGB565 BGRA8 R11G11B10F
 	// unsized base formats (GLES 2 and GStreamer's upload paths still pass these)
-	{ 0x1903, false }, { 0x8227, false }, { 0x1907, false }, { 0x1908, false }, // RED RG RGB RGBA
-	{ 0x1909, false }, { 0x190A, false }, { 0x1906, false }, { 0x80E1, false }, // LUMINANCE(_ALPHA) ALPHA BGRA
+	{ 0x1903, false },
+	{ 0x8227, false },
+	{ 0x1907, false },
+	{ 0x1908, false }, // RED RG RGB RGBA
+	{ 0x1909, false },
+	{ 0x190A, false },
+	{ 0x1906, false },
+	{ 0x80E1, false }, // LUMINANCE(_ALPHA) ALPHA BGRA
 	// integer formats
-	{ 0x8232, true }, { 0x8234, true }, { 0x8236, true },                       // R8UI R16UI R32UI
-	{ 0x8238, true }, { 0x823A, true }, { 0x823C, true },                       // RG8UI RG16UI RG32UI
-	{ 0x8D7C, true }, { 0x8D76, true }, { 0x8D70, true }, { 0x906F, true },     // RGBA8UI RGBA16UI RGBA32UI RGB10_A2UI
+	{ 0x8232, true },
+	{ 0x8234, true },
+	{ 0x8236, true }, // R8UI R16UI R32UI
+	{ 0x8238, true },
+	{ 0x823A, true },
+	{ 0x823C, true }, // RG8UI RG16UI RG32UI
+	{ 0x8D7C, true },
+	{ 0x8D76, true },
+	{ 0x8D70, true },
+	{ 0x906F, true }, // RGBA8UI RGBA16UI RGBA32UI RGB10_A2UI
 };
 
 const GlFormatInfo *findFormat(uint32_t value)
@@ -63,22 +92,26 @@ std::optional<Error> checkTargetAndFormat(const GlTextureDesc &d)
 	bool external = d.target == kTextureExternalOes;
 	if (!external && d.target != kTexture2D && d.target != kTextureRectangle &&
 	    d.target != kTexture2DArray)
-		return Error::format(ErrorCode::InvalidArgument, "target",
-				     "GlTexture: target 0x%04x is not GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, "
-				     "GL_TEXTURE_EXTERNAL_OES or GL_TEXTURE_2D_ARRAY.",
-				     d.target);
+		return Error::format(
+			ErrorCode::InvalidArgument, "target",
+			"GlTexture: target 0x%04x is not GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE, "
+			"GL_TEXTURE_EXTERNAL_OES or GL_TEXTURE_2D_ARRAY.",
+			d.target);
 	if (external && d.internalFormat == 0)
 		return std::nullopt; // the EGLImage behind it decides
 	const GlFormatInfo *format = findFormat(d.internalFormat);
 	if (!format)
-		return Error::format(ErrorCode::InvalidArgument, "internalFormat",
-				     "GlTexture: internalFormat 0x%04x is not a colour format gpuhandle knows%s.",
-				     d.internalFormat, d.internalFormat ? "" : " (0 is only allowed for GL_TEXTURE_EXTERNAL_OES)");
+		return Error::format(
+			ErrorCode::InvalidArgument, "internalFormat",
+			"GlTexture: internalFormat 0x%04x is not a colour format gpuhandle knows%s.",
+			d.internalFormat,
+			d.internalFormat ? "" : " (0 is only allowed for GL_TEXTURE_EXTERNAL_OES)");
 	if (external && format->integer)
-		return Error::format(ErrorCode::InvalidArgument, "internalFormat",
-				     "GlTexture: integer internalFormat 0x%04x cannot back GL_TEXTURE_EXTERNAL_OES, "
-				     "which samples as normalised colour.",
-				     d.internalFormat);
+		return Error::format(
+			ErrorCode::InvalidArgument, "internalFormat",
+			"GlTexture: integer internalFormat 0x%04x cannot back GL_TEXTURE_EXTERNAL_OES, "
+			"which samples as normalised colour.",
+			d.internalFormat);
 	return std::nullopt;
 }
 
@@ -121,7 +154,8 @@ Result<GlBuffer> GlBuffer::create(Desc desc)
 	if (std::find(std::begin(kBufferTargets), std::end(kBufferTargets), desc.target) ==
 	    std::end(kBufferTargets))
 		return Error::format(ErrorCode::InvalidArgument, "target",
-				     "GlBuffer: target 0x%04x is not a GL buffer binding point.", desc.target);
+				     "GlBuffer: target 0x%04x is not a GL buffer binding point.",
+				     desc.target);
 	if (auto e = detail::requireNonZero(kType, "size", desc.size))
 		return std::move(*e);
 	if (auto e = detail::requireHandle(kType, "context", desc.context))

@@ -17,11 +17,13 @@ std::optional<Error> packPlanes(FrameLayout &layout)
 	for (uint32_t i = 0; i < layout.numPlanes; ++i) {
 		PlaneLayout &plane = layout.planes[i];
 		plane.offset = offset;
-		if (__builtin_mul_overflow(uint64_t(plane.stride), uint64_t(plane.height), &plane.size) ||
+		if (__builtin_mul_overflow(uint64_t(plane.stride), uint64_t(plane.height),
+					   &plane.size) ||
 		    __builtin_add_overflow(offset, plane.size, &offset))
 			return Error::format(ErrorCode::OutOfRange, "height",
-					     "A %ux%u %s frame does not fit in 64-bit sizes.", layout.width,
-					     layout.height, pixelFormatName(layout.format));
+					     "A %ux%u %s frame does not fit in 64-bit sizes.",
+					     layout.width, layout.height,
+					     pixelFormatName(layout.format));
 	}
 	layout.size = offset;
 	return std::nullopt;
@@ -34,9 +36,11 @@ namespace {
 std::optional<Error> checkSize(const char *type, uint32_t width, uint32_t height)
 {
 	if (!width)
-		return Error::format(ErrorCode::ZeroSize, "width", "%s: width is 0; it must be at least 1.", type);
+		return Error::format(ErrorCode::ZeroSize, "width",
+				     "%s: width is 0; it must be at least 1.", type);
 	if (!height)
-		return Error::format(ErrorCode::ZeroSize, "height", "%s: height is 0; it must be at least 1.", type);
+		return Error::format(ErrorCode::ZeroSize, "height",
+				     "%s: height is 0; it must be at least 1.", type);
 	return std::nullopt;
 }
 
@@ -52,8 +56,8 @@ struct PlaneRecipe {
 
 struct LayoutRecipe {
 	uint32_t numPlanes = 0;
-	uint32_t gstreamerAlign = 4;        // GStreamer's row alignment
-	bool gstreamerEvenHeight = false;   // GStreamer counts rows of an even height
+	uint32_t gstreamerAlign = 4;      // GStreamer's row alignment
+	bool gstreamerEvenHeight = false; // GStreamer counts rows of an even height
 	std::array<PlaneRecipe, 4> planes{};
 };
 
@@ -72,7 +76,8 @@ RecipeTable buildRecipes()
 		for (uint32_t i = 0; i < info.numPlanes; ++i) {
 			const PlaneInfo &p = info.planes[i];
 			r.planes[i] = { static_cast<uint8_t>(std::countr_zero(p.hsub)),
-					static_cast<uint8_t>(std::countr_zero(p.vsub)), p.pixelsPerBlock,
+					static_cast<uint8_t>(std::countr_zero(p.vsub)),
+					p.pixelsPerBlock,
 					uint32_t(p.texelsPerBlock) * bytesPerTexel(p.format) };
 		}
 	}
@@ -91,10 +96,12 @@ const RecipeTable &recipes()
 {
 	const PixelFormatInfo &info = allPixelFormats()[static_cast<size_t>(layout.format) - 1];
 	for (uint32_t i = 0; i < info.numPlanes; ++i) {
-		uint64_t rounded = detail::roundUp(detail::planeRowBytes(info.planes[i], layout.width), align);
+		uint64_t rounded =
+			detail::roundUp(detail::planeRowBytes(info.planes[i], layout.width), align);
 		if (rounded > std::numeric_limits<uint32_t>::max())
 			return Error::format(ErrorCode::OutOfRange, "width",
-					     "A row of a %u pixel wide %s frame (%" PRIu64 " bytes) does not fit in a 32-bit stride.",
+					     "A row of a %u pixel wide %s frame (%" PRIu64
+					     " bytes) does not fit in a 32-bit stride.",
 					     layout.width, info.name, rounded);
 	}
 	return Error::format(ErrorCode::OutOfRange, "height",
@@ -124,7 +131,8 @@ inline bool fillLayout(const LayoutRecipe &r, FrameLayout &layout, uint64_t alig
 		overflow |= stride > std::numeric_limits<uint32_t>::max();
 		plane.stride = static_cast<uint32_t>(stride);
 		plane.offset = offset;
-		// stride < 2^32 and rows < 2^32 (when the stride fits): the product fits in 64 bits.
+		// stride < 2^32 and rows < 2^32 (when the stride fits): the product fits in 64
+		// bits.
 		plane.size = stride * ((countedHeight + vround) >> p.vshift);
 		overflow |= __builtin_add_overflow(offset, plane.size, &offset);
 	}
@@ -162,7 +170,8 @@ Result<const PixelFormatInfo *> startLayout(PixelFormat format, uint32_t width, 
 				     "Layout: align %u is not a power of two between 1 and 4096.",
 				     align);
 	return Error::format(ErrorCode::InvalidArgument, "policy",
-			     "Layout: policy %u is not a LayoutPolicy.", static_cast<unsigned>(policy));
+			     "Layout: policy %u is not a LayoutPolicy.",
+			     static_cast<unsigned>(policy));
 }
 
 } // namespace
@@ -180,17 +189,14 @@ Result<FrameLayout> computeLayout(PixelFormat format, uint32_t width, uint32_t h
 	uint64_t rowAlign = 1;
 	bool valid = index < kPixelFormatCount - 1 && width && height;
 	switch (policy) {
-	case LayoutPolicy::Tight:
-		break;
+	case LayoutPolicy::Tight: break;
 	case LayoutPolicy::FFmpeg:
 	case LayoutPolicy::StrideAlign:
 		valid &= detail::isPowerOfTwo(align) && align <= 4096;
 		rowAlign = align;
 		break;
-	case LayoutPolicy::GStreamer:
-		break;
-	default:
-		valid = false;
+	case LayoutPolicy::GStreamer: break;
+	default: valid = false;
 	}
 	if (!valid) [[unlikely]] {
 		out = argumentError(format, width, height, policy, align);
@@ -223,15 +229,17 @@ Result<FrameLayout> layoutWithStrides(PixelFormat format, uint32_t width, uint32
 	const PixelFormatInfo *info = *found;
 	if (strides.size() != info->numPlanes)
 		return Error::format(ErrorCode::InvalidArgument, "strides",
-				     "Layout: %zu strides given but %s has %u planes.", strides.size(),
-				     info->name, info->numPlanes);
+				     "Layout: %zu strides given but %s has %u planes.",
+				     strides.size(), info->name, info->numPlanes);
 	for (uint32_t i = 0; i < info->numPlanes; ++i) {
 		const PlaneInfo &p = info->planes[i];
 		uint64_t row = p.rowBytes(width);
 		if (strides[i] < row)
-			return Error::format(ErrorCode::OutOfRange, "strides",
-					     "Layout: stride %u of plane %u is smaller than a row of %s at width %u (%" PRIu64 " bytes).",
-					     strides[i], i, info->name, width, row);
+			return Error::format(
+				ErrorCode::OutOfRange, "strides",
+				"Layout: stride %u of plane %u is smaller than a row of %s at width %u (%" PRIu64
+				" bytes).",
+				strides[i], i, info->name, width, row);
 		layout.planes[i] = { static_cast<uint32_t>((uint64_t(width) + p.hsub - 1) / p.hsub),
 				     p.rows(height), strides[i], 0, 0 };
 	}
@@ -249,12 +257,14 @@ Result<uint64_t> estimateTextureBytes(PixelFormat format, uint32_t width, uint32
 	if (auto e = checkSize("Texture estimate", width, height))
 		return std::move(*e);
 	if (!layers)
-		return Error(ErrorCode::ZeroSize, "layers", "Texture estimate: layers is 0; it must be at least 1.");
+		return Error(ErrorCode::ZeroSize, "layers",
+			     "Texture estimate: layers is 0; it must be at least 1.");
 	uint32_t maxLevels = std::bit_width(std::max(width, height));
 	if (!mipLevels || mipLevels > maxLevels)
-		return Error::format(ErrorCode::OutOfRange, "mipLevels",
-				     "Texture estimate: mipLevels is %u; a %ux%u texture has 1 to %u levels.",
-				     mipLevels, width, height, maxLevels);
+		return Error::format(
+			ErrorCode::OutOfRange, "mipLevels",
+			"Texture estimate: mipLevels is %u; a %ux%u texture has 1 to %u levels.",
+			mipLevels, width, height, maxLevels);
 	const PixelFormatInfo &info = **found;
 	uint64_t total = 0;
 	bool overflow = false;
@@ -263,16 +273,19 @@ Result<uint64_t> estimateTextureBytes(PixelFormat format, uint32_t width, uint32
 		uint32_t h = std::max(1u, height >> level);
 		for (uint32_t i = 0; i < info.numPlanes; ++i) {
 			uint64_t plane;
-			overflow |= __builtin_mul_overflow(info.planes[i].rowBytes(w), uint64_t(info.planes[i].rows(h)), &plane);
+			overflow |= __builtin_mul_overflow(info.planes[i].rowBytes(w),
+							   uint64_t(info.planes[i].rows(h)),
+							   &plane);
 			overflow |= __builtin_add_overflow(total, plane, &total);
 		}
 	}
 	uint64_t bytes;
 	overflow |= __builtin_mul_overflow(total, uint64_t(layers), &bytes);
 	if (overflow)
-		return Error::format(ErrorCode::OutOfRange, "layers",
-				     "Texture estimate: %u layers of a %ux%u %s texture do not fit in 64-bit sizes.",
-				     layers, width, height, info.name);
+		return Error::format(
+			ErrorCode::OutOfRange, "layers",
+			"Texture estimate: %u layers of a %ux%u %s texture do not fit in 64-bit sizes.",
+			layers, width, height, info.name);
 	return bytes;
 }
 

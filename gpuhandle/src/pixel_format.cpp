@@ -16,10 +16,10 @@ constexpr struct {
 	uint32_t bytes;
 	const char *name;
 } kPlaneFormats[kPlaneFormatCount] = {
-	{ 1, "r8" },        { 2, "rg8" },       { 3, "rgb8" },       { 4, "rgba8" },
-	{ 4, "bgra8" },     { 2, "r16" },       { 4, "rg16" },       { 6, "rgb16" },
-	{ 8, "rgba16" },    { 8, "rgba16f" },   { 16, "rgba32f" },   { 2, "r16uint" },
-	{ 4, "r32float" },  { 8, "rgba16uint" }, { 4, "rgb10a2" },   { 2, "rgb565" },
+	{ 1, "r8" },       { 2, "rg8" },        { 3, "rgb8" },     { 4, "rgba8" },
+	{ 4, "bgra8" },    { 2, "r16" },        { 4, "rg16" },     { 6, "rgb16" },
+	{ 8, "rgba16" },   { 8, "rgba16f" },    { 16, "rgba32f" }, { 2, "r16uint" },
+	{ 4, "r32float" }, { 8, "rgba16uint" }, { 4, "rgb10a2" },  { 2, "rgb565" },
 };
 
 } // namespace

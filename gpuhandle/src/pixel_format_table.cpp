@@ -28,22 +28,32 @@ constexpr PlaneInfo block(P format, uint8_t pixels, uint8_t texels)
 constexpr PixelFormatInfo one(F f, const char *name, Fam family, uint8_t depth, Pk packing, A alpha,
 			      PlaneInfo p0)
 {
-	return { f, name, static_cast<uint32_t>(f) - 1, family, depth, packing, alpha, 1, { p0, {}, {}, {} } };
+	return { f,      name,  static_cast<uint32_t>(f) - 1,
+		 family, depth, packing,
+		 alpha,  1,     { p0, {}, {}, {} } };
 }
 // Semi-planar YUV: luma, then interleaved chroma.
 constexpr PixelFormatInfo semi(F f, const char *name, uint8_t depth, Pk packing, P luma, P chroma,
 			       uint8_t hsub, uint8_t vsub)
 {
-	return { f, name, static_cast<uint32_t>(f) - 1, Fam::Yuv, depth, packing, A::None, 2,
-		 { full(luma), sub(chroma, hsub, vsub), {}, {} } };
+	return { f,        name,  static_cast<uint32_t>(f) - 1,
+		 Fam::Yuv, depth, packing,
+		 A::None,  2,     { full(luma), sub(chroma, hsub, vsub), {}, {} } };
 }
 // Planar: three colour planes (YUV or GBR), optionally a fourth alpha plane.
-constexpr PixelFormatInfo planar(F f, const char *name, Fam family, uint8_t depth, Pk packing, P plane,
-				 uint8_t hsub, uint8_t vsub, bool alpha = false)
+constexpr PixelFormatInfo planar(F f, const char *name, Fam family, uint8_t depth, Pk packing,
+				 P plane, uint8_t hsub, uint8_t vsub, bool alpha = false)
 {
-	return { f, name, static_cast<uint32_t>(f) - 1, family, depth, packing, alpha ? A::Straight : A::None,
+	return { f,
+		 name,
+		 static_cast<uint32_t>(f) - 1,
+		 family,
+		 depth,
+		 packing,
+		 alpha ? A::Straight : A::None,
 		 static_cast<uint8_t>(alpha ? 4 : 3),
-		 { full(plane), sub(plane, hsub, vsub), sub(plane, hsub, vsub), alpha ? full(plane) : PlaneInfo{} } };
+		 { full(plane), sub(plane, hsub, vsub), sub(plane, hsub, vsub),
+		   alpha ? full(plane) : PlaneInfo{} } };
 }
 
 constexpr PixelFormatInfo kFormats[] = {
@@ -72,7 +82,14 @@ constexpr PixelFormatInfo kFormats[] = {
 	planar(F::YUV444P16LE, "yuv444p16le", Fam::Yuv, 16, Pk::ByteAligned, P::R16, 1, 1),
 	semi(F::NV16, "nv16", 8, Pk::ByteAligned, P::R8, P::RG8, 2, 1),
 	semi(F::NV24, "nv24", 8, Pk::ByteAligned, P::R8, P::RG8, 1, 1),
-	{ F::NV12A, "nv12a", static_cast<uint32_t>(F::NV12A) - 1, Fam::Yuv, 8, Pk::ByteAligned, A::Straight, 3,
+	{ F::NV12A,
+	  "nv12a",
+	  static_cast<uint32_t>(F::NV12A) - 1,
+	  Fam::Yuv,
+	  8,
+	  Pk::ByteAligned,
+	  A::Straight,
+	  3,
 	  { full(P::R8), sub(P::RG8, 2, 2), full(P::R8), {} } },
 	planar(F::YUVA444P10LE, "yuva444p10le", Fam::Yuv, 10, Pk::LsbAligned, P::R16, 1, 1, true),
 	planar(F::YUVA444P12LE, "yuva444p12le", Fam::Yuv, 12, Pk::LsbAligned, P::R16, 1, 1, true),

@@ -9,8 +9,8 @@ namespace gpuhandle {
 struct ReleaseGate::State final : SyncWaiter {
 	std::shared_ptr<CpuFence> fence;
 	std::atomic<bool> signalled{ false }; // only the first signal() counts
-	std::mutex mutex;                      // guards consumerDone
-	SyncPoint consumerDone;                // set once, under mutex, before fence is signalled
+	std::mutex mutex;                     // guards consumerDone
+	SyncPoint consumerDone;               // set once, under mutex, before fence is signalled
 	// consumerDone is not a Noop point: set with it, before the fence is signalled, so that a
 	// gate released without a consumer fence (the common case) is checked without the lock.
 	std::atomic<bool> consumerPending{ false };
@@ -56,7 +56,8 @@ Result<ReleaseGate> ReleaseGate::create()
 Status ReleaseGate::signal(SyncPoint consumerDone) const
 {
 	if (!state_)
-		return Error(ErrorCode::InvalidState, "gate", "ReleaseGate: signal() on an empty gate (none()).");
+		return Error(ErrorCode::InvalidState, "gate",
+			     "ReleaseGate: signal() on an empty gate (none()).");
 	if (state_->signalled.exchange(true))
 		return {}; // only the first signal counts
 	if (!consumerDone.isNoop()) {

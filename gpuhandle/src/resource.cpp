@@ -6,10 +6,11 @@ namespace gpuhandle {
 namespace {
 
 constexpr const char *kKindNames[kResourceKindCount] = {
-	"none", "vulkan-image", "vulkan-buffer", "vulkan-memory-fd", "gl-texture", "gl-buffer",
-	"cuda-pitched-2d", "cuda-buffer", "cuda-surface", "opencl-mem", "dmabuf", "shm-fd",
-	"va-surface", "d3d11-texture", "d3d12-resource", "d3d12-buffer", "metal-texture",
-	"metal-buffer", "webgpu-texture", "cpu-bytes", "cpu-planes", "cpu-shared-slot",
+	"none",         "vulkan-image",    "vulkan-buffer", "vulkan-memory-fd", "gl-texture",
+	"gl-buffer",    "cuda-pitched-2d", "cuda-buffer",   "cuda-surface",     "opencl-mem",
+	"dmabuf",       "shm-fd",          "va-surface",    "d3d11-texture",    "d3d12-resource",
+	"d3d12-buffer", "metal-texture",   "metal-buffer",  "webgpu-texture",   "cpu-bytes",
+	"cpu-planes",   "cpu-shared-slot",
 };
 
 static_assert(std::variant_size_v<Resource::Variant> == kResourceKindCount,
@@ -46,37 +47,26 @@ BackendKind backendOf(ResourceKind kind) noexcept
 	switch (kind) {
 	case ResourceKind::VulkanImage:
 	case ResourceKind::VulkanBuffer:
-	case ResourceKind::VulkanMemoryFd:
-		return BackendKind::Vulkan;
+	case ResourceKind::VulkanMemoryFd: return BackendKind::Vulkan;
 	case ResourceKind::GlTexture:
-	case ResourceKind::GlBuffer:
-		return BackendKind::OpenGL;
+	case ResourceKind::GlBuffer: return BackendKind::OpenGL;
 	case ResourceKind::CudaPitched2D:
 	case ResourceKind::CudaBuffer:
-	case ResourceKind::CudaSurface:
-		return BackendKind::Cuda;
-	case ResourceKind::OpenClMem:
-		return BackendKind::OpenCl;
+	case ResourceKind::CudaSurface: return BackendKind::Cuda;
+	case ResourceKind::OpenClMem: return BackendKind::OpenCl;
 	case ResourceKind::DmaBuf:
-	case ResourceKind::ShmFd:
-		return BackendKind::Fd;
-	case ResourceKind::VaSurface:
-		return BackendKind::VaApi;
-	case ResourceKind::D3D11Texture:
-		return BackendKind::D3D11;
+	case ResourceKind::ShmFd: return BackendKind::Fd;
+	case ResourceKind::VaSurface: return BackendKind::VaApi;
+	case ResourceKind::D3D11Texture: return BackendKind::D3D11;
 	case ResourceKind::D3D12Resource:
-	case ResourceKind::D3D12Buffer:
-		return BackendKind::D3D12;
+	case ResourceKind::D3D12Buffer: return BackendKind::D3D12;
 	case ResourceKind::MetalTexture:
-	case ResourceKind::MetalBuffer:
-		return BackendKind::Metal;
-	case ResourceKind::WebGpuTexture:
-		return BackendKind::WebGpu;
+	case ResourceKind::MetalBuffer: return BackendKind::Metal;
+	case ResourceKind::WebGpuTexture: return BackendKind::WebGpu;
 	case ResourceKind::None:
 	case ResourceKind::CpuBytes:
 	case ResourceKind::CpuPlanes:
-	case ResourceKind::CpuSharedSlot:
-		return BackendKind::Cpu;
+	case ResourceKind::CpuSharedSlot: return BackendKind::Cpu;
 	}
 	return BackendKind::Cpu;
 }
@@ -85,7 +75,8 @@ uint64_t Resource::byteSize(uint32_t subresource) const noexcept
 {
 	switch (kind()) {
 	case ResourceKind::VulkanBuffer: return get<VulkanBuffer>()->desc().size;
-	case ResourceKind::VulkanMemoryFd: return get<VulkanMemoryFd>()->desc().exportDesc.allocationSize;
+	case ResourceKind::VulkanMemoryFd:
+		return get<VulkanMemoryFd>()->desc().exportDesc.allocationSize;
 	case ResourceKind::GlBuffer: return get<GlBuffer>()->desc().size;
 	case ResourceKind::CudaPitched2D: return get<CudaPitched2D>()->desc().size;
 	case ResourceKind::CudaBuffer: return get<CudaBuffer>()->desc().size;
@@ -105,8 +96,7 @@ uint64_t Resource::byteSize(uint32_t subresource) const noexcept
 			return 0;
 		return uint64_t(d.planes[subresource].stride) * d.planes[subresource].rows;
 	}
-	default:
-		return 0;
+	default: return 0;
 	}
 }
 
@@ -125,7 +115,8 @@ void Resource::markConsumed() const noexcept
 {
 	std::visit(
 		[](const auto &handle) {
-			if constexpr (!std::is_same_v<std::decay_t<decltype(handle)>, std::monostate>)
+			if constexpr (!std::is_same_v<std::decay_t<decltype(handle)>,
+						      std::monostate>)
 				markHandleConsumed(handle);
 		},
 		v_);
@@ -133,8 +124,9 @@ void Resource::markConsumed() const noexcept
 
 Error Resource::wrongKind(ResourceKind wanted) const
 {
-	return Error::format(ErrorCode::WrongKind, "kind", "The resource is a %s; a %s was asked for.",
-			     resourceKindName(kind()), resourceKindName(wanted));
+	return Error::format(ErrorCode::WrongKind, "kind",
+			     "The resource is a %s; a %s was asked for.", resourceKindName(kind()),
+			     resourceKindName(wanted));
 }
 
 } // namespace gpuhandle

@@ -18,11 +18,13 @@ Result<ShmFd> ShmFd::create(Desc desc)
 		return std::move(*e);
 	struct stat st = {};
 	if (fstat(desc.fd.get(), &st) != 0)
-		return Error::format(ErrorCode::BadFd, "fd", "ShmFd: fstat on fd %d failed.", desc.fd.get());
-	if (!S_ISREG(st.st_mode))
-		return Error::format(ErrorCode::InvalidArgument, "fd",
-				     "ShmFd: fd %d is not a shared-memory file (memfd or shm_open).",
+		return Error::format(ErrorCode::BadFd, "fd", "ShmFd: fstat on fd %d failed.",
 				     desc.fd.get());
+	if (!S_ISREG(st.st_mode))
+		return Error::format(
+			ErrorCode::InvalidArgument, "fd",
+			"ShmFd: fd %d is not a shared-memory file (memfd or shm_open).",
+			desc.fd.get());
 	uint64_t fileSize = static_cast<uint64_t>(st.st_size);
 	if (desc.offset > fileSize || desc.size > fileSize - desc.offset)
 		return Error::format(ErrorCode::OutOfRange, "size",

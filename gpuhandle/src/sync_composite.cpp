@@ -20,7 +20,10 @@ constexpr WaitDuration kSlice = std::chrono::milliseconds(10);
 class CompositeWaiter final : public SyncWaiter
 {
 public:
-	CompositeWaiter(Mode mode, std::vector<SyncPoint> points) : mode_(mode), points_(std::move(points)) {}
+	CompositeWaiter(Mode mode, std::vector<SyncPoint> points)
+		: mode_(mode), points_(std::move(points))
+	{
+	}
 
 	BackendKind backend() const noexcept override { return BackendKind::Cpu; }
 
@@ -49,7 +52,8 @@ public:
 			if (mode_ == Mode::Any && *done)
 				return true;
 			if (mode_ != Mode::Any && !*done)
-				return false; // chain: a later point is not polled before this one is done
+				// Chain: a later point is not polled before this one is done.
+				return false;
 			any = any || *done;
 		}
 		return mode_ == Mode::Any ? any : true;
@@ -79,7 +83,9 @@ private:
 				return {};
 			if (deadline.expired())
 				return waitTimeoutError(BackendKind::Cpu, timeout);
-			WaitDuration sleep = allPollable ? deadline.remaining() : std::min({ nap, kSlice, deadline.remaining() });
+			WaitDuration sleep =
+				allPollable ? deadline.remaining()
+					    : std::min({ nap, kSlice, deadline.remaining() });
 			nap = std::min(nap * 2, kSlice);
 			if (fds.empty()) {
 				std::this_thread::sleep_for(sleep);
@@ -90,7 +96,8 @@ private:
 				limit.tv_sec = static_cast<time_t>(sleep.count() / 1000000000);
 				limit.tv_nsec = static_cast<long>(sleep.count() % 1000000000);
 			}
-			ppoll(fds.data(), fds.size(), sleep == kWaitForever ? nullptr : &limit, nullptr);
+			ppoll(fds.data(), fds.size(), sleep == kWaitForever ? nullptr : &limit,
+			      nullptr);
 		}
 	}
 
@@ -101,13 +108,16 @@ private:
 Result<SyncPoint> composite(Mode mode, std::span<const SyncPoint> points)
 {
 	if (points.empty())
-		return Error(ErrorCode::ZeroSize, "points", "SyncPoint: a composite needs at least one point.");
+		return Error(ErrorCode::ZeroSize, "points",
+			     "SyncPoint: a composite needs at least one point.");
 	std::vector<SyncPoint> kept;
 	for (size_t i = 0; i < points.size(); ++i) {
 		if (points[i].isRawCarrier())
-			return Error::format(ErrorCode::NotSupported, detail::indexed("points", static_cast<uint32_t>(i), ""),
-					     "SyncPoint: points[%zu] is a raw %s carrier; import it before combining it.",
-					     i, syncKindName(points[i].kind()));
+			return Error::format(
+				ErrorCode::NotSupported,
+				detail::indexed("points", static_cast<uint32_t>(i), ""),
+				"SyncPoint: points[%zu] is a raw %s carrier; import it before combining it.",
+				i, syncKindName(points[i].kind()));
 		if (!points[i].isNoop())
 			kept.push_back(points[i]);
 	}
@@ -115,7 +125,8 @@ Result<SyncPoint> composite(Mode mode, std::span<const SyncPoint> points)
 		return SyncPoint::noop(); // nothing left to wait for
 	if (kept.size() == 1 && mode != Mode::Any)
 		return kept.front();
-	return SyncPoint::fromWaiter(SyncKind::Composite, std::make_shared<CompositeWaiter>(mode, std::move(kept)));
+	return SyncPoint::fromWaiter(SyncKind::Composite,
+				     std::make_shared<CompositeWaiter>(mode, std::move(kept)));
 }
 
 } // namespace

@@ -9,9 +9,20 @@ namespace gpuhandle {
 namespace {
 
 constexpr const char *kKindNames[] = {
-	"noop", "cpu", "fence-fd", "vulkan-semaphore", "d3d12-fence", "d3d11-keyed-mutex",
-	"cuda-external-semaphore", "cuda-event", "opencl-event", "metal-shared-event",
-	"gl-semaphore", "gl-sync", "webgpu-submission", "composite",
+	"noop",
+	"cpu",
+	"fence-fd",
+	"vulkan-semaphore",
+	"d3d12-fence",
+	"d3d11-keyed-mutex",
+	"cuda-external-semaphore",
+	"cuda-event",
+	"opencl-event",
+	"metal-shared-event",
+	"gl-semaphore",
+	"gl-sync",
+	"webgpu-submission",
+	"composite",
 };
 
 constexpr const char *kType = "SyncPoint";
@@ -23,39 +34,67 @@ struct RawCheck {
 	{
 		if (auto e = detail::requireHandle(kType, "semaphore", r.semaphore))
 			return e;
-		if (r.kind != VulkanSemaphoreKind::Binary && r.kind != VulkanSemaphoreKind::Timeline)
-			return Error::format(ErrorCode::InvalidArgument, "kind",
-					     "SyncPoint: Vulkan semaphore kind %u is neither binary nor timeline.",
-					     static_cast<unsigned>(r.kind));
+		if (r.kind != VulkanSemaphoreKind::Binary &&
+		    r.kind != VulkanSemaphoreKind::Timeline)
+			return Error::format(
+				ErrorCode::InvalidArgument, "kind",
+				"SyncPoint: Vulkan semaphore kind %u is neither binary nor timeline.",
+				static_cast<unsigned>(r.kind));
 		return detail::requireHandle(kType, "device", r.device);
 	}
-	std::optional<Error> operator()(const D3D12FenceSync &r) const { return detail::requireHandle(kType, "fence", r.fence); }
-	std::optional<Error> operator()(const D3D11KeyedMutexSync &r) const { return detail::requireHandle(kType, "keyedMutex", r.keyedMutex); }
-	std::optional<Error> operator()(const CudaExternalSemaphoreSync &r) const { return detail::requireHandle(kType, "semaphore", r.semaphore); }
+	std::optional<Error> operator()(const D3D12FenceSync &r) const
+	{
+		return detail::requireHandle(kType, "fence", r.fence);
+	}
+	std::optional<Error> operator()(const D3D11KeyedMutexSync &r) const
+	{
+		return detail::requireHandle(kType, "keyedMutex", r.keyedMutex);
+	}
+	std::optional<Error> operator()(const CudaExternalSemaphoreSync &r) const
+	{
+		return detail::requireHandle(kType, "semaphore", r.semaphore);
+	}
 	std::optional<Error> operator()(const CudaEventSync &r) const
 	{
 		if (auto e = detail::requireHandle(kType, "event", r.event))
 			return e;
 		if (r.ordinal < 0)
 			return Error::format(ErrorCode::OutOfRange, "ordinal",
-					     "SyncPoint: CUDA device ordinal %d is negative.", r.ordinal);
+					     "SyncPoint: CUDA device ordinal %d is negative.",
+					     r.ordinal);
 		return std::nullopt;
 	}
-	std::optional<Error> operator()(const OpenClEventSync &r) const { return detail::requireHandle(kType, "event", r.event); }
-	std::optional<Error> operator()(const MetalSharedEventSync &r) const { return detail::requireHandle(kType, "event", r.event); }
-	std::optional<Error> operator()(const GlSemaphoreSync &r) const { return detail::requireHandle(kType, "semaphore", uint64_t(r.semaphore)); }
+	std::optional<Error> operator()(const OpenClEventSync &r) const
+	{
+		return detail::requireHandle(kType, "event", r.event);
+	}
+	std::optional<Error> operator()(const MetalSharedEventSync &r) const
+	{
+		return detail::requireHandle(kType, "event", r.event);
+	}
+	std::optional<Error> operator()(const GlSemaphoreSync &r) const
+	{
+		return detail::requireHandle(kType, "semaphore", uint64_t(r.semaphore));
+	}
 	std::optional<Error> operator()(const GlSyncSync &r) const
 	{
 		if (auto e = detail::requireHandle(kType, "sync", r.sync))
 			return e;
 		if (static_cast<uint32_t>(r.flavour) > static_cast<uint32_t>(GlFlavour::Cgl))
-			return Error::format(ErrorCode::InvalidArgument, "flavour",
-					     "SyncPoint: GL flavour %u is not one of EGL, GLX, WGL, CGL.",
-					     static_cast<unsigned>(r.flavour));
+			return Error::format(
+				ErrorCode::InvalidArgument, "flavour",
+				"SyncPoint: GL flavour %u is not one of EGL, GLX, WGL, CGL.",
+				static_cast<unsigned>(r.flavour));
 		return std::nullopt;
 	}
-	std::optional<Error> operator()(const FenceFdSync &r) const { return detail::requireOpenFd(kType, "fd", r.fd); }
-	std::optional<Error> operator()(const WebGpuSubmissionSync &r) const { return detail::requireHandle(kType, "queue", r.queue); }
+	std::optional<Error> operator()(const FenceFdSync &r) const
+	{
+		return detail::requireOpenFd(kType, "fd", r.fd);
+	}
+	std::optional<Error> operator()(const WebGpuSubmissionSync &r) const
+	{
+		return detail::requireHandle(kType, "queue", r.queue);
+	}
 };
 
 } // namespace
@@ -112,9 +151,10 @@ Result<SyncPoint> SyncPoint::fromWaiter(SyncKind kind, SyncWaiterRef waiter)
 	if (!waiter)
 		return detail::nullHandle(kType, "waiter");
 	if (kind != SyncKind::Cpu && kind != SyncKind::Composite)
-		return Error::format(ErrorCode::InvalidArgument, "kind",
-				     "SyncPoint: a %s point needs its raw fields; use SyncPoint::create().",
-				     syncKindName(kind));
+		return Error::format(
+			ErrorCode::InvalidArgument, "kind",
+			"SyncPoint: a %s point needs its raw fields; use SyncPoint::create().",
+			syncKindName(kind));
 	return make(kind, std::monostate{}, std::move(waiter), {});
 }
 
@@ -123,10 +163,11 @@ Status SyncPoint::wait(WaitDuration timeout) const
 	if (isNoop())
 		return {};
 	if (!waiter_)
-		return Error::format(ErrorCode::NotSupported, "waiter",
-				     "The %s sync point is a raw carrier (it crossed an API or process boundary); "
-				     "import it with a backend before waiting on the CPU.",
-				     syncKindName(kind_));
+		return Error::format(
+			ErrorCode::NotSupported, "waiter",
+			"The %s sync point is a raw carrier (it crossed an API or process boundary); "
+			"import it with a backend before waiting on the CPU.",
+			syncKindName(kind_));
 	return waiter_->wait(timeout);
 }
 
@@ -135,9 +176,10 @@ Result<bool> SyncPoint::isSignaled() const
 	if (isNoop())
 		return true;
 	if (!waiter_)
-		return Error::format(ErrorCode::NotSupported, "waiter",
-				     "The %s sync point is a raw carrier; import it with a backend before polling it.",
-				     syncKindName(kind_));
+		return Error::format(
+			ErrorCode::NotSupported, "waiter",
+			"The %s sync point is a raw carrier; import it with a backend before polling it.",
+			syncKindName(kind_));
 	return waiter_->isSignaled();
 }
 

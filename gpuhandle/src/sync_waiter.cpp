@@ -32,14 +32,17 @@ WaitDuration Deadline::remaining() const noexcept
 	if (never_)
 		return kWaitForever;
 	auto left = when_ - std::chrono::steady_clock::now();
-	return left > WaitDuration::zero() ? std::chrono::duration_cast<WaitDuration>(left) : WaitDuration::zero();
+	return left > WaitDuration::zero() ? std::chrono::duration_cast<WaitDuration>(left)
+					   : WaitDuration::zero();
 }
 
 Error waitTimeoutError(BackendKind backend, WaitDuration timeout)
 {
-	return Error::format(ErrorCode::Timeout, "timeout",
-			     "The %s fence was not signalled within %lld ms.", backendKindName(backend),
-			     static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+	return Error::format(
+		ErrorCode::Timeout, "timeout", "The %s fence was not signalled within %lld ms.",
+		backendKindName(backend),
+		static_cast<long long>(
+			std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
 }
 
 } // namespace gpuhandle

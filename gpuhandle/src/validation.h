@@ -21,7 +21,8 @@ std::optional<Error> requireHandle(const char *type, const char *field, const vo
 std::optional<Error> requireHandle(const char *type, const char *field, uint64_t handle);
 std::optional<Error> requireNonZero(const char *type, const char *field, uint64_t value);
 // `count` must lie in [1, max].
-std::optional<Error> requireCount(const char *type, const char *field, uint32_t count, uint32_t max);
+std::optional<Error> requireCount(const char *type, const char *field, uint32_t count,
+				  uint32_t max);
 // The fd must be >= 0 and open in this process.
 std::optional<Error> requireOpenFd(const char *type, const std::string &field, const SharedFd &fd);
 

@@ -9,9 +9,9 @@
 namespace gpuhandle {
 
 namespace {
-constexpr uint32_t kMaxMemoryTypes = 32;           // VK_MAX_MEMORY_TYPES
-constexpr uint32_t kTilingOptimal = 0;             // VK_IMAGE_TILING_OPTIMAL
-constexpr uint32_t kTilingLinear = 1;              // VK_IMAGE_TILING_LINEAR
+constexpr uint32_t kMaxMemoryTypes = 32;            // VK_MAX_MEMORY_TYPES
+constexpr uint32_t kTilingOptimal = 0;              // VK_IMAGE_TILING_OPTIMAL
+constexpr uint32_t kTilingLinear = 1;               // VK_IMAGE_TILING_LINEAR
 constexpr uint32_t kTilingDrmModifier = 1000158000; // VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT
 } // namespace
 
@@ -53,22 +53,27 @@ std::optional<Error> checkExportDesc(const VulkanExportDesc &x)
 	if (auto e = detail::requireNonZero(kType, "exportDesc.allocationSize", x.allocationSize))
 		return e;
 	if (x.memoryTypeIndex >= kMaxMemoryTypes)
-		return Error::format(ErrorCode::OutOfRange, "exportDesc.memoryTypeIndex",
-				     "VulkanMemoryFd: exportDesc.memoryTypeIndex is %u; Vulkan has at most %u memory types.",
-				     x.memoryTypeIndex, kMaxMemoryTypes);
+		return Error::format(
+			ErrorCode::OutOfRange, "exportDesc.memoryTypeIndex",
+			"VulkanMemoryFd: exportDesc.memoryTypeIndex is %u; Vulkan has at most %u memory types.",
+			x.memoryTypeIndex, kMaxMemoryTypes);
 	if (!x.usage)
-		return Error(ErrorCode::InvalidArgument, "exportDesc.usage",
-			     "VulkanMemoryFd: exportDesc.usage is 0; an export needs the usage it was created with.");
-	if (x.tiling != kTilingOptimal && x.tiling != kTilingLinear && x.tiling != kTilingDrmModifier)
-		return Error::format(ErrorCode::InvalidArgument, "exportDesc.tiling",
-				     "VulkanMemoryFd: exportDesc.tiling is %u; it must be 0 (optimal), 1 (linear) or %u (DRM modifier).",
-				     x.tiling, kTilingDrmModifier);
+		return Error(
+			ErrorCode::InvalidArgument, "exportDesc.usage",
+			"VulkanMemoryFd: exportDesc.usage is 0; an export needs the usage it was created with.");
+	if (x.tiling != kTilingOptimal && x.tiling != kTilingLinear &&
+	    x.tiling != kTilingDrmModifier)
+		return Error::format(
+			ErrorCode::InvalidArgument, "exportDesc.tiling",
+			"VulkanMemoryFd: exportDesc.tiling is %u; it must be 0 (optimal), 1 (linear) or %u (DRM modifier).",
+			x.tiling, kTilingDrmModifier);
 	if (x.format == 0) {
 		// A buffer export: an extent without a format is a caller's mix-up.
 		if (x.width || x.height || x.depth)
-			return Error::format(ErrorCode::InvalidArgument, "exportDesc.format",
-					     "VulkanMemoryFd: exportDesc has an extent (%ux%ux%u) but format 0; an image export needs its VkFormat.",
-					     x.width, x.height, x.depth);
+			return Error::format(
+				ErrorCode::InvalidArgument, "exportDesc.format",
+				"VulkanMemoryFd: exportDesc has an extent (%ux%ux%u) but format 0; an image export needs its VkFormat.",
+				x.width, x.height, x.depth);
 		return std::nullopt;
 	}
 	if (auto e = detail::requireNonZero(kType, "exportDesc.width", x.width))

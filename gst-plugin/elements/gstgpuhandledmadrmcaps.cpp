@@ -1,15 +1,14 @@
 // DMA-BUF caps as GStreamer 1.24+ writes them (format=DMA_DRM, drm-format list) in caps transforms.
-#include "gstgpuhandleelements.h"
-
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/format_mappings.h>
+
+#include "gstgpuhandleelements.h"
 
 #include <string>
 #include <vector>
 
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 #include <gst/video/video.h>
 
 namespace gpuhandle::gst {
@@ -20,7 +19,8 @@ namespace {
 
 // Calls `each` with every string of a string or list-of-strings field; false when the field is
 // absent (any value) or of another type.
-template <typename Each> bool forEachString(const GstStructure *s, const char *field, Each each)
+template<typename Each>
+bool forEachString(const GstStructure *s, const char *field, Each each)
 {
 	const GValue *value = gst_structure_get_value(s, field);
 	if (!value)

@@ -24,16 +24,11 @@ namespace gpuhandle::gst::download {
 const char *targetName(Target target)
 {
 	switch (target) {
-	case Target::System:
-		return "system memory";
-	case Target::Gl:
-		return "GLMemory";
-	case Target::Vulkan:
-		return "VulkanImage";
-	case Target::DmaBuf:
-		return "DMABuf";
-	case Target::Cuda:
-		return "CUDAMemory";
+	case Target::System: return "system memory";
+	case Target::Gl: return "GLMemory";
+	case Target::Vulkan: return "VulkanImage";
+	case Target::DmaBuf: return "DMABuf";
+	case Target::Cuda: return "CUDAMemory";
 	}
 	return "?";
 }
@@ -59,7 +54,8 @@ bool allowCopyOf(DownloadState &s)
 // copy_metadata, which prepare_output_buffer would have run had it made the buffer.
 void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in)
 {
-	GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)->copy_metadata(trans, in, out);
+	GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
+		->copy_metadata(trans, in, out);
 }
 
 void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
@@ -138,7 +134,8 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
 	if (!format.ok()) {
 		GPUHANDLE_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
-					(_("The video format is not supported by gpuhandle.")), format.error());
+					(_("The video format is not supported by gpuhandle.")),
+					format.error());
 		return FALSE;
 	}
 	s.info = info;
@@ -168,18 +165,10 @@ gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *, GstQuery *query)
 	// Vulkan take images (textures) from Vulkan's exportable memory.
 	TargetHint hint{};
 	switch (s.target) {
-	case Target::System:
-		hint = { BackendKind::Cpu, FrameStorage::Buffer };
-		break;
-	case Target::Gl:
-		hint = { BackendKind::OpenGL, FrameStorage::OptimalImage };
-		break;
-	case Target::Vulkan:
-		hint = { BackendKind::Vulkan, FrameStorage::OptimalImage };
-		break;
-	case Target::DmaBuf:
-		hint = { BackendKind::Fd, FrameStorage::Buffer };
-		break;
+	case Target::System: hint = { BackendKind::Cpu, FrameStorage::Buffer }; break;
+	case Target::Gl: hint = { BackendKind::OpenGL, FrameStorage::OptimalImage }; break;
+	case Target::Vulkan: hint = { BackendKind::Vulkan, FrameStorage::OptimalImage }; break;
+	case Target::DmaBuf: hint = { BackendKind::Fd, FrameStorage::Buffer }; break;
 	case Target::Cuda: // copied on the GPU from a pitched CUDA allocation
 		hint = { BackendKind::Cuda, FrameStorage::Buffer };
 		break;
@@ -229,8 +218,8 @@ gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 
 GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer **outbuf)
 {
-	GstMemory *first =
-		gst_buffer_n_memory(inbuf) == 1 ? gst_buffer_peek_memory(inbuf, 0) : nullptr;
+	GstMemory *first = gst_buffer_n_memory(inbuf) == 1 ? gst_buffer_peek_memory(inbuf, 0)
+							   : nullptr;
 	const Frame *whole = first ? memoryFrame(first) : nullptr;
 	if (whole && whole->numResources() == 1 && memoryResourceIndex(first) == 0) {
 		// One memory holding its whole frame (what frameFromBuffer() would check and copy):
@@ -243,7 +232,8 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 	Result<Frame> frame = frameFromBuffer(inbuf);
 	if (!frame.ok()) {
 		GPUHANDLE_ELEMENT_ERROR(trans, STREAM, FORMAT,
-					(_("An input buffer is not gpuhandle memory.")), frame.error());
+					(_("An input buffer is not gpuhandle memory.")),
+					frame.error());
 		return GST_FLOW_ERROR;
 	}
 	const BackendRef backend = memoryBackend(gst_buffer_peek_memory(inbuf, 0));
@@ -261,13 +251,15 @@ GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
 gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
 {
 	noteFlush(event, stateOf(trans).flushing);
-	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)->sink_event(trans, event);
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
+		->sink_event(trans, event);
 }
 
 GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
 {
 	noteFlush(transition, stateOf(element).flushing);
-	return GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->change_state(element, transition);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)
+		->change_state(element, transition);
 }
 
 gboolean start(GstBaseTransform *trans)
@@ -301,14 +293,9 @@ void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *psp
 	DownloadState &s = stateOf(object);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	switch (id) {
-	case PropAllowCopy:
-		s.allowCopy = g_value_get_boolean(value) != FALSE;
-		break;
-	case PropTimeout:
-		s.timeoutNs = g_value_get_uint64(value);
-		break;
-	default:
-		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	case PropAllowCopy: s.allowCopy = g_value_get_boolean(value) != FALSE; break;
+	case PropTimeout: s.timeoutNs = g_value_get_uint64(value); break;
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
 }
 
@@ -317,17 +304,12 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 	DownloadState &s = stateOf(object);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	switch (id) {
-	case PropAllowCopy:
-		g_value_set_boolean(value, s.allowCopy);
-		break;
-	case PropTimeout:
-		g_value_set_uint64(value, s.timeoutNs);
-		break;
+	case PropAllowCopy: g_value_set_boolean(value, s.allowCopy); break;
+	case PropTimeout: g_value_set_uint64(value, s.timeoutNs); break;
 	case PropStats:
 		g_value_take_boxed(value, s.stats.toStructure("gpuhandledownload-stats"));
 		break;
-	default:
-		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
 }
 
@@ -352,18 +334,17 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 						    GST_PARAM_MUTABLE_READY);
 	g_object_class_install_property(
 		object, PropAllowCopy,
-		g_param_spec_boolean("allow-copy", "Allow copies",
-				     "Copy frames (on the GPU, else through system memory) when no "
-				     "zero-copy path into the negotiated memory exists; when false, "
-				     "such a frame is a not-negotiated error",
-				     TRUE, flags));
+		g_param_spec_boolean(
+			"allow-copy", "Allow copies",
+			"Copy frames (on the GPU, else through system memory) when no "
+			"zero-copy path into the negotiated memory exists; when false, "
+			"such a frame is a not-negotiated error",
+			TRUE, flags));
 	g_object_class_install_property(
 		object, PropTimeout,
 		timeoutParamSpec("Longest wait for a frame's fence, in nanoseconds; a fence that "
 				 "does not signal in time is an element error"));
-	g_object_class_install_property(
-		object, PropStats,
-		statsParamSpec());
+	g_object_class_install_property(object, PropStats, statsParamSpec());
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;
@@ -374,8 +355,8 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 		"memory through gpuhandle's path planner, without a copy where a route exists",
 		"gpuhandle developers");
 	GstCaps *sinkCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
-	gst_element_class_add_pad_template(
-		element, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sinkCaps));
+	gst_element_class_add_pad_template(element, gst_pad_template_new("sink", GST_PAD_SINK,
+									 GST_PAD_ALWAYS, sinkCaps));
 	gst_caps_unref(sinkCaps);
 	GstCaps *srcCaps = gst_caps_new_empty();
 	for (const char *feature : srcFeatures()) {
@@ -383,8 +364,8 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 		gst_caps_append(srcCaps, capsWithFeatures(any, { feature }));
 		gst_caps_unref(any);
 	}
-	gst_element_class_add_pad_template(
-		element, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, srcCaps));
+	gst_element_class_add_pad_template(element, gst_pad_template_new("src", GST_PAD_SRC,
+									 GST_PAD_ALWAYS, srcCaps));
 	gst_caps_unref(srcCaps);
 
 	GstBaseTransformClass *base = GST_BASE_TRANSFORM_CLASS(klass);

@@ -22,14 +22,14 @@
 
 #include <gpuhandle/backends/planner.h>
 
-#include <gst/base/gstbasetransform.h>
-
 #include <algorithm>
-#include <vector>
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
+#include <vector>
+
+#include <gst/base/gstbasetransform.h>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_download_debug);
 
@@ -58,14 +58,14 @@ struct DownloadState {
 	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
 	ImportRoute lastRoute = ImportRoute::Direct;
 	// The input backend whose frames did not wrap as the target's memory as they are: its next
-	// frames go straight to the planner (whose Direct route still wraps one that would), without
-	// an error made per frame. Cleared when caps are set (the target may change).
+	// frames go straight to the planner (whose Direct route still wraps one that would),
+	// without an error made per frame. Cleared when caps are set (the target may change).
 	const void *noDirectWrapFrom = nullptr;
-	// Guards the GL, Vulkan and CUDA object fields below: context queries and set_context arrive from
-	// other threads while the streaming thread negotiates. Recursive, as GstGLBaseFilter's: the
-	// neighbours' answers to the queries made under it come back into this element (query,
-	// set_context) on the same thread. The streaming thread alone replaces glContext and
-	// vkDevice, so it reads them without the lock.
+	// Guards the GL, Vulkan and CUDA object fields below: context queries and set_context
+	// arrive from other threads while the streaming thread negotiates. Recursive, as
+	// GstGLBaseFilter's: the neighbours' answers to the queries made under it come back into
+	// this element (query, set_context) on the same thread. The streaming thread alone replaces
+	// glContext and vkDevice, so it reads them without the lock.
 	std::recursive_mutex contextMutex{};
 #if GPUHANDLE_GST_HAVE_GL
 	GstGLDisplay *glDisplay = nullptr;

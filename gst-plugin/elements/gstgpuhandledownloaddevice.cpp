@@ -22,15 +22,16 @@ GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame 
 		gst_caps_set_simple(caps, "texture-target", G_TYPE_STRING, "2D", nullptr);
 		s.glPool = gst_gl_buffer_pool_new(s.glContext);
 		GstStructure *config = gst_buffer_pool_get_config(s.glPool);
-		gst_buffer_pool_config_set_params(config, caps,
-						  static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), 1, 0);
+		gst_buffer_pool_config_set_params(
+			config, caps, static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), 1, 0);
 		gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
 		gst_caps_unref(caps);
 		if (!gst_buffer_pool_set_config(s.glPool, config) ||
 		    !gst_buffer_pool_set_active(s.glPool, TRUE)) {
 			gst_clear_object(&s.glPool);
 			GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-					  (_("Could not move a frame into %s."), targetName(s.target)),
+					  (_("Could not move a frame into %s."),
+					   targetName(s.target)),
 					  ("GStreamer's GL pool did not start for %s (after: %s)",
 					   pixelFormatName(s.format), why.c_str()));
 			return GST_FLOW_ERROR;
@@ -84,7 +85,8 @@ GstFlowReturn copyIntoCuda(GstBaseTransform *trans, GstBuffer *inbuf, const Impo
 	if (!out.ok()) {
 		if (out.error().code() == ErrorCode::Timeout)
 			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
-					(_("A frame's fence did not signal in time.")), out.error());
+						(_("A frame's fence did not signal in time.")),
+						out.error());
 		else
 			GST_ELEMENT_ERROR(
 				trans, RESOURCE, FAILED,
@@ -127,14 +129,13 @@ Result<GstBuffer *> wrapAsTarget(GstBaseTransform *trans, const Frame &frame, Wa
 #else
 		break;
 #endif
-	case Target::DmaBuf:
-		return fdBufferFromFrame(frame);
+	case Target::DmaBuf: return fdBufferFromFrame(frame);
 	case Target::Cuda:
-		return Error(ErrorCode::NotSupported, "target",
-			     "GStreamer 1.22 makes CUDAMemory only over what it allocates: frames are "
-			     "copied into its CUDA pool");
-	case Target::System:
-		break;
+		return Error(
+			ErrorCode::NotSupported, "target",
+			"GStreamer 1.22 makes CUDAMemory only over what it allocates: frames are "
+			"copied into its CUDA pool");
+	case Target::System: break;
 	}
 	return Error::format(ErrorCode::NotSupported, "target", "%s is not built in",
 			     targetName(s.target));
@@ -198,13 +199,14 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		const Error &why = imported.error();
 		if (why.code() == ErrorCode::Timeout) {
 			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
-					(_("A frame's fence did not signal in time.")), why);
+						(_("A frame's fence did not signal in time.")),
+						why);
 			return GST_FLOW_ERROR;
 		}
 		if (endsThePlan(why)) { // the device is lost: no copy either
-			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-					(_("Could not move a frame into %s."), targetName(s.target)),
-					why);
+			GPUHANDLE_ELEMENT_ERROR(
+				trans, RESOURCE, FAILED,
+				(_("Could not move a frame into %s."), targetName(s.target)), why);
 			return GST_FLOW_ERROR;
 		}
 #if GPUHANDLE_GST_HAVE_GL
@@ -218,8 +220,9 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 					  ("%s", why.message().c_str()));
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-				(_("Could not move a frame into %s."), targetName(s.target)), why);
+		GPUHANDLE_ELEMENT_ERROR(
+			trans, RESOURCE, FAILED,
+			(_("Could not move a frame into %s."), targetName(s.target)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->fence == FenceTransfer::CpuWait)
@@ -250,13 +253,15 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
 	if (!out.ok()) {
-		const Error why = Error::format(
-			out.error().code(), out.error().field(),
-			"imported by %s (%s), but not usable as %s: %s",
-			importRouteName(imported->route), executionPathKindName(imported->path.kind()),
-			targetName(s.target), out.error().message().c_str());
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-				(_("Could not move a frame into %s."), targetName(s.target)), why);
+		const Error why = Error::format(out.error().code(), out.error().field(),
+						"imported by %s (%s), but not usable as %s: %s",
+						importRouteName(imported->route),
+						executionPathKindName(imported->path.kind()),
+						targetName(s.target),
+						out.error().message().c_str());
+		GPUHANDLE_ELEMENT_ERROR(
+			trans, RESOURCE, FAILED,
+			(_("Could not move a frame into %s."), targetName(s.target)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->path.kind() == ExecutionPath::Kind::ZeroCopy)

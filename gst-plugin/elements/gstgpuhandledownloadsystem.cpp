@@ -41,12 +41,9 @@ Acquired waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration t
 GstFlowReturn flowOf(Acquired acquired)
 {
 	switch (acquired) {
-	case Acquired::Yes:
-		return GST_FLOW_OK;
-	case Acquired::Flushing:
-		return GST_FLOW_FLUSHING;
-	case Acquired::Failed:
-		break;
+	case Acquired::Yes: return GST_FLOW_OK;
+	case Acquired::Flushing: return GST_FLOW_FLUSHING;
+	case Acquired::Failed: break;
 	}
 	return GST_FLOW_ERROR;
 }
@@ -63,7 +60,8 @@ bool frameHasDefaultLayout(const Frame &frame, const GstVideoInfo &info)
 		return false;
 	for (uint32_t p = 0; p < frame.numPlanes(); ++p)
 		if (frame.plane(p).offset != GST_VIDEO_INFO_PLANE_OFFSET(&info, p) ||
-		    frame.plane(p).stride != static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)))
+		    frame.plane(p).stride !=
+			    static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)))
 			return false;
 	return true;
 }
@@ -135,7 +133,8 @@ bool copyFrameInto(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame
 	DownloadState &s = stateOf(trans);
 	Result<CpuMapping> src = backend ? backend->map(frame, MapAccess::Read, timeout)
 					 : mapFrame(frame, MapAccess::Read, timeout);
-	if (!src.ok() && src.error().code() != ErrorCode::Timeout && copyParentInto(trans, inbuf, out)) {
+	if (!src.ok() && src.error().code() != ErrorCode::Timeout &&
+	    copyParentInto(trans, inbuf, out)) {
 		GST_LOG_OBJECT(trans, "read through GStreamer's own memory: %s",
 			       src.error().message().c_str());
 		return true;
@@ -144,12 +143,12 @@ bool copyFrameInto(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame
 	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
 	if (!src.ok() || !formatInfo.ok() ||
 	    !gst_video_frame_map(&dst, &s.info, out, GST_MAP_WRITE)) {
-		const Error error = !src.ok()	     ? src.error()
+		const Error error = !src.ok()          ? src.error()
 				    : !formatInfo.ok() ? formatInfo.error()
 						       : Error(ErrorCode::Io, "buffer",
 							       "The output buffer did not map.");
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, READ, (_("Could not read a gpuhandle frame.")),
-					error);
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, READ,
+					(_("Could not read a gpuhandle frame.")), error);
 		return false;
 	}
 	uint8_t *dstPlanes[4]{};
@@ -202,8 +201,9 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	// reads its layout.
 	if (GstBuffer *source = sourceBufferOf(frame)) {
 		if (s.downstreamVideoMeta || hasDefaultLayout(source, s.info)) {
-			// The source buffer itself when nothing changed on the way (per buffer, this
-			// saves a buffer and its metadata copy); else a buffer sharing its memories.
+			// The source buffer itself when nothing changed on the way (per buffer,
+			// this saves a buffer and its metadata copy); else a buffer sharing its
+			// memories.
 			GstBuffer *out = source;
 			if (!sameMetadata(source, inbuf)) {
 				out = gst_buffer_copy(source); // shares the memories and video meta
@@ -223,15 +223,17 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	if (s.downstreamVideoMeta || frameHasDefaultLayout(frame, s.info)) {
 		Result<GstBuffer *> wrapped = systemBufferFromFrame(frame, false, timeout);
 		if (wrapped.ok()) {
-			keepInputAlive(*wrapped, inbuf); // pooled frames stay out of the pool meanwhile
+			// Pooled frames stay out of the pool meanwhile.
+			keepInputAlive(*wrapped, inbuf);
 			copyMetadata(trans, *wrapped, inbuf);
 			return pushWrapped(trans, *wrapped, outbuf);
 		}
 		GST_DEBUG_OBJECT(trans, "not wrapped as system memory: %s",
 				 wrapped.error().message().c_str());
 	} else {
-		GST_DEBUG_OBJECT(trans, "the frame's layout is not GStreamer's default, and downstream "
-					"takes no GstVideoMeta: copying");
+		GST_DEBUG_OBJECT(trans,
+				 "the frame's layout is not GStreamer's default, and downstream "
+				 "takes no GstVideoMeta: copying");
 	}
 	if (!allowCopyOf(s)) {
 		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
@@ -239,11 +241,11 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 				   targetName(s.target)),
 				  ("%s frames of %s need a CPU copy%s", pixelFormatName(s.format),
 				   backend ? backendKindName(backend->kind()) : "CPU memory",
-				   s.downstreamVideoMeta ? "" : " (downstream takes no GstVideoMeta)"));
+				   s.downstreamVideoMeta ? ""
+							 : " (downstream takes no GstVideoMeta)"));
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
-	GstFlowReturn ret = parentClass()
-				    ->prepare_output_buffer(trans, inbuf, outbuf);
+	GstFlowReturn ret = parentClass()->prepare_output_buffer(trans, inbuf, outbuf);
 	if (ret != GST_FLOW_OK)
 		return ret;
 	if (!copyFrameInto(trans, inbuf, frame, backend, *outbuf, timeout)) {

@@ -11,7 +11,8 @@ namespace gpuhandle::gst::download {
 namespace {
 
 // A new reference on `object`, or null.
-template<typename T> T *refOrNull(T *object)
+template<typename T>
+T *refOrNull(T *object)
 {
 	return object ? static_cast<T *>(gst_object_ref(object)) : nullptr;
 }
@@ -27,10 +28,10 @@ bool openTarget(GstBaseTransform *trans)
 	Result<BackendRef> backend = Error::format(ErrorCode::NotSupported, "target",
 						   "no backend for %s", targetName(s.target));
 	switch (s.target) {
-	case Target::System:
-		return true;
+	case Target::System: return true;
 	case Target::DmaBuf:
-		backend = ensureDevices(GST_ELEMENT_CAST(trans), s.devices)->backend(BackendKind::Fd);
+		backend =
+			ensureDevices(GST_ELEMENT_CAST(trans), s.devices)->backend(BackendKind::Fd);
 		break;
 	case Target::Gl:
 #if GPUHANDLE_GST_HAVE_GL
@@ -38,19 +39,22 @@ bool openTarget(GstBaseTransform *trans)
 		std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
 		Status found = ensureGlContext(GST_ELEMENT_CAST(trans), GST_PAD_SRC, &s.glDisplay,
 					       &s.glOtherContext, &s.glContext);
-		backend = found.ok() ? glBackendFor(s.glContext) : Result<BackendRef>(found.error());
+		backend = found.ok() ? glBackendFor(s.glContext)
+				     : Result<BackendRef>(found.error());
 	}
 #endif
-		break;
+	break;
 	case Target::Vulkan:
 #if GPUHANDLE_GST_HAVE_VULKAN
 	{
 		std::lock_guard<std::recursive_mutex> lock(s.contextMutex);
-		Status found = ensureVulkanDevice(GST_ELEMENT_CAST(trans), &s.vkInstance, &s.vkDevice);
-		backend = found.ok() ? vulkanBackendFor(s.vkDevice) : Result<BackendRef>(found.error());
+		Status found =
+			ensureVulkanDevice(GST_ELEMENT_CAST(trans), &s.vkInstance, &s.vkDevice);
+		backend = found.ok() ? vulkanBackendFor(s.vkDevice)
+				     : Result<BackendRef>(found.error());
 	}
 #endif
-		break;
+	break;
 	case Target::Cuda:
 #if GPUHANDLE_GST_HAVE_CUDA
 	{
@@ -60,11 +64,12 @@ bool openTarget(GstBaseTransform *trans)
 				     : Result<BackendRef>(found.error());
 	}
 #endif
-		break;
+	break;
 	}
 	if (!backend.ok()) {
 		GST_ELEMENT_ERROR(trans, RESOURCE, NOT_FOUND,
-				  (_("No device to download frames into %s."), targetName(s.target)),
+				  (_("No device to download frames into %s."),
+				   targetName(s.target)),
 				  ("%s", backend.error().message().c_str()));
 		return false;
 	}
@@ -138,8 +143,7 @@ gboolean contextQuery(GstBaseTransform *trans, GstQuery *q)
 #endif
 	}
 #if GPUHANDLE_GST_HAVE_GL
-	answered = gst_gl_handle_context_query(GST_ELEMENT_CAST(trans), q, display, context,
-					       other);
+	answered = gst_gl_handle_context_query(GST_ELEMENT_CAST(trans), q, display, context, other);
 	gst_clear_object(&display);
 	gst_clear_object(&context);
 	gst_clear_object(&other);
@@ -153,8 +157,7 @@ gboolean contextQuery(GstBaseTransform *trans, GstQuery *q)
 #endif
 #if GPUHANDLE_GST_HAVE_CUDA
 	if (!answered)
-		answered = cudaHandleContextQuery(GST_ELEMENT_CAST(trans), q, cuda) ? TRUE
-										    : FALSE;
+		answered = cudaHandleContextQuery(GST_ELEMENT_CAST(trans), q, cuda) ? TRUE : FALSE;
 	gst_clear_object(&cuda);
 #endif
 	return answered;

@@ -1,8 +1,8 @@
 // What gpuhandleupload and gpuhandledownload share: property enums, the target hint, row copies.
 #include "gstgpuhandleelements.h"
 
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
 #include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 #if GPUHANDLE_GST_HAVE_GL
 #include <gst/gl/gl.h>
@@ -32,29 +32,22 @@ GType backendChoiceType()
 		{ 0, nullptr, nullptr },
 	};
 	if (g_once_init_enter(&type))
-		g_once_init_leave(&type, g_enum_register_static("GstGpuHandleBackendChoice", values));
+		g_once_init_leave(&type,
+				  g_enum_register_static("GstGpuHandleBackendChoice", values));
 	return type;
 }
 
 std::optional<BackendKind> backendKindOf(BackendChoice choice)
 {
 	switch (choice) {
-	case BackendChoice::Auto:
-		return std::nullopt;
-	case BackendChoice::Cpu:
-		return BackendKind::Cpu;
-	case BackendChoice::Memfd:
-		return BackendKind::Fd;
-	case BackendChoice::Vulkan:
-		return BackendKind::Vulkan;
-	case BackendChoice::Gl:
-		return BackendKind::OpenGL;
-	case BackendChoice::OpenCl:
-		return BackendKind::OpenCl;
-	case BackendChoice::Cuda:
-		return BackendKind::Cuda;
-	case BackendChoice::VaApi:
-		return BackendKind::VaApi;
+	case BackendChoice::Auto: return std::nullopt;
+	case BackendChoice::Cpu: return BackendKind::Cpu;
+	case BackendChoice::Memfd: return BackendKind::Fd;
+	case BackendChoice::Vulkan: return BackendKind::Vulkan;
+	case BackendChoice::Gl: return BackendKind::OpenGL;
+	case BackendChoice::OpenCl: return BackendKind::OpenCl;
+	case BackendChoice::Cuda: return BackendKind::Cuda;
+	case BackendChoice::VaApi: return BackendKind::VaApi;
 	}
 	return std::nullopt;
 }
@@ -68,12 +61,13 @@ GType storageChoiceType()
 		{ static_cast<int>(StorageChoice::Buffer), "One linear buffer", "buffer" },
 		{ static_cast<int>(StorageChoice::LinearImage), "Linear images, one per plane",
 		  "linear-image" },
-		{ static_cast<int>(StorageChoice::OptimalImage), "Device-tiled images, one per plane",
-		  "optimal-image" },
+		{ static_cast<int>(StorageChoice::OptimalImage),
+		  "Device-tiled images, one per plane", "optimal-image" },
 		{ 0, nullptr, nullptr },
 	};
 	if (g_once_init_enter(&type))
-		g_once_init_leave(&type, g_enum_register_static("GstGpuHandleStorageChoice", values));
+		g_once_init_leave(&type,
+				  g_enum_register_static("GstGpuHandleStorageChoice", values));
 	return type;
 }
 
@@ -83,9 +77,10 @@ constexpr const char *kHintName = "GstGpuHandleTarget";
 
 void addTargetHint(GstQuery *allocationQuery, const TargetHint &hint)
 {
-	GstStructure *params = gst_structure_new(
-		kHintName, "backend", G_TYPE_UINT, static_cast<guint>(hint.backend), "storage",
-		G_TYPE_UINT, static_cast<guint>(hint.storage), nullptr);
+	GstStructure *params = gst_structure_new(kHintName, "backend", G_TYPE_UINT,
+						 static_cast<guint>(hint.backend), "storage",
+						 G_TYPE_UINT, static_cast<guint>(hint.storage),
+						 nullptr);
 	gst_query_add_allocation_meta(allocationQuery, GST_GPU_HANDLE_SYNC_META_API_TYPE, params);
 	gst_structure_free(params);
 }
@@ -113,12 +108,12 @@ void copyPlaneRows(uint8_t *const dst[4], const uint32_t dstStride[4], const uin
 {
 	for (uint32_t p = 0; p < format.numPlanes; ++p) {
 		const PlaneInfo &plane = format.planes[p];
-		const size_t rowBytes = std::min<uint64_t>(
-			plane.rowBytes(width), std::min(dstStride[p], srcStride[p]));
+		const size_t rowBytes = std::min<uint64_t>(plane.rowBytes(width),
+							   std::min(dstStride[p], srcStride[p]));
 		const uint32_t rows = plane.rows(height);
 		for (uint32_t y = 0; y < rows; ++y)
-			std::memcpy(dst[p] + size_t(y) * dstStride[p], src[p] + size_t(y) * srcStride[p],
-				    rowBytes);
+			std::memcpy(dst[p] + size_t(y) * dstStride[p],
+				    src[p] + size_t(y) * srcStride[p], rowBytes);
 	}
 }
 
@@ -194,7 +189,8 @@ SlicedWait waitSliced(const SyncPoint &point, WaitDuration timeout,
 		}
 		const auto left = std::chrono::duration_cast<WaitDuration>(
 			deadline - std::chrono::steady_clock::now());
-		Status done = point.wait(std::clamp<WaitDuration>(left, WaitDuration::zero(), kSlice));
+		Status done =
+			point.wait(std::clamp<WaitDuration>(left, WaitDuration::zero(), kSlice));
 		const bool late = std::chrono::steady_clock::now() >= deadline;
 		if (done.ok() || done.error().code() != ErrorCode::Timeout || late) {
 			waited = std::chrono::steady_clock::now() - started;
@@ -223,7 +219,8 @@ const GstStructure *formatsOf(const char *feature)
 		"video/x-raw, format = (string) { RGBA, RGBx, BGRA, BGRx, ARGB, xRGB, ABGR, xBGR, "
 		"RGB, BGR, GRAY8, GRAY16_LE, NV12, NV21, I420, YV12, Y444, Y42B, Y41B, YUY2, UYVY, "
 		"AYUV }");
-	// Made once for the process's life, like GstStaticCaps: the leaks tracer must not list them.
+	// Made once for the process's life, like GstStaticCaps: the leaks tracer must not list
+	// them.
 	static const bool marked = [] {
 		GST_MINI_OBJECT_FLAG_SET(gl, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
 		GST_MINI_OBJECT_FLAG_SET(vulkan, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
@@ -279,9 +276,10 @@ GstCaps *capsWithFeatures(GstCaps *caps, const std::vector<const char *> &featur
 				s = both;
 			}
 			if (g_str_equal(feature, "memory:GLMemory"))
-				gst_structure_set(s, "texture-target", G_TYPE_STRING, "2D", nullptr);
-			out = gst_caps_merge_structure_full(out, s,
-							    gst_caps_features_new(feature, nullptr));
+				gst_structure_set(s, "texture-target", G_TYPE_STRING, "2D",
+						  nullptr);
+			out = gst_caps_merge_structure_full(
+				out, s, gst_caps_features_new(feature, nullptr));
 		}
 	}
 	return out;
@@ -298,10 +296,10 @@ GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter)
 
 GParamSpec *timeoutParamSpec(const char *blurb)
 {
-	return g_param_spec_uint64("timeout", "Timeout", blurb, 1, kMaxTimeoutNs, defaultTimeoutNs(),
-				   static_cast<GParamFlags>(G_PARAM_READWRITE |
-							    G_PARAM_STATIC_STRINGS |
-							    GST_PARAM_MUTABLE_READY));
+	return g_param_spec_uint64(
+		"timeout", "Timeout", blurb, 1, kMaxTimeoutNs, defaultTimeoutNs(),
+		static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
+					 GST_PARAM_MUTABLE_READY));
 }
 
 GParamSpec *statsParamSpec()
@@ -310,7 +308,8 @@ GParamSpec *statsParamSpec()
 				  "Frames and the paths they took: frames, zero-copy, gpu-copies, "
 				  "cpu-copies, fence-waits, wait-time (ns)",
 				  GST_TYPE_STRUCTURE,
-				  static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS));
+				  static_cast<GParamFlags>(G_PARAM_READABLE |
+							   G_PARAM_STATIC_STRINGS));
 }
 
 void noteFlush(GstEvent *event, std::atomic<bool> &flushing)
@@ -334,10 +333,10 @@ void noteFlush(GstStateChange transition, std::atomic<bool> &flushing)
 void postElementError(GstElement *element, GQuark domain, gint code, gchar *text,
 		      const Error &error, const char *file, const char *function, int line)
 {
-	GstStructure *details = gst_structure_new(
-		"gpuhandle-error", "code", G_TYPE_STRING, errorCodeName(error.code()), "kind",
-		G_TYPE_STRING, errorKindName(error.kind()), "field", G_TYPE_STRING, error.field(),
-		nullptr);
+	GstStructure *details = gst_structure_new("gpuhandle-error", "code", G_TYPE_STRING,
+						  errorCodeName(error.code()), "kind",
+						  G_TYPE_STRING, errorKindName(error.kind()),
+						  "field", G_TYPE_STRING, error.field(), nullptr);
 	// Takes text, the debug string and the details.
 	gst_element_message_full_with_details(element, GST_MESSAGE_ERROR, domain, code, text,
 					      g_strdup(error.message().c_str()), file, function,

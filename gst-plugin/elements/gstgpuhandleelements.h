@@ -98,9 +98,9 @@ GstCaps *intersectFilter(GstCaps *caps, GstCaps *filter);
 // (ErrorKind: recoverable, configuration, fatal). Use through GPUHANDLE_ELEMENT_ERROR.
 void postElementError(GstElement *element, GQuark domain, gint code, gchar *text,
 		      const Error &error, const char *file, const char *function, int line);
-#define GPUHANDLE_ELEMENT_ERROR(el, domain, code, text, error)                                    \
-	::gpuhandle::gst::postElementError(reinterpret_cast<GstElement *>(el), GST_##domain##_ERROR, \
-					   GST_##domain##_ERROR_##code,                            \
+#define GPUHANDLE_ELEMENT_ERROR(el, domain, code, text, error)                                     \
+	::gpuhandle::gst::postElementError(reinterpret_cast<GstElement *>(el),                     \
+					   GST_##domain##_ERROR, GST_##domain##_ERROR_##code,      \
 					   _gst_element_error_printf text, (error), __FILE__,      \
 					   GST_FUNCTION, __LINE__)
 

@@ -1,9 +1,8 @@
 // The gpuhandle plugin: registers gpuhandleupload, gpuhandledownload, gpuhandlesink, gpuhandlesrc.
+#include "gpuhandle_i18n.h"
 #include "gstgpuhandleelements.h"
 #include "gstgpuhandlesink.h"
 #include "gstgpuhandlesrc.h"
-
-#include "gpuhandle_i18n.h"
 
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 

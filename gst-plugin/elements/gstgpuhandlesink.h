@@ -2,19 +2,19 @@
 #pragma once
 
 #include <gpuhandle/frame_transport.h>
-#include <gpuhandle/wire_format.h>
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/waiter_thread.h>
+#include <gpuhandle/wire_format.h>
 
 #include "gstgpuhandleelements.h"
 
 #include <array>
 #include <atomic>
-#include <span>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -61,11 +61,11 @@ struct StreamConfig {
 
 // Counters read by the `stats` property from any thread.
 struct SinkCounters {
-	std::atomic<uint64_t> frames{ 0 };   // buffers rendered
-	std::atomic<uint64_t> zeroCopy{ 0 }; // sent over the buffer's own fds
-	std::atomic<uint64_t> copied{ 0 };   // copied into the memfd pool first
-	std::atomic<uint64_t> dropped{ 0 };  // no pool slot came back in time
-	std::atomic<uint64_t> unsent{ 0 };   // no consumer took the frame
+	std::atomic<uint64_t> frames{ 0 };       // buffers rendered
+	std::atomic<uint64_t> zeroCopy{ 0 };     // sent over the buffer's own fds
+	std::atomic<uint64_t> copied{ 0 };       // copied into the memfd pool first
+	std::atomic<uint64_t> dropped{ 0 };      // no pool slot came back in time
+	std::atomic<uint64_t> unsent{ 0 };       // no consumer took the frame
 	std::atomic<uint64_t> metasLeftOut{ 0 }; // metas past what a frame's attachment holds
 	void reset() noexcept
 	{

@@ -125,8 +125,9 @@ std::optional<Error> checkFrameFits(GstBaseSink *sink, const Frame &frame, const
 	const auto width = static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info));
 	const auto height = static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info));
 	if (frame.width() != width || frame.height() != height)
-		GST_WARNING_OBJECT(sink, "a %ux%u frame for %ux%u caps: %ux%u copied", frame.width(),
-				   frame.height(), width, height, std::min(frame.width(), width),
+		GST_WARNING_OBJECT(sink, "a %ux%u frame for %ux%u caps: %ux%u copied",
+				   frame.width(), frame.height(), width, height,
+				   std::min(frame.width(), width),
 				   std::min(frame.height(), height));
 	return std::nullopt;
 }
@@ -162,8 +163,8 @@ bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 			const uint8_t *src[4] = {};
 			uint32_t srcStride[4] = {}, dstStride[4] = {};
 			uint8_t *dst[4] = {};
-			const uint32_t planes =
-				std::min<uint32_t>(frame->numPlanes(), GST_VIDEO_FRAME_N_PLANES(&out));
+			const uint32_t planes = std::min<uint32_t>(frame->numPlanes(),
+								   GST_VIDEO_FRAME_N_PLANES(&out));
 			for (uint32_t p = 0; p < planes && p < 4; ++p) {
 				src[p] = in->data(p);
 				srcStride[p] = in->stride(p);
@@ -172,11 +173,12 @@ bool copyInto(GstBaseSink *sink, GstBuffer *buffer, CopySlot &slot)
 				dstStride[p] = static_cast<uint32_t>(
 					GST_VIDEO_FRAME_PLANE_STRIDE(&out, p));
 			}
-			copyPlaneRows(dst, dstStride, src, srcStride, **info,
-				      std::min(frame->width(),
-					       static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info))),
-				      std::min(frame->height(),
-					       static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info))));
+			copyPlaneRows(
+				dst, dstStride, src, srcStride, **info,
+				std::min(frame->width(),
+					 static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info))),
+				std::min(frame->height(),
+					 static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info))));
 			(void)in->unmap();
 		} else {
 			why = !in ? in.error().message() : info.error().message();

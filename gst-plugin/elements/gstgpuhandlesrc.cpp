@@ -275,8 +275,8 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 		// that unlock() (a flush, a state change) ends the wait.
 		std::chrono::nanoseconds waited{};
 		std::optional<Error> why;
-		const SlicedWait done = waitSliced(frame->acquire(), kDefaultWaitTimeout,
-						   s.flushing, waited, why);
+		const SlicedWait done =
+			waitSliced(frame->acquire(), kDefaultWaitTimeout, s.flushing, waited, why);
 		if (done != SlicedWait::Signaled) {
 			(void)frame->release().signal();
 			if (done == SlicedWait::Flushing)
@@ -340,12 +340,11 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 	case PropConnectTimeout: g_value_set_uint64(value, s.connectTimeoutNs); break;
 	case PropAllowedUids: g_value_set_string(value, s.allowedUids.c_str()); break;
 	case PropStats:
-		g_value_take_boxed(value, gst_structure_new("gpuhandlesrc-stats", "frames",
-							    G_TYPE_UINT64, s.frames.load(),
-							    "frames-gpuhandle", G_TYPE_UINT64,
-							    s.gpuHandleFrames.load(), "metas-refused",
-							    G_TYPE_UINT64, s.metasRefused.load(),
-							    nullptr));
+		g_value_take_boxed(
+			value, gst_structure_new("gpuhandlesrc-stats", "frames", G_TYPE_UINT64,
+						 s.frames.load(), "frames-gpuhandle", G_TYPE_UINT64,
+						 s.gpuHandleFrames.load(), "metas-refused",
+						 G_TYPE_UINT64, s.metasRefused.load(), nullptr));
 		break;
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}

@@ -34,7 +34,8 @@ struct SrcState {
 	std::atomic<bool> flushing{ false };
 	std::atomic<uint64_t> frames{ 0 };
 	std::atomic<uint64_t> gpuHandleFrames{ 0 }; // pushed as memory:GpuHandle
-	std::atomic<uint64_t> metasRefused{ 0 };    // frames whose metas from the producer were malformed
+	// Frames whose metas from the producer were malformed.
+	std::atomic<uint64_t> metasRefused{ 0 };
 };
 
 } // namespace gpuhandle::gst::src

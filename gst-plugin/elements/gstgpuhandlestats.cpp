@@ -16,8 +16,7 @@ void PathStats::count(ExecutionPath::Kind path) noexcept
 	case ExecutionPath::Kind::CpuCopy:
 		cpuCopies_.fetch_add(1, std::memory_order_relaxed);
 		break;
-	case ExecutionPath::Kind::NotRun:
-		break;
+	case ExecutionPath::Kind::NotRun: break;
 	}
 }
 
@@ -29,7 +28,8 @@ void PathStats::countFenceWait(std::chrono::nanoseconds waited) noexcept
 
 void PathStats::reset() noexcept
 {
-	for (auto *counter : { &frames_, &zeroCopy_, &gpuCopies_, &cpuCopies_, &fenceWaits_, &waitNs_ })
+	for (auto *counter :
+	     { &frames_, &zeroCopy_, &gpuCopies_, &cpuCopies_, &fenceWaits_, &waitNs_ })
 		counter->store(0, std::memory_order_relaxed);
 }
 

@@ -3,11 +3,11 @@
 
 #include <gpuhandle/execution_path.h>
 
-#include <gst/gst.h>
-
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+
+#include <gst/gst.h>
 
 namespace gpuhandle::gst {
 

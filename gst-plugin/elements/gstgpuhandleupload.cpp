@@ -46,7 +46,8 @@ namespace {
 std::vector<const char *> sinkFeatures()
 {
 	std::vector<const char *> features{ GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
-					    GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY, "memory:DMABuf" };
+					    GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY,
+					    "memory:DMABuf" };
 #if GPUHANDLE_GST_HAVE_GL
 	features.push_back("memory:GLMemory");
 #endif
@@ -146,24 +147,18 @@ BackendKind chooseBackend(BackendChoice choice, const std::optional<TargetHint> 
 		return BackendKind::Vulkan;
 	case BackendKind::Vulkan:
 	case BackendKind::Cuda:
-	case BackendKind::VaApi:
-		return hint->backend;
-	default:
-		return BackendKind::Cpu;
+	case BackendKind::VaApi: return hint->backend;
+	default: return BackendKind::Cpu;
 	}
 }
 
 FrameStorage chooseStorage(StorageChoice choice, const std::optional<TargetHint> &hint)
 {
 	switch (choice) {
-	case StorageChoice::Buffer:
-		return FrameStorage::Buffer;
-	case StorageChoice::LinearImage:
-		return FrameStorage::LinearImage;
-	case StorageChoice::OptimalImage:
-		return FrameStorage::OptimalImage;
-	case StorageChoice::Auto:
-		break;
+	case StorageChoice::Buffer: return FrameStorage::Buffer;
+	case StorageChoice::LinearImage: return FrameStorage::LinearImage;
+	case StorageChoice::OptimalImage: return FrameStorage::OptimalImage;
+	case StorageChoice::Auto: break;
 	}
 	return hint ? hint->storage : FrameStorage::Buffer;
 }
@@ -172,22 +167,24 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
 	UploadState &s = stateOf(trans);
 	GstVideoInfo info;
-	// DMA-BUF caps may be GStreamer 1.24's DMA_DRM form, which gst_video_info_from_caps refuses.
-	Result<DmaDrmInfo> drm = memoryOfCaps(incaps) == BufferMemory::DmaBuf
-					 ? dmaDrmInfoFromCaps(incaps)
-					 : Result<DmaDrmInfo>(Error(ErrorCode::NotSupported, "caps", ""));
+	// DMA-BUF caps may be GStreamer 1.24's DMA_DRM form, which gst_video_info_from_caps
+	// refuses.
+	Result<DmaDrmInfo> drm =
+		memoryOfCaps(incaps) == BufferMemory::DmaBuf
+			? dmaDrmInfoFromCaps(incaps)
+			: Result<DmaDrmInfo>(Error(ErrorCode::NotSupported, "caps", ""));
 	if (drm.ok())
 		info = drm->info;
 	else if (!gst_video_info_from_caps(&info, incaps)) {
-		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
-				  (_("The input is not raw video.")),
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION, (_("The input is not raw video.")),
 				  ("caps %" GST_PTR_FORMAT, static_cast<void *>(incaps)));
 		return FALSE;
 	}
 	Result<PixelFormat> format = pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
 	if (!format.ok()) {
 		GPUHANDLE_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
-					(_("The video format is not supported by gpuhandle.")), format.error());
+					(_("The video format is not supported by gpuhandle.")),
+					format.error());
 		return FALSE;
 	}
 	s.info = info;
@@ -220,8 +217,8 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 	DeviceSetRef devices = ensureDevices(GST_ELEMENT_CAST(trans), s.devices);
 	Result<BackendRef> backend = devices->backend(kind);
 	if (!backend.ok() && choice == BackendChoice::Auto && kind != BackendKind::Cpu) {
-		GST_INFO_OBJECT(trans, "auto: %s did not open (%s); using cpu", backendKindName(kind),
-				backend.error().message().c_str());
+		GST_INFO_OBJECT(trans, "auto: %s did not open (%s); using cpu",
+				backendKindName(kind), backend.error().message().c_str());
 		kind = BackendKind::Cpu;
 		backend = devices->backend(kind);
 	}
@@ -242,7 +239,8 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 				  (_("The gpuhandle backend \"%s\" cannot hold %s frames."),
 				   backendKindName(kind), pixelFormatName(s.format)),
 				  ("no %s storage for %s on %s", frameStorageName(storage),
-				   pixelFormatName(s.format), (*backend)->deviceInfo().name.c_str()));
+				   pixelFormatName(s.format),
+				   (*backend)->deviceInfo().name.c_str()));
 		return false;
 	}
 	s.backend = *backend;
@@ -261,11 +259,10 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 	if (!gst_buffer_pool_set_config(s.pool, config) ||
 	    !gst_buffer_pool_set_active(s.pool, TRUE)) {
 		clearPool(s);
-		GST_ELEMENT_ERROR(trans, RESOURCE, NO_SPACE_LEFT,
-				  (_("Could not allocate gpuhandle frames.")),
-				  ("a pool of %s %s frames on %s did not start",
-				   frameStorageName(storage), pixelFormatName(s.format),
-				   backendKindName(kind)));
+		GST_ELEMENT_ERROR(
+			trans, RESOURCE, NO_SPACE_LEFT, (_("Could not allocate gpuhandle frames.")),
+			("a pool of %s %s frames on %s did not start", frameStorageName(storage),
+			 pixelFormatName(s.format), backendKindName(kind)));
 		return false;
 	}
 	return true;
@@ -362,13 +359,15 @@ GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
 gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
 {
 	noteFlush(event, stateOf(trans).flushing);
-	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)->sink_event(trans, event);
+	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)
+		->sink_event(trans, event);
 }
 
 GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
 {
 	noteFlush(transition, stateOf(element).flushing);
-	return GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->change_state(element, transition);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)
+		->change_state(element, transition);
 }
 
 gboolean stop(GstBaseTransform *trans)
@@ -406,7 +405,8 @@ void setContext(GstElement *element, GstContext *context)
 #if GPUHANDLE_GST_HAVE_VULKAN
 	{
 		std::lock_guard<std::mutex> lock(stateOf(element).vkMutex);
-		gst_vulkan_handle_set_context(element, context, nullptr, &stateOf(element).vkInstance);
+		gst_vulkan_handle_set_context(element, context, nullptr,
+					      &stateOf(element).vkInstance);
 	}
 #endif
 	GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->set_context(element, context);
@@ -423,11 +423,8 @@ void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *psp
 	case PropStorage:
 		s.storageChoice = static_cast<StorageChoice>(g_value_get_enum(value));
 		break;
-	case PropTimeout:
-		s.timeoutNs = g_value_get_uint64(value);
-		break;
-	default:
-		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	case PropTimeout: s.timeoutNs = g_value_get_uint64(value); break;
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
 }
 
@@ -436,20 +433,13 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 	UploadState &s = stateOf(object);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	switch (id) {
-	case PropBackend:
-		g_value_set_enum(value, static_cast<int>(s.backendChoice));
-		break;
-	case PropStorage:
-		g_value_set_enum(value, static_cast<int>(s.storageChoice));
-		break;
-	case PropTimeout:
-		g_value_set_uint64(value, s.timeoutNs);
-		break;
+	case PropBackend: g_value_set_enum(value, static_cast<int>(s.backendChoice)); break;
+	case PropStorage: g_value_set_enum(value, static_cast<int>(s.storageChoice)); break;
+	case PropTimeout: g_value_set_uint64(value, s.timeoutNs); break;
 	case PropStats:
 		g_value_take_boxed(value, s.stats.toStructure("gpuhandleupload-stats"));
 		break;
-	default:
-		G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
+	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
 }
 
@@ -488,13 +478,12 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 		g_param_spec_enum("storage", "Storage",
 				  "How pooled frames are stored: one buffer, or images per plane "
 				  "(auto: what downstream imports without a copy, else a buffer)",
-				  storageChoiceType(), static_cast<int>(StorageChoice::Auto), flags));
+				  storageChoiceType(), static_cast<int>(StorageChoice::Auto),
+				  flags));
 	g_object_class_install_property(
 		object, PropTimeout,
 		timeoutParamSpec("Longest wait for a frame's fence or a device, in nanoseconds"));
-	g_object_class_install_property(
-		object, PropStats,
-		statsParamSpec());
+	g_object_class_install_property(object, PropStats, statsParamSpec());
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;
@@ -510,15 +499,16 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 		// In the form the caps transform offers: GL's and Vulkan's formats, DMA_DRM (with
 		// any drm-format: the transform names the backend's).
 		GstCaps *any = templateCaps(feature);
-		gst_caps_append(sinkCaps, capsWithFeatures(any, { feature }, DrmFormatOffer{ true, {} }));
+		gst_caps_append(sinkCaps,
+				capsWithFeatures(any, { feature }, DrmFormatOffer{ true, {} }));
 		gst_caps_unref(any);
 	}
-	gst_element_class_add_pad_template(
-		element, gst_pad_template_new("sink", GST_PAD_SINK, GST_PAD_ALWAYS, sinkCaps));
+	gst_element_class_add_pad_template(element, gst_pad_template_new("sink", GST_PAD_SINK,
+									 GST_PAD_ALWAYS, sinkCaps));
 	gst_caps_unref(sinkCaps);
 	GstCaps *srcCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
-	gst_element_class_add_pad_template(
-		element, gst_pad_template_new("src", GST_PAD_SRC, GST_PAD_ALWAYS, srcCaps));
+	gst_element_class_add_pad_template(element, gst_pad_template_new("src", GST_PAD_SRC,
+									 GST_PAD_ALWAYS, srcCaps));
 	gst_caps_unref(srcCaps);
 
 	GstBaseTransformClass *base = GST_BASE_TRANSFORM_CLASS(klass);

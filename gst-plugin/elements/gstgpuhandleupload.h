@@ -24,12 +24,12 @@
 #include <gst/gpuhandle/gstgpuhandleva.hpp>
 #endif
 
-#include <gst/base/gstbasetransform.h>
-
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
+
+#include <gst/base/gstbasetransform.h>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_upload_debug);
 
@@ -49,10 +49,10 @@ struct UploadState {
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
 	BufferMemory input = BufferMemory::System;
-	BackendRef backend{};     // where system memory goes (cpu: wrapped in place)
+	BackendRef backend{}; // where system memory goes (cpu: wrapped in place)
 	FrameStorage storage = FrameStorage::Buffer;
 	GstBufferPool *pool = nullptr; // frames of `backend` (not for cpu)
-	uint64_t modifier = 0;    // DMA-BUF input: the caps' modifier (linear on 1.22)
+	uint64_t modifier = 0;         // DMA-BUF input: the caps' modifier (linear on 1.22)
 	GstVideoFormat warnedFormat = GST_VIDEO_FORMAT_UNKNOWN; // see warnUnsupportedFormat
 	// Set by a flush and by the change to READY: the wait for an input's fence ends at once.
 	std::atomic<bool> flushing{ false };

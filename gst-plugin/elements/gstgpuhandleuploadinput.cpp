@@ -26,9 +26,10 @@ Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &b
 	case BufferMemory::GlMemory: {
 		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
 		if (!gst_is_gl_memory(mem))
-			return Error::format(ErrorCode::WrongKind, "buffer",
-					     "The caps say GLMemory, but the buffer holds %s memory.",
-					     mem->allocator ? mem->allocator->mem_type : "unknown");
+			return Error::format(
+				ErrorCode::WrongKind, "buffer",
+				"The caps say GLMemory, but the buffer holds %s memory.",
+				mem->allocator ? mem->allocator->mem_type : "unknown");
 		Result<BackendRef> gl =
 			glBackendFor(reinterpret_cast<GstGLBaseMemory *>(mem)->context);
 		if (!gl.ok())
@@ -41,9 +42,10 @@ Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &b
 	case BufferMemory::VulkanImage: {
 		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
 		if (!gst_is_vulkan_image_memory(mem))
-			return Error::format(ErrorCode::WrongKind, "buffer",
-					     "The caps say VulkanImage, but the buffer holds %s memory.",
-					     mem->allocator ? mem->allocator->mem_type : "unknown");
+			return Error::format(
+				ErrorCode::WrongKind, "buffer",
+				"The caps say VulkanImage, but the buffer holds %s memory.",
+				mem->allocator ? mem->allocator->mem_type : "unknown");
 		Result<BackendRef> vk =
 			vulkanBackendFor(reinterpret_cast<GstVulkanImageMemory *>(mem)->device);
 		if (!vk.ok())
@@ -72,9 +74,7 @@ Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &b
 		return frame.ok() ? backend->importFrame(*frame, ImportRoute::Direct) : frame;
 	}
 #endif
-	default:
-		backend = s.backend;
-		return frameFromSystemBuffer(inbuf, s.info, MapAccess::Read);
+	default: backend = s.backend; return frameFromSystemBuffer(inbuf, s.info, MapAccess::Read);
 	}
 }
 
@@ -93,13 +93,12 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 		std::chrono::nanoseconds waited{ 0 };
 		std::optional<Error> why;
 		switch (waitSliced(input.acquire(), timeout, s.flushing, waited, why)) {
-		case SlicedWait::Signaled:
-			break;
-		case SlicedWait::Flushing:
-			return GST_FLOW_FLUSHING;
+		case SlicedWait::Signaled: break;
+		case SlicedWait::Flushing: return GST_FLOW_FLUSHING;
 		case SlicedWait::Failed:
 			GPUHANDLE_ELEMENT_ERROR(
-				trans, RESOURCE, BUSY, (_("A frame's fence did not signal in time.")),
+				trans, RESOURCE, BUSY,
+				(_("A frame's fence did not signal in time.")),
 				why ? *why
 				    : Error::format(ErrorCode::Timeout, "acquire",
 						    "The input's %s fence did not signal in time.",
@@ -117,10 +116,13 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	Result<CpuMapping> src = mapFrame(input, MapAccess::Read, timeout);
 	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
 	if (!dst.ok() || !src.ok() || !formatInfo.ok()) {
-		const Error &why = !dst.ok() ? dst.error() : !src.ok() ? src.error() : formatInfo.error();
+		const Error &why = !dst.ok()   ? dst.error()
+				   : !src.ok() ? src.error()
+					       : formatInfo.error();
 		gst_buffer_unref(out);
 		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, WRITE,
-					(_("Could not write the frame into gpuhandle memory.")), why);
+					(_("Could not write the frame into gpuhandle memory.")),
+					why);
 		return GST_FLOW_ERROR;
 	}
 	uint8_t *dstPlanes[4]{};
@@ -139,7 +141,8 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	if (!ended.ok()) {
 		gst_buffer_unref(out);
 		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, WRITE,
-					(_("Could not write the frame into gpuhandle memory.")), ended.error());
+					(_("Could not write the frame into gpuhandle memory.")),
+					ended.error());
 		return GST_FLOW_ERROR;
 	}
 	copyMetadata(trans, out, inbuf);
@@ -158,7 +161,8 @@ GstVulkanDevice *createExportingDevice(GstVulkanInstance *instance, gpointer)
 	GstVulkanDevice *device = gst_vulkan_device_new_with_index(instance, 0);
 	for (const char *name : { "VK_KHR_external_memory", "VK_KHR_external_memory_fd" })
 		if (!gst_vulkan_device_enable_extension(device, name))
-			GST_INFO_OBJECT(device, "%s is not offered: Vulkan images leave through a copy",
+			GST_INFO_OBJECT(device,
+					"%s is not offered: Vulkan images leave through a copy",
 					name);
 	return device;
 }
@@ -186,7 +190,8 @@ gboolean vulkanInstanceQuery(GstBaseTransform *trans, GstQuery *q)
 		GstVulkanInstance *instance = gst_vulkan_instance_new();
 		GError *error = nullptr;
 		if (!gst_vulkan_instance_open(instance, &error)) {
-			GST_INFO_OBJECT(trans, "no Vulkan instance: %s", error ? error->message : "?");
+			GST_INFO_OBJECT(trans, "no Vulkan instance: %s",
+					error ? error->message : "?");
 			g_clear_error(&error);
 			gst_object_unref(instance);
 			return FALSE;

@@ -3,9 +3,9 @@
 
 #include <gpuhandle/backends/backend.h>
 
-#include <string>
-
 #include "skip_probe.h"
+
+#include <string>
 
 namespace gpuhandle::test {
 

@@ -3,12 +3,13 @@
 // printed; backends that do not open here are listed with the reason.
 #include <gpuhandle/backends/planner.h>
 
+#include "fd_count.h"
+#include "frame_pattern.h"
+
 #include <cstdio>
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "fd_count.h"
-#include "frame_pattern.h"
 #include "check_helpers.h"
 
 using namespace gpuhandle;
@@ -30,7 +31,8 @@ std::vector<BackendKind> g_targets;
 BackendRef open(BackendKind kind)
 {
 	Result<BackendRef> backend = openBackend(kind);
-	ck_assert_msg(backend.ok(), "%s: %s", backendKindName(kind), backend.ok() ? "" : backend.error().message().c_str());
+	ck_assert_msg(backend.ok(), "%s: %s", backendKindName(kind),
+		      backend.ok() ? "" : backend.error().message().c_str());
 	return *backend;
 }
 
@@ -56,20 +58,28 @@ START_TEST(frames_go_into_the_backend_and_back_identical)
 				ImportOptions there;
 				there.source = source;
 				Result<ImportResult> in = importFrame(frame, *target, there);
-				ck_assert_msg(in.ok(), "%s %ux%u from %s into %s: %s", what, size.width, size.height,
-					      backendKindName(source->kind()), backendKindName(kind),
+				ck_assert_msg(in.ok(), "%s %ux%u from %s into %s: %s", what,
+					      size.width, size.height,
+					      backendKindName(source->kind()),
+					      backendKindName(kind),
 					      in.ok() ? "" : in.error().message().c_str());
 				ImportOptions back;
 				back.source = target;
 				Result<ImportResult> out = importFrame(in->frame, *cpu, back);
-				ck_assert_msg(out.ok(), "%s %ux%u from %s back to cpu: %s", what, size.width, size.height,
-					      backendKindName(kind), out.ok() ? "" : out.error().message().c_str());
+				ck_assert_msg(out.ok(), "%s %ux%u from %s back to cpu: %s", what,
+					      size.width, size.height, backendKindName(kind),
+					      out.ok() ? "" : out.error().message().c_str());
 				std::string mismatch = test::checkPattern(*cpu, out->frame, seed);
-				ck_assert_msg(mismatch.empty(), "%s %ux%u %s -> %s -> cpu: %s", what, size.width, size.height,
-					      backendKindName(source->kind()), backendKindName(kind), mismatch.c_str());
-				std::printf("%s -> %s -> cpu, %s %ux%u: %s (%s), back %s (%s)\n", backendKindName(source->kind()),
-					    backendKindName(kind), what, size.width, size.height, importRouteName(in->route),
-					    executionPathKindName(in->path.kind()), importRouteName(out->route),
+				ck_assert_msg(mismatch.empty(), "%s %ux%u %s -> %s -> cpu: %s",
+					      what, size.width, size.height,
+					      backendKindName(source->kind()),
+					      backendKindName(kind), mismatch.c_str());
+				std::printf("%s -> %s -> cpu, %s %ux%u: %s (%s), back %s (%s)\n",
+					    backendKindName(source->kind()), backendKindName(kind),
+					    what, size.width, size.height,
+					    importRouteName(in->route),
+					    executionPathKindName(in->path.kind()),
+					    importRouteName(out->route),
 					    executionPathKindName(out->path.kind()));
 				++seed;
 			}
@@ -102,9 +112,11 @@ bool opensHere(BackendKind kind)
 	ssize_t length = read(pipeFds[0], why, sizeof why - 1);
 	close(pipeFds[0]);
 	int status = 0;
-	bool opened = child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+	bool opened = child > 0 && waitpid(child, &status, 0) == child && WIFEXITED(status) &&
+		      WEXITSTATUS(status) == 0;
 	if (!opened)
-		std::printf("not tested here: %s: %s\n", backendKindName(kind), length > 0 ? why : "the probe crashed");
+		std::printf("not tested here: %s: %s\n", backendKindName(kind),
+			    length > 0 ? why : "the probe crashed");
 	return opened;
 }
 
@@ -119,7 +131,8 @@ int main()
 	Suite *suite = suite_create("backend-roundtrip");
 	TCase *tc = tcase_create("roundtrip");
 	tcase_set_timeout(tc, 240);
-	tcase_add_loop_test(tc, frames_go_into_the_backend_and_back_identical, 0, static_cast<int>(g_targets.size()));
+	tcase_add_loop_test(tc, frames_go_into_the_backend_and_back_identical, 0,
+			    static_cast<int>(g_targets.size()));
 	suite_add_tcase(suite, tc);
 	return test::runSuite(suite);
 }

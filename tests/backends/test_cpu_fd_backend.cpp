@@ -3,11 +3,12 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/backends/planner.h>
 
+#include "fd_count.h"
+#include "frame_pattern.h"
+
 #include <algorithm>
 #include <unistd.h>
 
-#include "fd_count.h"
-#include "frame_pattern.h"
 #include "check_helpers.h"
 
 using namespace gpuhandle;
@@ -21,7 +22,8 @@ BackendRef open(BackendKind kind)
 	return *backend;
 }
 
-template<typename T> bool has(const std::vector<T> &values, T value)
+template<typename T>
+bool has(const std::vector<T> &values, T value)
 {
 	return std::find(values.begin(), values.end(), value) != values.end();
 }
@@ -37,7 +39,8 @@ START_TEST(cpu_backend_describes_itself)
 	ck_assert(cpu->capabilities().cpuMap);
 	ck_assert(!cpu->capabilities().gpuCopy);
 	// Every known format in a buffer, none as images.
-	ck_assert_uint_eq(cpu->supportedFormats(FrameStorage::Buffer).size(), allPixelFormats().size());
+	ck_assert_uint_eq(cpu->supportedFormats(FrameStorage::Buffer).size(),
+			  allPixelFormats().size());
 	ck_assert_uint_eq(cpu->supportedFormats(FrameStorage::OptimalImage).size(), 0);
 }
 END_TEST
@@ -49,7 +52,8 @@ START_TEST(fd_backend_describes_itself)
 	ck_assert(has(fd->capabilities().allocates, ResourceKind::ShmFd));
 	ck_assert(has(fd->capabilities().exports, ResourceKind::ShmFd));
 	// DMA-BUF export is offered exactly when the kernel has udmabuf.
-	ck_assert(has(fd->capabilities().exports, ResourceKind::DmaBuf) == (access("/dev/udmabuf", R_OK | W_OK) == 0));
+	ck_assert(has(fd->capabilities().exports, ResourceKind::DmaBuf) ==
+		  (access("/dev/udmabuf", R_OK | W_OK) == 0));
 }
 END_TEST
 
@@ -61,18 +65,20 @@ START_TEST(every_format_round_trips_through_a_mapping)
 		BackendRef backend = open(kind);
 		uint32_t seed = 1;
 		for (const PixelFormatInfo &info : allPixelFormats()) {
-			AllocateRequest request{ info.format, 33, 17, {}, FrameStorage::Buffer, 0, true };
+			AllocateRequest request{ info.format,          33, 17,  {},
+						 FrameStorage::Buffer, 0,  true };
 			Result<Frame> frame = backend->allocate(request);
 			ck_assert_msg(frame.ok(), "%s %s: %s", backendKindName(kind), info.name,
 				      frame.ok() ? "" : frame.error().message().c_str());
 			ck_assert_uint_eq(frame->numPlanes(), info.numPlanes);
 			ck_assert(backend->holds(*frame));
 			ck_assert_string_eq(test::writePattern(*backend, *frame, seed), "");
-			ck_assert_msg(test::checkPattern(*backend, *frame, seed).empty(), "%s %s", backendKindName(kind),
-				      info.name);
+			ck_assert_msg(test::checkPattern(*backend, *frame, seed).empty(), "%s %s",
+				      backendKindName(kind), info.name);
 			++seed;
 		}
-		Result<Frame> large = backend->allocate({ PixelFormat::V210, 3840, 2160, {}, FrameStorage::Buffer, 0, true });
+		Result<Frame> large = backend->allocate(
+			{ PixelFormat::V210, 3840, 2160, {}, FrameStorage::Buffer, 0, true });
 		ck_assert_ok(large);
 		ck_assert_string_eq(test::writePattern(*backend, *large, 7), "");
 		ck_assert_string_eq(test::checkPattern(*backend, *large, 7), "");
@@ -84,7 +90,9 @@ END_TEST
 START_TEST(cpu_memory_is_page_aligned)
 {
 	BackendRef cpu = open(BackendKind::Cpu);
-	Frame frame = cpu->allocate({ PixelFormat::NV12, 33, 17, {}, FrameStorage::Buffer, 0, true }).value();
+	Frame frame =
+		cpu->allocate({ PixelFormat::NV12, 33, 17, {}, FrameStorage::Buffer, 0, true })
+			.value();
 	const CpuBytes *bytes = frame.resource(0).get<CpuBytes>();
 	ck_assert_ptr_nonnull(bytes);
 	const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
@@ -100,17 +108,30 @@ START_TEST(fd_frames_export_as_shm_and_refuse_other_kinds)
 	const int fdsBefore = test::openFdCount();
 	{
 		BackendRef fd = open(BackendKind::Fd);
-		Frame frame = fd->allocate({ PixelFormat::YUV420P, 33, 17, {}, FrameStorage::Buffer, 0, true }).value();
+		Frame frame = fd->allocate({ PixelFormat::YUV420P,
+					     33,
+					     17,
+					     {},
+					     FrameStorage::Buffer,
+					     0,
+					     true })
+				      .value();
 		const ShmFd *shm = frame.resource(0).get<ShmFd>();
 		ck_assert_ptr_nonnull(shm);
 		ck_assert(shm->isSealed());
 		ck_assert_ok(fd->exportFrame(frame, ResourceKind::ShmFd));
-		ck_assert_error(fd->exportFrame(frame, ResourceKind::VulkanMemoryFd), ErrorCode::NotSupported, "kind");
+		ck_assert_error(fd->exportFrame(frame, ResourceKind::VulkanMemoryFd),
+				ErrorCode::NotSupported, "kind");
 		if (access("/dev/udmabuf", R_OK | W_OK) != 0)
-			ck_assert_error(fd->exportFrame(frame, ResourceKind::DmaBuf), ErrorCode::NotSupported, "kind");
+			ck_assert_error(fd->exportFrame(frame, ResourceKind::DmaBuf),
+					ErrorCode::NotSupported, "kind");
 		// A format without a DRM fourcc never becomes a DMA-BUF.
-		Frame v210 = fd->allocate({ PixelFormat::V210, 33, 17, {}, FrameStorage::Buffer, 0, true }).value();
-		ck_assert_error(fd->exportFrame(v210, ResourceKind::DmaBuf), ErrorCode::NotSupported, "format");
+		Frame v210 =
+			fd->allocate(
+				  { PixelFormat::V210, 33, 17, {}, FrameStorage::Buffer, 0, true })
+				.value();
+		ck_assert_error(fd->exportFrame(v210, ResourceKind::DmaBuf),
+				ErrorCode::NotSupported, "format");
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -120,23 +141,55 @@ START_TEST(bad_requests_fail_with_the_field)
 {
 	for (BackendKind kind : { BackendKind::Cpu, BackendKind::Fd }) {
 		BackendRef backend = open(kind);
-		ck_assert_error(backend->allocate({ PixelFormat::NV12, 0, 17, {}, FrameStorage::Buffer, 0, true }),
-				ErrorCode::ZeroSize, "width");
-		ck_assert_error(backend->allocate({ PixelFormat::NV12, 16, 0, {}, FrameStorage::Buffer, 0, true }),
-				ErrorCode::ZeroSize, "height");
-		ck_assert_error(backend->allocate({ PixelFormat::Unknown, 16, 16, {}, FrameStorage::Buffer, 0, true }),
+		ck_assert_error(
+			backend->allocate(
+				{ PixelFormat::NV12, 0, 17, {}, FrameStorage::Buffer, 0, true }),
+			ErrorCode::ZeroSize, "width");
+		ck_assert_error(
+			backend->allocate(
+				{ PixelFormat::NV12, 16, 0, {}, FrameStorage::Buffer, 0, true }),
+			ErrorCode::ZeroSize, "height");
+		ck_assert_error(backend->allocate({ PixelFormat::Unknown,
+						    16,
+						    16,
+						    {},
+						    FrameStorage::Buffer,
+						    0,
+						    true }),
 				ErrorCode::NotSupported, "format");
-		ck_assert_error(backend->allocate({ static_cast<PixelFormat>(9999), 16, 16, {}, FrameStorage::Buffer, 0, true }),
+		ck_assert_error(backend->allocate({ static_cast<PixelFormat>(9999),
+						    16,
+						    16,
+						    {},
+						    FrameStorage::Buffer,
+						    0,
+						    true }),
 				ErrorCode::NotSupported, "format");
-		ck_assert_error(backend->allocate({ PixelFormat::NV12, 16, 16, {}, FrameStorage::Buffer, 48, true }),
-				ErrorCode::InvalidArgument, "strideAlign");
-		ck_assert_error(backend->allocate({ PixelFormat::NV12, 16, 16, {}, FrameStorage::OptimalImage, 0, true }),
+		ck_assert_error(
+			backend->allocate(
+				{ PixelFormat::NV12, 16, 16, {}, FrameStorage::Buffer, 48, true }),
+			ErrorCode::InvalidArgument, "strideAlign");
+		ck_assert_error(backend->allocate({ PixelFormat::NV12,
+						    16,
+						    16,
+						    {},
+						    FrameStorage::OptimalImage,
+						    0,
+						    true }),
 				ErrorCode::NotSupported, "storage");
-		ck_assert_error(backend->allocate({ PixelFormat::NV12, 16, 16, {}, static_cast<FrameStorage>(9), 0, true }),
+		ck_assert_error(backend->allocate({ PixelFormat::NV12,
+						    16,
+						    16,
+						    {},
+						    static_cast<FrameStorage>(9),
+						    0,
+						    true }),
 				ErrorCode::InvalidArgument, "storage");
-		ck_assert_error(backend->copyFrame(backend->allocate({ PixelFormat::NV12, 16, 16 }).value(),
-						   backend->allocate({ PixelFormat::NV12, 16, 16 }).value(), std::chrono::seconds(1)),
-				ErrorCode::NotSupported, "");
+		ck_assert_error(
+			backend->copyFrame(backend->allocate({ PixelFormat::NV12, 16, 16 }).value(),
+					   backend->allocate({ PixelFormat::NV12, 16, 16 }).value(),
+					   std::chrono::seconds(1)),
+			ErrorCode::NotSupported, "");
 	}
 }
 END_TEST
@@ -149,11 +202,15 @@ START_TEST(foreign_frames_are_refused)
 	Frame inFd = fd->allocate({ PixelFormat::RGBA, 8, 8 }).value();
 	ck_assert(!fd->holds(inCpu));
 	ck_assert(!cpu->holds(inFd));
-	ck_assert_error(fd->map(inCpu, MapAccess::Read, std::chrono::seconds(1)), ErrorCode::WrongKind, "frame");
+	ck_assert_error(fd->map(inCpu, MapAccess::Read, std::chrono::seconds(1)),
+			ErrorCode::WrongKind, "frame");
 	ck_assert_error(fd->exportFrame(inCpu, ResourceKind::ShmFd), ErrorCode::WrongKind, "frame");
-	ck_assert_error(fd->importFrame(inCpu, ImportRoute::Direct), ErrorCode::NotSupported, "route");
-	ck_assert_error(cpu->importFrame(inFd, ImportRoute::Direct), ErrorCode::NotSupported, "route");
-	ck_assert_error(cpu->importFrame(inFd, ImportRoute::OpaqueFd), ErrorCode::NotSupported, "route");
+	ck_assert_error(fd->importFrame(inCpu, ImportRoute::Direct), ErrorCode::NotSupported,
+			"route");
+	ck_assert_error(cpu->importFrame(inFd, ImportRoute::Direct), ErrorCode::NotSupported,
+			"route");
+	ck_assert_error(cpu->importFrame(inFd, ImportRoute::OpaqueFd), ErrorCode::NotSupported,
+			"route");
 	// A memfd is host memory: the cpu backend uses it in place.
 	Result<Frame> mapped = cpu->importFrame(inFd, ImportRoute::HostPointer);
 	ck_assert_ok(mapped);
@@ -171,8 +228,10 @@ START_TEST(backends_refuse_contexts_of_other_apis)
 	ContextRef context = Context::create(vk).value();
 	BackendOpenOptions options;
 	options.context = context;
-	ck_assert_error(openBackend(BackendKind::Cpu, options), ErrorCode::InvalidArgument, "context");
-	ck_assert_error(openBackend(BackendKind::Fd, options), ErrorCode::InvalidArgument, "context");
+	ck_assert_error(openBackend(BackendKind::Cpu, options), ErrorCode::InvalidArgument,
+			"context");
+	ck_assert_error(openBackend(BackendKind::Fd, options), ErrorCode::InvalidArgument,
+			"context");
 	ck_assert_error(openBackend(BackendKind::D3D11), ErrorCode::NotSupported, "kind");
 }
 END_TEST

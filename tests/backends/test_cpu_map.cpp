@@ -4,12 +4,13 @@
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/layout.h>
 
+#include "fd_count.h"
+
 #include <chrono>
 #include <cstring>
 #include <vector>
 
 #include "check_helpers.h"
-#include "fd_count.h"
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -21,7 +22,8 @@ constexpr uint32_t kW = 33, kH = 17; // odd sizes: chroma rounds up
 // An NV12 frame over one memfd, as a ShmFd or as a one-object DMA-BUF.
 Frame nv12OverMemfd(bool asDmaBuf)
 {
-	FrameLayout layout = computeLayout(PixelFormat::NV12, kW, kH, LayoutPolicy::StrideAlign, 64).value();
+	FrameLayout layout =
+		computeLayout(PixelFormat::NV12, kW, kH, LayoutPolicy::StrideAlign, 64).value();
 	SharedFd fd(test::makeMemfd(layout.size));
 	FrameDesc d;
 	d.format = PixelFormat::NV12;
@@ -58,7 +60,8 @@ void writeThenRead(const Frame &frame)
 		ck_assert_uint_eq(write.numPlanes(), 2);
 		for (uint32_t p = 0; p < 2; ++p) {
 			for (uint32_t y = 0; y < info.planes[p].rows(kH); ++y)
-				std::memset(write.data(p) + uint64_t(y) * write.stride(p), int(p * 100 + y), info.planes[p].rowBytes(kW));
+				std::memset(write.data(p) + uint64_t(y) * write.stride(p),
+					    int(p * 100 + y), info.planes[p].rowBytes(kW));
 		}
 		ck_assert_ok(write.unmap());
 	}
@@ -67,7 +70,8 @@ void writeThenRead(const Frame &frame)
 		for (uint32_t y = 0; y < info.planes[p].rows(kH); ++y) {
 			const uint8_t *row = read.data(p) + uint64_t(y) * read.stride(p);
 			for (uint64_t x = 0; x < info.planes[p].rowBytes(kW); ++x)
-				ck_assert_msg(row[x] == uint8_t(p * 100 + y), "plane %u row %u byte %llu", p, y,
+				ck_assert_msg(row[x] == uint8_t(p * 100 + y),
+					      "plane %u row %u byte %llu", p, y,
 					      static_cast<unsigned long long>(x));
 		}
 	}
@@ -82,7 +86,8 @@ START_TEST(cpu_planes_map_to_their_pointers)
 	planes.numPlanes = 2;
 	planes.planes[0] = { y.data(), kW, kH };
 	planes.planes[1] = { uv.data(), 34, 9 };
-	Frame frame = Frame::wrap(PixelFormat::NV12, kW, kH, {}, CpuPlanes::create(planes).value()).value();
+	Frame frame = Frame::wrap(PixelFormat::NV12, kW, kH, {}, CpuPlanes::create(planes).value())
+			      .value();
 	CpuMapping mapping = mapFrame(frame, MapAccess::ReadWrite).value();
 	ck_assert_ptr_eq(mapping.data(0), y.data());
 	ck_assert_ptr_eq(mapping.data(1), uv.data());
@@ -128,10 +133,14 @@ END_TEST
 START_TEST(refusals)
 {
 	int device;
-	Frame image = Frame::wrap(PixelFormat::RGBA, 8, 8, {},
-				  VulkanImage::create({ .image = 1, .device = &device, .rowPitch = 32 }).value()).value();
+	Frame image =
+		Frame::wrap(PixelFormat::RGBA, 8, 8, {},
+			    VulkanImage::create({ .image = 1, .device = &device, .rowPitch = 32 })
+				    .value())
+			.value();
 	ck_assert_error(mapFrame(image, MapAccess::Read), ErrorCode::NotSupported, "resources");
-	ck_assert_error(mapFrame(nv12OverMemfd(false), static_cast<MapAccess>(0)), ErrorCode::InvalidArgument, "access");
+	ck_assert_error(mapFrame(nv12OverMemfd(false), static_cast<MapAccess>(0)),
+			ErrorCode::InvalidArgument, "access");
 	// A raw-carrier acquire point cannot be waited on the CPU: mapping must refuse, not guess.
 	Frame frame = nv12OverMemfd(false);
 	frame.setAcquire(SyncPoint::create(OpenClEventSync{ &device }, nullptr).value());

@@ -23,6 +23,7 @@
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
 #include "frame_pattern.h"
+
 #include "check_helpers.h"
 
 using namespace gpuhandle;
@@ -44,7 +45,6 @@ AllocateRequest requestOf(PixelFormat format, uint32_t width, uint32_t height)
 	request.height = height;
 	return request;
 }
-
 
 // Page-aligned CPU memory freed by its anchor.
 struct HostMemory {
@@ -346,7 +346,6 @@ START_TEST(timed_out_work_keeps_its_memory_until_done)
 	ck_assert_int_eq(d.ctxPop(&popped), 0);
 }
 END_TEST
-
 
 START_TEST(bad_input_is_refused)
 {

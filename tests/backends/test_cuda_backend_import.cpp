@@ -23,6 +23,7 @@
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
 #include "frame_pattern.h"
+
 #include "check_helpers.h"
 
 using namespace gpuhandle;
@@ -130,9 +131,11 @@ bool importAndCheck(Backend &cuda, const Frame &exported, const char *what)
 	test::checkPatternOk(cuda, *copy, 21);
 	uint32_t nv12 = *toApiFormat(FormatApi::DrmFourcc, PixelFormat::NV12);
 	uint32_t nv21 = *toApiFormat(FormatApi::DrmFourcc, PixelFormat::NV21);
-	ck_assert_error(cuda.importFrame(alteredDmaBuf(exported, nv21, 64, 32), ImportRoute::DmaBuf),
+	ck_assert_error(cuda.importFrame(alteredDmaBuf(exported, nv21, 64, 32),
+					 ImportRoute::DmaBuf),
 			ErrorCode::FormatMismatch, "fourcc");
-	ck_assert_error(cuda.importFrame(alteredDmaBuf(exported, nv12, 32, 16), ImportRoute::DmaBuf),
+	ck_assert_error(cuda.importFrame(alteredDmaBuf(exported, nv12, 32, 16),
+					 ImportRoute::DmaBuf),
 			ErrorCode::FormatMismatch, "size");
 	return true;
 }
@@ -152,7 +155,8 @@ bool importExportedDmaBuf(Backend &cuda, Backend &exporter)
 		if (!exported.ok())
 			continue;
 		test::writePatternOk(exporter, *frame, 21);
-		// Counted with the export alive: the import and all made from it leave no fd behind.
+		// Counted with the export alive: the import and all made from it leave no fd
+		// behind.
 		int fds = test::openFdCount();
 		std::string what = std::string(backendKindName(exporter.kind())) + " " +
 				   frameStorageName(storage);
@@ -170,7 +174,10 @@ START_TEST(dmabuf_import_through_egl)
 	BackendRef cuda = openCuda();
 	const std::vector<ImportRoute> &routes = cuda->capabilities().routes;
 	if (std::find(routes.begin(), routes.end(), ImportRoute::DmaBuf) == routes.end()) {
-		Frame host = openBackend(BackendKind::Cpu).value()->allocate(requestOf(PixelFormat::NV12, 33, 17)).value();
+		Frame host = openBackend(BackendKind::Cpu)
+				     .value()
+				     ->allocate(requestOf(PixelFormat::NV12, 33, 17))
+				     .value();
 		Result<Frame> refused = cuda->importFrame(host, ImportRoute::DmaBuf);
 		ck_assert_error(refused, ErrorCode::NotSupported, "route");
 		std::printf("no DMA-BUF import: %s\n", refused.error().message().c_str());
@@ -184,7 +191,8 @@ START_TEST(dmabuf_import_through_egl)
 			Result<BackendRef> exporter = openBackend(kind, options);
 			if (!exporter.ok())
 				break;
-			if (sameDevice((*exporter)->deviceId(), cuda->deviceId()) == DeviceMatch::Same)
+			if (sameDevice((*exporter)->deviceId(), cuda->deviceId()) ==
+			    DeviceMatch::Same)
 				ran = importExportedDmaBuf(*cuda, **exporter) || ran;
 		}
 	if (!ran)

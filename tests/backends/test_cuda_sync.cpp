@@ -8,14 +8,14 @@
 #include <ffnvcodec/dynlink_cuda.h>
 #endif
 
-#include "check_helpers.h"
-
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <dlfcn.h>
 #include <string>
 #include <thread>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;

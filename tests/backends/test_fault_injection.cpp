@@ -17,7 +17,8 @@ using namespace std::chrono_literals;
 
 namespace {
 
-constexpr ErrorCode kCodes[] = { ErrorCode::DeviceLost, ErrorCode::OutOfMemory, ErrorCode::Timeout };
+constexpr ErrorCode kCodes[] = { ErrorCode::DeviceLost, ErrorCode::OutOfMemory,
+				 ErrorCode::Timeout };
 constexpr uint32_t kFrames = 30, kFaultAt = 10, kFaults = 2;
 uint64_t g_faultsSeen = 0;
 
@@ -73,7 +74,8 @@ void runPlan(BackendRef plain, FaultStep step, ErrorCode code, bool withCopy)
 			good++;
 			continue;
 		}
-		ck_assert_msg(e->code() == code, "%s: %s", faultStepName(step), e->message().c_str());
+		ck_assert_msg(e->code() == code, "%s: %s", faultStepName(step),
+			      e->message().c_str());
 		ck_assert_int_eq(static_cast<int>(e->kind()), static_cast<int>(errorKindOf(code)));
 		ck_assert_msg(e->message().find("injected fault") != std::string::npos, "%s",
 			      e->message().c_str());
@@ -128,8 +130,8 @@ START_TEST(planner_ends_on_lost_device_and_copies_on_no_memory)
 	for (BackendKind kind : { BackendKind::Cpu, BackendKind::Vulkan }) {
 		auto plain = openBackend(kind);
 		if (!plain.ok()) {
-			std::printf("planner faults: no %s target here (%s)\n", backendKindName(kind),
-				    plain.error().message().c_str());
+			std::printf("planner faults: no %s target here (%s)\n",
+				    backendKindName(kind), plain.error().message().c_str());
 			continue;
 		}
 		BackendRef target = injectFaults(*plain, { FaultStep::Import, 0, 0, code });
@@ -143,7 +145,8 @@ START_TEST(planner_ends_on_lost_device_and_copies_on_no_memory)
 		} else {
 			ck_assert_msg(!imported.ok() && imported.error().code() == code, "%s: %s",
 				      backendKindName(kind),
-				      imported.ok() ? "imported" : imported.error().message().c_str());
+				      imported.ok() ? "imported"
+						    : imported.error().message().c_str());
 			ck_assert(endsThePlan(imported.error()));
 		}
 		targets++;

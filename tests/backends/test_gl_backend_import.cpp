@@ -411,8 +411,9 @@ START_TEST(vulkan_imports_refuse_bad_input)
 					which ? "memory.driverUuid" : "memory.deviceUuid");
 		}
 		// A frame that needs the whole allocation imports where the driver allows it, or is
-		// refused naming the limit. Asking is what makes llvmpipe raise GL_OUT_OF_MEMORY, so
-		// not under GL debug output (--setup validation), which would count it against us.
+		// refused naming the limit. Asking is what makes llvmpipe raise GL_OUT_OF_MEMORY,
+		// so not under GL debug output (--setup validation), which would count it against
+		// us.
 		if (std::getenv("GPUHANDLE_GL_DEBUG")) {
 			std::printf("not asked under GL debug output: a frame filling its whole "
 				    "Vulkan allocation (the driver's refusal is a GL error)\n");

@@ -2,10 +2,6 @@
 // executor, EGLSync waited from any thread, bounded waits, failures, deletion with the last copy.
 #include <gpuhandle/backends/gl_sync.h>
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
-#include <GLES3/gl3.h>
-
 #include <chrono>
 #include <cstdio>
 #include <functional>
@@ -13,6 +9,10 @@
 #include <memory>
 #include <string>
 #include <thread>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GLES3/gl3.h>
 
 // Last: Check's fail() macro breaks standard headers included after it.
 // clang-format off
@@ -32,7 +32,9 @@ using test::hasExtension;
 
 long long msSince(Clock::time_point start)
 {
-	return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+	return static_cast<long long>(
+		std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)
+			.count());
 }
 
 test::EglGlThread *g_gl = nullptr;
@@ -72,10 +74,13 @@ F eglProc(const char *name)
 START_TEST(invalid_input_is_refused)
 {
 	int g_handle = 0;
-	ck_assert_error(importGlSync(GlSyncSync{}, g_gl->blocking()), ErrorCode::NullHandle, "sync");
-	ck_assert_error(importGlSync(GlSyncSync{ &g_handle, g_gl->context, GlFlavour::Egl }, nullptr),
+	ck_assert_error(importGlSync(GlSyncSync{}, g_gl->blocking()), ErrorCode::NullHandle,
+			"sync");
+	ck_assert_error(importGlSync(GlSyncSync{ &g_handle, g_gl->context, GlFlavour::Egl },
+				     nullptr),
 			ErrorCode::NullHandle, "executor");
-	ck_assert_error(importGlSync(GlSyncSync{ &g_handle, nullptr, static_cast<GlFlavour>(9) }, g_gl->blocking()),
+	ck_assert_error(importGlSync(GlSyncSync{ &g_handle, nullptr, static_cast<GlFlavour>(9) },
+				     g_gl->blocking()),
 			ErrorCode::InvalidArgument, "flavour");
 	ck_assert_error(importEglSync(nullptr, &g_handle), ErrorCode::NullHandle, "display");
 	ck_assert_error(importEglSync(g_gl->display, nullptr), ErrorCode::NullHandle, "sync");
@@ -89,10 +94,13 @@ START_TEST(glsync_after_clear_is_waited_and_deleted)
 	GLsync sync = g_gl->clearAndFence();
 	ck_assert_ptr_nonnull(sync);
 	{
-		auto point = importGlSync(GlSyncSync{ sync, g_gl->context, GlFlavour::Egl }, g_gl->blocking());
+		auto point = importGlSync(GlSyncSync{ sync, g_gl->context, GlFlavour::Egl },
+					  g_gl->blocking());
 		ck_assert_ok(point);
-		ck_assert_int_eq(static_cast<int>(point->kind()), static_cast<int>(SyncKind::GlSync));
-		ck_assert_int_eq(static_cast<int>(point->backend()), static_cast<int>(BackendKind::OpenGL));
+		ck_assert_int_eq(static_cast<int>(point->kind()),
+				 static_cast<int>(SyncKind::GlSync));
+		ck_assert_int_eq(static_cast<int>(point->backend()),
+				 static_cast<int>(BackendKind::OpenGL));
 		ck_assert_int_eq(point->waiter()->pollFd(), -1);
 		ck_assert_ok(point->wait(kDefaultWaitTimeout)); // done, not the 10 s Timeout
 		auto done = point->isSignaled();
@@ -110,7 +118,8 @@ START_TEST(glsync_polling_alone_makes_progress)
 {
 	// isSignaled() flushes on its first call, so a fence nobody flushed still signals.
 	GLsync sync = g_gl->clearAndFence();
-	auto point = importGlSync(GlSyncSync{ sync, g_gl->context, GlFlavour::Egl }, g_gl->posting());
+	auto point =
+		importGlSync(GlSyncSync{ sync, g_gl->context, GlFlavour::Egl }, g_gl->posting());
 	ck_assert_ok(point);
 	auto start = Clock::now();
 	bool signaled = false;
@@ -128,7 +137,8 @@ END_TEST
 START_TEST(busy_gl_thread_bounds_the_wait_then_wakes_it)
 {
 	GLsync sync = g_gl->clearAndFence();
-	auto point = importGlSync(GlSyncSync{ sync, g_gl->context, GlFlavour::Egl }, g_gl->posting());
+	auto point =
+		importGlSync(GlSyncSync{ sync, g_gl->context, GlFlavour::Egl }, g_gl->posting());
 	ck_assert_ok(point);
 
 	std::promise<void> release = blockGlThread();
@@ -136,7 +146,8 @@ START_TEST(busy_gl_thread_bounds_the_wait_then_wakes_it)
 	Status status = point->wait(50ms);
 	long long took = msSince(start);
 	ck_assert_error(status, ErrorCode::Timeout, "timeout");
-	ck_assert_int_eq(static_cast<int>(status.error().kind()), static_cast<int>(ErrorKind::Recoverable));
+	ck_assert_int_eq(static_cast<int>(status.error().kind()),
+			 static_cast<int>(ErrorKind::Recoverable));
 	ck_assert_msg(took >= 50, "a 50 ms wait took %lld ms", took);
 	// A poll does not block on the busy GL thread (it would hang: only this thread frees it).
 	auto polled = point->isSignaled();
@@ -160,19 +171,22 @@ START_TEST(gl_failures_are_errors)
 	GlExecutor inlineHere = [](std::function<void()> work) { work(); };
 	int g_handle = 0;
 	{
-		auto point = importGlSync(GlSyncSync{ &g_handle, g_gl->context, GlFlavour::Egl }, inlineHere);
+		auto point = importGlSync(GlSyncSync{ &g_handle, g_gl->context, GlFlavour::Egl },
+					  inlineHere);
 		ck_assert_ok(point);
-		ck_assert_error(point->wait(kDefaultWaitTimeout), ErrorCode::InvalidState, "executor");
+		ck_assert_error(point->wait(kDefaultWaitTimeout), ErrorCode::InvalidState,
+				"executor");
 		ck_assert_error(point->isSignaled(), ErrorCode::InvalidState, "executor");
 	}
 	// Not a GLsync of this context: GL_WAIT_FAILED.
 	{
-		auto point = importGlSync(GlSyncSync{ &g_handle, g_gl->context, GlFlavour::Egl }, g_gl->blocking());
+		auto point = importGlSync(GlSyncSync{ &g_handle, g_gl->context, GlFlavour::Egl },
+					  g_gl->blocking());
 		ck_assert_ok(point);
 		Status status = point->wait(kDefaultWaitTimeout);
 		ck_assert_error(status, ErrorCode::Backend, "sync");
-		ck_assert_msg(status.error().message().find("GL_WAIT_FAILED") != std::string::npos, "%s",
-			      status.error().message().c_str());
+		ck_assert_msg(status.error().message().find("GL_WAIT_FAILED") != std::string::npos,
+			      "%s", status.error().message().c_str());
 		ck_assert_error(point->isSignaled(), ErrorCode::Backend, "sync");
 	}
 	GLenum left = GL_NO_ERROR;
@@ -216,7 +230,8 @@ END_TEST
 START_TEST(reusable_eglsync_times_out_then_wakes)
 {
 	if (!hasExtension(eglQueryString(g_gl->display, EGL_EXTENSIONS), "EGL_KHR_reusable_sync")) {
-		std::printf("EGL_KHR_reusable_sync is missing: no never-signalled EGLSync to time out\n");
+		std::printf(
+			"EGL_KHR_reusable_sync is missing: no never-signalled EGLSync to time out\n");
 		ck_assert(true);
 		return;
 	}
@@ -252,14 +267,16 @@ START_TEST(no_fd_leaked)
 	auto createSync = eglProc<PFNEGLCREATESYNCKHRPROC>("eglCreateSyncKHR");
 	// Warm up the driver's lazily opened fds first.
 	{
-		auto point = importGlSync(GlSyncSync{ g_gl->clearAndFence(), g_gl->context, GlFlavour::Egl },
+		auto point = importGlSync(GlSyncSync{ g_gl->clearAndFence(), g_gl->context,
+						      GlFlavour::Egl },
 					  g_gl->blocking());
 		ck_assert_ok(point);
 		ck_assert_ok(point->wait(kDefaultWaitTimeout));
 	}
 	int before = gpuhandle::test::openFdCount();
 	for (int i = 0; i < 20; ++i) {
-		auto gl = importGlSync(GlSyncSync{ g_gl->clearAndFence(), g_gl->context, GlFlavour::Egl },
+		auto gl = importGlSync(GlSyncSync{ g_gl->clearAndFence(), g_gl->context,
+						   GlFlavour::Egl },
 				       g_gl->posting());
 		ck_assert_ok(gl);
 		ck_assert_ok(gl->wait(kDefaultWaitTimeout));

@@ -94,8 +94,8 @@ START_TEST(buffer_frames_read_back_what_was_written)
 			ck_assert_uint_eq(frame.numResources(), 1);
 			ck_assert(frame.resource(0).kind() == ResourceKind::OpenClMem);
 			for (uint32_t p = 0; p < frame.numPlanes(); ++p)
-				ck_assert_uint_eq(frame.plane(p).stride % 64, 0); // the preferred
-										  // alignment
+				// The preferred alignment.
+				ck_assert_uint_eq(frame.plane(p).stride % 64, 0);
 			ck_assert_string_eq(roundTrip(*backend, frame, seed++), "");
 		}
 	// A chosen alignment is kept.

@@ -132,8 +132,8 @@ START_TEST(host_bytes_read_back_and_opencl_writes_land_in_host_memory)
 		void *mapped = clEnqueueMapBuffer(g_queue, mem, CL_TRUE, CL_MAP_READ, 0, kSize, 0,
 						  nullptr, nullptr, &error);
 		ck_assert_int_eq(error, CL_SUCCESS);
-		ck_assert_ptr_eq(mapped, block.data); // USE_HOST_PTR maps to the host pointer
-						      // itself
+		// USE_HOST_PTR maps to the host pointer itself.
+		ck_assert_ptr_eq(mapped, block.data);
 		for (size_t i = 0; i < kSize; ++i) {
 			uint8_t expected = i < 2048    ? fill
 					   : i >= 3000 ? tail[i - 3000]

@@ -3,12 +3,12 @@
 #define CL_TARGET_OPENCL_VERSION 120
 #include <gpuhandle/backends/opencl_sync.h>
 
-#include <CL/cl.h>
-
 #include <chrono>
 #include <poll.h>
 #include <string>
 #include <thread>
+
+#include <CL/cl.h>
 
 // Last: Check's fail() macro breaks standard headers included after it.
 // clang-format off
@@ -51,7 +51,9 @@ cl_event userEvent()
 cl_uint referenceCount(cl_event event)
 {
 	cl_uint count = 0;
-	ck_assert_int_eq(clGetEventInfo(event, CL_EVENT_REFERENCE_COUNT, sizeof(count), &count, nullptr), CL_SUCCESS);
+	ck_assert_int_eq(clGetEventInfo(event, CL_EVENT_REFERENCE_COUNT, sizeof(count), &count,
+					nullptr),
+			 CL_SUCCESS);
 	return count;
 }
 
@@ -86,7 +88,8 @@ START_TEST(unsignalled_event_times_out)
 	Status status = point->wait(50ms);
 	auto took = Clock::now() - start;
 	ck_assert_error(status, ErrorCode::Timeout, "timeout");
-	ck_assert_int_eq(static_cast<int>(status.error().kind()), static_cast<int>(ErrorKind::Recoverable));
+	ck_assert_int_eq(static_cast<int>(status.error().kind()),
+			 static_cast<int>(ErrorKind::Recoverable));
 	ck_assert_msg(took >= 50ms, "a 50 ms wait took %lld ms",
 		      static_cast<long long>(
 			      std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
@@ -151,7 +154,8 @@ END_TEST
 
 START_TEST(queued_command_completes_after_its_dependency)
 {
-	// A marker that waits on a user event: importing it flushes its queue, as clWaitForEvents would.
+	// A marker that waits on a user event: importing it flushes its queue, as clWaitForEvents
+	// would.
 	cl_int error = CL_SUCCESS;
 	cl_command_queue queue = clCreateCommandQueue(g_context, g_device, 0, &error);
 	ck_assert_int_eq(error, CL_SUCCESS);

@@ -8,6 +8,10 @@
 #include <gpuhandle/backends/vulkan_sync.h>
 #include <gpuhandle/format_mappings.h>
 
+#include "frame_pattern.h"
+#include "lavapipe_device.h"
+#include "skip_probe.h"
+
 #include <cstdint>
 #include <cstring>
 #include <mutex>
@@ -17,10 +21,6 @@
 #include <libplacebo/renderer.h>
 #include <libplacebo/vulkan.h>
 #include <vulkan/vulkan.h>
-
-#include "frame_pattern.h"
-#include "lavapipe_device.h"
-#include "skip_probe.h"
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
 #include "check_helpers.h"
@@ -75,7 +75,8 @@ public:
 				instanceInfo.enabledExtensionCount = 1;
 				instanceInfo.ppEnabledExtensionNames = &debugUtils;
 			}
-		if (VkResult r = vkCreateInstance(&instanceInfo, nullptr, &instance_); r != VK_SUCCESS)
+		if (VkResult r = vkCreateInstance(&instanceInfo, nullptr, &instance_);
+		    r != VK_SUCCESS)
 			return "vkCreateInstance failed (" + std::to_string(r) + ")";
 		uint32_t count = 0;
 		vkEnumeratePhysicalDevices(instance_, &count, nullptr);
@@ -94,11 +95,13 @@ public:
 		float priority = 1.0f;
 		VkDeviceQueueCreateInfo queueInfo{};
 		queueInfo.sType = VK_STRUCTURE_TYPE_DEVICE_QUEUE_CREATE_INFO;
-		queueInfo.queueCount = 1; // family 0: lavapipe's one, graphics, compute and transfer
+		// Family 0: lavapipe's one, graphics, compute and transfer.
+		queueInfo.queueCount = 1;
 		queueInfo.pQueuePriorities = &priority;
-		// Every Vulkan 1.1-1.3 feature the device has (as FFmpeg enables them): libplacebo's
-		// required ones (timeline semaphores, host query reset) and the ones it uses where
-		// present (synchronization2), told to libplacebo through import.features.
+		// Every Vulkan 1.1-1.3 feature the device has (as FFmpeg enables them):
+		// libplacebo's required ones (timeline semaphores, host query reset) and the ones
+		// it uses where present (synchronization2), told to libplacebo through
+		// import.features.
 		features11_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES;
 		features12_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES;
 		features13_.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES;
@@ -129,8 +132,11 @@ public:
 		native.queue = queue;
 		native.queueFamilyIndex = 0;
 		native.getInstanceProcAddr = reinterpret_cast<void *>(&vkGetInstanceProcAddr);
-		native.enabledDeviceExtensions = { "VK_KHR_swapchain" }; // told: none of gpuhandle's
-		native.queueLock = [this](bool lock) { lock ? queueMutex_.lock() : queueMutex_.unlock(); };
+		// Told: none of gpuhandle's.
+		native.enabledDeviceExtensions = { "VK_KHR_swapchain" };
+		native.queueLock = [this](bool lock) {
+			lock ? queueMutex_.lock() : queueMutex_.unlock();
+		};
 		Result<ContextRef> context = Context::create(std::move(native));
 		if (!context)
 			return "Context::create: " + context.error().message();
@@ -157,59 +163,72 @@ public:
 		import.features = &features_;
 		import.lock_queue = [](void *self, uint32_t, uint32_t) {
 			static_cast<Host *>(self)->queueMutex_.lock();
-		};
-		import.unlock_queue = [](void *self, uint32_t, uint32_t) {
-			static_cast<Host *>(self)->queueMutex_.unlock();
-		};
-		import.queue_ctx = this;
-		vk_ = pl_vulkan_import(log_, &import);
-		if (!vk_)
-			return "pl_vulkan_import refused the host's device";
-		return {};
-	}
+	};
+	import.unlock_queue = [](void *self, uint32_t, uint32_t) {
+		static_cast<Host *>(self)->queueMutex_.unlock();
+};
+import.queue_ctx = this;
+vk_ = pl_vulkan_import(log_, &import);
+if (!vk_)
+	return "pl_vulkan_import refused the host's device";
+return {};
+} // namespace
 
-	Backend &backend() const { return *backend_; }
-	pl_gpu gpu() const { return vk_->gpu; }
-	pl_log log() const { return log_; }
-	VkDevice device() const { return device_; }
+Backend &backend() const
+{
+	return *backend_;
+}
+pl_gpu gpu() const
+{
+	return vk_->gpu;
+}
+pl_log log() const
+{
+	return log_;
+}
+VkDevice device() const
+{
+	return device_;
+}
 
-	// A timeline semaphore of the host's device at 0, destroyed with the host's device idle.
-	VkSemaphore timeline()
-	{
-		VkSemaphoreTypeCreateInfo type{ VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
-						VK_SEMAPHORE_TYPE_TIMELINE, 0 };
-		VkSemaphoreCreateInfo info{ VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
-		VkSemaphore semaphore = VK_NULL_HANDLE;
-		ck_assert_int_eq(vkCreateSemaphore(device_, &info, nullptr, &semaphore), VK_SUCCESS);
-		return semaphore;
-	}
+// A timeline semaphore of the host's device at 0, destroyed with the host's device idle.
+VkSemaphore timeline()
+{
+	VkSemaphoreTypeCreateInfo type{ VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO, nullptr,
+					VK_SEMAPHORE_TYPE_TIMELINE, 0 };
+	VkSemaphoreCreateInfo info{ VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO, &type, 0 };
+	VkSemaphore semaphore = VK_NULL_HANDLE;
+	ck_assert_int_eq(vkCreateSemaphore(device_, &info, nullptr, &semaphore), VK_SUCCESS);
+	return semaphore;
+}
 
-	// gpuhandle's point over `semaphore` reaching `value`.
-	SyncPoint pointAt(VkSemaphore semaphore, uint64_t value) const
-	{
-		VulkanDeviceDispatch dispatch;
-		dispatch.device = device_;
-		dispatch.getDeviceProcAddr = reinterpret_cast<void *>(&vkGetDeviceProcAddr);
-		auto point = importVulkanSemaphore(
-			{ test::handleOf(semaphore), VulkanSemaphoreKind::Timeline, value, device_ },
-			dispatch);
-		ck_assert_ok(point);
-		return *point;
-	}
+// gpuhandle's point over `semaphore` reaching `value`.
+SyncPoint pointAt(VkSemaphore semaphore, uint64_t value) const
+{
+	VulkanDeviceDispatch dispatch;
+	dispatch.device = device_;
+	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(&vkGetDeviceProcAddr);
+	auto point = importVulkanSemaphore({ test::handleOf(semaphore),
+					     VulkanSemaphoreKind::Timeline, value, device_ },
+					   dispatch);
+	ck_assert_ok(point);
+	return *point;
+}
 
 private:
-	VkInstance instance_ = VK_NULL_HANDLE;
-	VkPhysicalDevice physical_ = VK_NULL_HANDLE;
-	VkDevice device_ = VK_NULL_HANDLE;
-	VkPhysicalDeviceFeatures2 features_{};
-	VkPhysicalDeviceVulkan11Features features11_{};
-	VkPhysicalDeviceVulkan12Features features12_{};
-	VkPhysicalDeviceVulkan13Features features13_{};
-	std::mutex queueMutex_;
-	BackendRef backend_;
-	pl_log log_ = nullptr;
-	pl_vulkan vk_ = nullptr;
-};
+VkInstance instance_ = VK_NULL_HANDLE;
+VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+VkDevice device_ = VK_NULL_HANDLE;
+VkPhysicalDeviceFeatures2 features_{};
+VkPhysicalDeviceVulkan11Features features11_{};
+VkPhysicalDeviceVulkan12Features features12_{};
+VkPhysicalDeviceVulkan13Features features13_{};
+std::mutex queueMutex_;
+BackendRef backend_;
+pl_log log_ = nullptr;
+pl_vulkan vk_ = nullptr;
+}
+;
 
 // One plane of a gpuhandle frame as libplacebo sees it.
 struct WrappedPlane {
@@ -333,9 +352,9 @@ struct Case {
 };
 // Packed and planar 8-bit, 16-bit planes, odd sizes (chroma rounded up as the libraries do).
 constexpr Case kCases[] = {
-	{ PixelFormat::RGBA, 64, 48 }, { PixelFormat::RGBA, 33, 17 },
-	{ PixelFormat::NV12, 64, 48 },  { PixelFormat::NV12, 30, 18 },
-	{ PixelFormat::YUV420P, 34, 22 },  { PixelFormat::P010LE, 32, 16 },
+	{ PixelFormat::RGBA, 64, 48 },    { PixelFormat::RGBA, 33, 17 },
+	{ PixelFormat::NV12, 64, 48 },    { PixelFormat::NV12, 30, 18 },
+	{ PixelFormat::YUV420P, 34, 22 }, { PixelFormat::P010LE, 32, 16 },
 };
 
 // Per case: gpuhandle writes a pattern; libplacebo copies each plane into its own texture

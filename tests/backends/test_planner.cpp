@@ -136,7 +136,8 @@ START_TEST(forbidden_copies_fail_naming_every_route)
 		ck_assert(result.error().kind() == ErrorKind::Configuration);
 		const std::string &message = result.error().message();
 		for (const char *route : { "direct", "opaque-fd", "dma-buf", "host-pointer" })
-			ck_assert_msg(message.find(route) != std::string::npos, "%s not in: %s", route, message.c_str());
+			ck_assert_msg(message.find(route) != std::string::npos, "%s not in: %s",
+				      route, message.c_str());
 		ck_assert(message.find("copies are forbidden") != std::string::npos);
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
@@ -228,17 +229,21 @@ START_TEST(copy_helpers_refuse_mismatched_mappings)
 	Frame rgba = cpu->allocate(request(PixelFormat::RGBA, 16, 16)).value();
 	CpuMapping src = cpu->map(nv12, MapAccess::Read, 1s).value();
 	CpuMapping dst = cpu->map(rgba, MapAccess::Write, 1s).value();
-	ck_assert_error(copyMappedPlanes(dst, src, PixelFormat::NV12, 16, 16), ErrorCode::FormatMismatch, "planes");
+	ck_assert_error(copyMappedPlanes(dst, src, PixelFormat::NV12, 16, 16),
+			ErrorCode::FormatMismatch, "planes");
 	CpuMapping readOnly = cpu->map(nv12, MapAccess::Read, 1s).value();
-	ck_assert_error(copyMappedPlanes(readOnly, src, PixelFormat::NV12, 16, 16), ErrorCode::InvalidArgument, "dst");
-	ck_assert_error(copyMappedPlanes(dst, src, PixelFormat::Unknown, 16, 16), ErrorCode::NotSupported, "format");
+	ck_assert_error(copyMappedPlanes(readOnly, src, PixelFormat::NV12, 16, 16),
+			ErrorCode::InvalidArgument, "dst");
+	ck_assert_error(copyMappedPlanes(dst, src, PixelFormat::Unknown, 16, 16),
+			ErrorCode::NotSupported, "format");
 }
 END_TEST
 
 // An NV12 DMA-BUF over a memfd (a stand-in: no dma-buf exporter here) with `modifier`.
 Frame nv12DmaBuf(uint64_t modifier, uint64_t objectSize)
 {
-	FrameLayout layout = computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value();
+	FrameLayout layout =
+		computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value();
 	SharedFd fd(test::makeMemfd(objectSize));
 	DmaBufDesc d;
 	d.fourcc = 0x3231564e; // DRM_FORMAT_NV12
@@ -250,7 +255,8 @@ Frame nv12DmaBuf(uint64_t modifier, uint64_t objectSize)
 	d.numPlanes = 2;
 	for (uint32_t i = 0; i < 2; ++i)
 		d.planes[i] = { 0, layout.planes[i].offset, layout.planes[i].stride };
-	return Frame::wrap(PixelFormat::NV12, 64, 32, {}, DmaBuf::create(std::move(d)).value()).value();
+	return Frame::wrap(PixelFormat::NV12, 64, 32, {}, DmaBuf::create(std::move(d)).value())
+		.value();
 }
 
 // Bad input fails with a clear error and leaves no fd open: a tiled modifier the CPU cannot read,
@@ -260,8 +266,12 @@ START_TEST(bad_frames_are_refused_and_leak_nothing)
 	const int fdsBefore = test::openFdCount();
 	{
 		BackendRef cpu = open(BackendKind::Cpu);
-		const uint64_t size = computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value().size;
-		// I915_FORMAT_MOD_Y_TILED: tiled rows, so neither a host pointer nor a CPU copy works.
+		const uint64_t size =
+			computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64)
+				.value()
+				.size;
+		// I915_FORMAT_MOD_Y_TILED: tiled rows, so neither a host pointer nor a CPU copy
+		// works.
 		Frame tiled = nv12DmaBuf(0x0100000000000002ULL, size);
 		Result<ImportResult> refused = importFrame(tiled, *cpu);
 		ck_assert_error(refused, ErrorCode::NotSupported, "modifier");
@@ -271,13 +281,16 @@ START_TEST(bad_frames_are_refused_and_leak_nothing)
 		ck_assert_error(forbidden, ErrorCode::NotSupported, "allowCopies");
 		ck_assert(forbidden.error().message().find("modifier") != std::string::npos);
 		// A linear one goes in place.
-		Result<ImportResult> linear = importFrame(nv12DmaBuf(kDrmModifierLinear, size), *cpu);
+		Result<ImportResult> linear =
+			importFrame(nv12DmaBuf(kDrmModifierLinear, size), *cpu);
 		ck_assert_ok(linear);
 		ck_assert(linear->route == ImportRoute::HostPointer);
 	}
 	// Memory smaller than the planes never becomes a frame.
 	{
-		FrameLayout layout = computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64).value();
+		FrameLayout layout =
+			computeLayout(PixelFormat::NV12, 64, 32, LayoutPolicy::StrideAlign, 64)
+				.value();
 		SharedFd fd(test::makeMemfd(layout.size / 2));
 		Result<ShmFd> shm = ShmFd::create({ .fd = fd, .size = layout.size / 2 });
 		ck_assert_ok(shm);
@@ -297,7 +310,9 @@ START_TEST(bad_frames_are_refused_and_leak_nothing)
 		UniqueFd fd = test::makeMemfd(4096);
 		int number = fd.get();
 		fd.reset();
-		ck_assert_error(ShmFd::create({ .fd = SharedFd::borrow(number, nullptr), .size = 4096 }), ErrorCode::BadFd, "fd");
+		ck_assert_error(
+			ShmFd::create({ .fd = SharedFd::borrow(number, nullptr), .size = 4096 }),
+			ErrorCode::BadFd, "fd");
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }

@@ -4,15 +4,16 @@
 #include <gpuhandle/backends/planner.h>
 #include <gpuhandle/cpu_fence.h>
 
+#include "fd_count.h"
+#include "frame_pattern.h"
+#include "lavapipe_device.h"
+#include "skip_probe.h"
+
 #include <thread>
 #include <unistd.h>
 
 #include <vulkan/vulkan.h>
 
-#include "fd_count.h"
-#include "frame_pattern.h"
-#include "lavapipe_device.h"
-#include "skip_probe.h"
 #include "check_helpers.h"
 
 using namespace gpuhandle;
@@ -68,20 +69,25 @@ START_TEST(vulkan_frames_reach_gl_without_a_copy)
 			      { PixelFormat::RGBA, FrameStorage::LinearImage } };
 		uint32_t seed = 1;
 		for (Case c : cases) {
-			Frame frame = d.vulkan->allocate(request(c.format, 1920, 1080, c.storage)).value();
+			Frame frame = d.vulkan->allocate(request(c.format, 1920, 1080, c.storage))
+					      .value();
 			ck_assert_string_eq(test::writePattern(*d.vulkan, frame, seed), "");
 			ImportOptions options;
 			options.source = d.vulkan;
 			Result<ImportResult> result = importFrame(frame, *d.gl, options);
-			ck_assert_msg(result.ok(), "%s %s: %s", pixelFormatName(c.format), frameStorageName(c.storage),
+			ck_assert_msg(result.ok(), "%s %s: %s", pixelFormatName(c.format),
+				      frameStorageName(c.storage),
 				      result.ok() ? "" : result.error().message().c_str());
 			ck_assert(result->route == ImportRoute::OpaqueFd);
 			ck_assert(result->path == ExecutionPath::zeroCopy());
-			const ResourceKind expected = c.storage == FrameStorage::Buffer ? ResourceKind::GlBuffer : ResourceKind::GlTexture;
+			const ResourceKind expected = c.storage == FrameStorage::Buffer
+							      ? ResourceKind::GlBuffer
+							      : ResourceKind::GlTexture;
 			ck_assert(result->frame.resource(0).kind() == expected);
 			ck_assert_string_eq(test::checkPattern(*d.gl, result->frame, seed), "");
 			// Written through GL, seen through Vulkan: one allocation.
-			ck_assert_string_eq(test::writePattern(*d.gl, result->frame, seed + 100), "");
+			ck_assert_string_eq(test::writePattern(*d.gl, result->frame, seed + 100),
+					    "");
 			ck_assert_string_eq(test::checkPattern(*d.vulkan, frame, seed + 100), "");
 			++seed;
 		}
@@ -96,12 +102,15 @@ START_TEST(gl_frames_reach_vulkan_by_a_gpu_copy)
 	const int fdsBefore = test::openFdCount();
 	{
 		Devices d = openDevices();
-		Frame frame = d.gl->allocate(request(PixelFormat::P010LE, 1281, 721, FrameStorage::Buffer)).value();
+		Frame frame = d.gl->allocate(request(PixelFormat::P010LE, 1281, 721,
+						     FrameStorage::Buffer))
+				      .value();
 		ck_assert_string_eq(test::writePattern(*d.gl, frame, 9), "");
 		ImportOptions options;
 		options.source = d.gl;
 		Result<ImportResult> result = importFrame(frame, *d.vulkan, options);
-		ck_assert_msg(result.ok(), "%s", result.ok() ? "" : result.error().message().c_str());
+		ck_assert_msg(result.ok(), "%s",
+			      result.ok() ? "" : result.error().message().c_str());
 		ck_assert(result->route == ImportRoute::GpuCopy);
 		ck_assert(result->path.kind() == ExecutionPath::Kind::GpuCopy);
 		ck_assert(d.vulkan->holds(result->frame));
@@ -122,10 +131,13 @@ START_TEST(host_memory_reaches_vulkan_in_place)
 	Devices d = openDevices();
 	const auto &routes = d.vulkan->capabilities().routes;
 	if (std::find(routes.begin(), routes.end(), ImportRoute::HostPointer) == routes.end()) {
-		std::printf("this Vulkan driver does not import host memory; host-pointer case not run\n");
+		std::printf(
+			"this Vulkan driver does not import host memory; host-pointer case not run\n");
 		return;
 	}
-	Frame frame = d.cpu->allocate(request(PixelFormat::YUV420P, 3840, 2160, FrameStorage::Buffer)).value();
+	Frame frame =
+		d.cpu->allocate(request(PixelFormat::YUV420P, 3840, 2160, FrameStorage::Buffer))
+			.value();
 	Result<ImportResult> result = importFrame(frame, *d.vulkan);
 	ck_assert_msg(result.ok(), "%s", result.ok() ? "" : result.error().message().c_str());
 	ck_assert(result->route == ImportRoute::HostPointer);
@@ -136,7 +148,8 @@ START_TEST(host_memory_reaches_vulkan_in_place)
 
 	// A memfd is mapped whole, so its planes (NV12 chroma starts mid-page) import as one range.
 	BackendRef fd = openBackend(BackendKind::Fd).value();
-	Frame shared = fd->allocate(request(PixelFormat::NV12, 33, 17, FrameStorage::Buffer)).value();
+	Frame shared =
+		fd->allocate(request(PixelFormat::NV12, 33, 17, FrameStorage::Buffer)).value();
 	Result<ImportResult> fromFd = importFrame(shared, *d.vulkan);
 	ck_assert_msg(fromFd.ok(), "%s", fromFd.ok() ? "" : fromFd.error().message().c_str());
 	ck_assert(fromFd->route == ImportRoute::HostPointer);
@@ -161,8 +174,11 @@ START_TEST(a_timeline_semaphore_is_waited_or_carried)
 	dispatch.device = device;
 	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(&vkGetDeviceProcAddr);
 	{
-		Frame frame = d.vulkan->allocate(request(PixelFormat::NV12, 640, 360, FrameStorage::Buffer)).value();
-		frame.setAcquire(importVulkanSemaphore(test::timelineAt(semaphore, 1), dispatch).value());
+		Frame frame = d.vulkan->allocate(request(PixelFormat::NV12, 640, 360,
+							 FrameStorage::Buffer))
+				      .value();
+		frame.setAcquire(
+			importVulkanSemaphore(test::timelineAt(semaphore, 1), dispatch).value());
 
 		ImportOptions options;
 		options.source = d.vulkan;
@@ -174,7 +190,8 @@ START_TEST(a_timeline_semaphore_is_waited_or_carried)
 
 		std::thread producer([device, semaphore] {
 			std::this_thread::sleep_for(30ms);
-			VkSemaphoreSignalInfo signal{ VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO, nullptr, semaphore, 1 };
+			VkSemaphoreSignalInfo signal{ VK_STRUCTURE_TYPE_SEMAPHORE_SIGNAL_INFO,
+						      nullptr, semaphore, 1 };
 			vkSignalSemaphore(device, &signal);
 		});
 		options.timeout = test::kWaitAcrossHostSignal; // the producer's host signal ends it
@@ -183,7 +200,8 @@ START_TEST(a_timeline_semaphore_is_waited_or_carried)
 		// (so no lower bound on fenceWait: the 30 ms may have passed before it began).
 		Result<bool> signalledAtReturn = frame.acquire().isSignaled();
 		producer.join();
-		ck_assert_msg(intoGl.ok(), "%s", intoGl.ok() ? "" : intoGl.error().message().c_str());
+		ck_assert_msg(intoGl.ok(), "%s",
+			      intoGl.ok() ? "" : intoGl.error().message().c_str());
 		ck_assert(intoGl->fence == FenceTransfer::CpuWait);
 		ck_assert_ok(signalledAtReturn);
 		ck_assert(*signalledAtReturn);
@@ -213,8 +231,10 @@ START_TEST(fence_export_says_why_it_cannot)
 		Result<SyncPoint> created = SyncPoint::create(timelineRaw, nullptr);
 		ck_assert_ok(created);
 		SyncPoint timelinePoint = *created;
-		ck_assert_error(d.vulkan->exportFence(timelinePoint), ErrorCode::NotSupported, "point");
-		VulkanSemaphoreSync raw{ test::handleOf(binary), VulkanSemaphoreKind::Binary, 0, device };
+		ck_assert_error(d.vulkan->exportFence(timelinePoint), ErrorCode::NotSupported,
+				"point");
+		VulkanSemaphoreSync raw{ test::handleOf(binary), VulkanSemaphoreKind::Binary, 0,
+					 device };
 		Result<SyncPoint> createdBinary = SyncPoint::create(raw, nullptr);
 		ck_assert_ok(createdBinary);
 		SyncPoint binaryPoint = *createdBinary;
@@ -223,9 +243,12 @@ START_TEST(fence_export_says_why_it_cannot)
 		ck_assert(exported.error().code() == ErrorCode::NotSupported);
 		ck_assert(!exported.error().message().empty());
 		auto cpuFence = CpuFence::create().value();
-		ck_assert_error(d.vulkan->exportFence(cpuFence->point()), ErrorCode::NotSupported, "point");
-		ck_assert_error(d.gl->exportFence(cpuFence->point()), ErrorCode::NotSupported, "point");
-		ck_assert_error(d.gl->importFence(cpuFence->point()), ErrorCode::NotSupported, "point");
+		ck_assert_error(d.vulkan->exportFence(cpuFence->point()), ErrorCode::NotSupported,
+				"point");
+		ck_assert_error(d.gl->exportFence(cpuFence->point()), ErrorCode::NotSupported,
+				"point");
+		ck_assert_error(d.gl->importFence(cpuFence->point()), ErrorCode::NotSupported,
+				"point");
 	}
 	vkDestroySemaphore(device, binary, nullptr);
 	vkDestroySemaphore(device, timeline, nullptr);

@@ -9,12 +9,6 @@
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/waiter_thread.h>
 
-#include <CL/cl.h>
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
-#include <GLES3/gl3.h>
-#include <vulkan/vulkan.h>
-
 #include <array>
 #include <chrono>
 #include <condition_variable>
@@ -26,6 +20,12 @@
 #include <thread>
 #include <unistd.h>
 #include <vector>
+
+#include <CL/cl.h>
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
+#include <GLES3/gl3.h>
+#include <vulkan/vulkan.h>
 
 // Last: Check's fail() macro breaks standard headers included after it.
 // clang-format off
@@ -45,7 +45,9 @@ namespace {
 
 long long msSince(Clock::time_point start)
 {
-	return static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start).count());
+	return static_cast<long long>(
+		std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start)
+			.count());
 }
 
 // Every backend, opened per test: Check forks each test and driver state must not cross a fork.
@@ -117,7 +119,8 @@ public:
 		points_[kGl] = importGlSync(GlSyncSync{ sync, b.gl.context, GlFlavour::Egl },
 					    b.gl.posting())
 				       .value();
-		auto gate = std::make_shared<std::shared_future<void>>(glGate_.get_future().share());
+		auto gate =
+			std::make_shared<std::shared_future<void>>(glGate_.get_future().share());
 		b.gl.post([gate] { gate->wait(); });
 
 		event_ = test::makeUserEvent(b.cl);
@@ -145,7 +148,9 @@ public:
 		switch (index) {
 		case kVulkan: g_backends->vk.hostSignal(semaphore_, 1); break;
 		case kGl: glGate_.set_value(); break;
-		case kOpenCl: ck_assert_int_eq(clSetUserEventStatus(event_, CL_COMPLETE), CL_SUCCESS); break;
+		case kOpenCl:
+			ck_assert_int_eq(clSetUserEventStatus(event_, CL_COMPLETE), CL_SUCCESS);
+			break;
 		default: ck_assert_int_eq(write(eventFd_, &one, sizeof(one)), 8); break;
 		}
 	}
@@ -221,7 +226,8 @@ struct Outcomes {
 	bool awaitCount(size_t n)
 	{
 		std::unique_lock<std::mutex> lock(mutex);
-		return changed.wait_for(lock, test::kWaitAcrossHostSignal, [this, n] { return statuses.size() >= n; });
+		return changed.wait_for(lock, test::kWaitAcrossHostSignal,
+					[this, n] { return statuses.size() >= n; });
 	}
 };
 
@@ -297,9 +303,12 @@ START_TEST(waiter_thread_resolves_combinators_once)
 	ck_assert_ok(any);
 	ck_assert_ok(all);
 	ck_assert_ok(chain);
-	ck_assert_ok(waitAsync(*any, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
-	ck_assert_ok(waitAsync(*all, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
-	ck_assert_ok(waitAsync(*chain, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
+	ck_assert_ok(
+		waitAsync(*any, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
+	ck_assert_ok(
+		waitAsync(*all, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
+	ck_assert_ok(
+		waitAsync(*chain, test::kWaitAcrossHostSignal, outcomes.callback(), thread->get()));
 	ck_assert_ok(waitAsync(*all, 50ms, outcomes.callback(), thread->get()));
 
 	ck_assert(outcomes.awaitCount(1)); // the 50 ms one times out first

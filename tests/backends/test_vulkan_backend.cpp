@@ -88,7 +88,8 @@ START_TEST(opens_its_own_device)
 	std::vector<VkExtensionProperties> extensions(count);
 	vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, extensions.data());
 	const bool dmaBuf = std::any_of(extensions.begin(), extensions.end(), [](const auto &e) {
-		return std::strcmp(e.extensionName, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) == 0;
+		return std::strcmp(e.extensionName,
+				   VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) == 0;
 	});
 	ck_assert(has(caps.routes, ImportRoute::DmaBuf) == dmaBuf);
 	ck_assert(has(caps.imports, ResourceKind::DmaBuf) == dmaBuf);
@@ -99,9 +100,9 @@ START_TEST(opens_its_own_device)
 	ck_assert(has(caps.fenceImports, SyncKind::VulkanSemaphore));
 	// Fence export is a binary semaphore's SYNC_FD: listed only where the driver makes one.
 	const VulkanContext &native = *vk->context()->vulkan().value();
-	auto syncFd = vulkanCanExportSemaphoreFd({ native.instance, native.physicalDevice,
-						   native.getInstanceProcAddr },
-						 VulkanSemaphoreKind::Binary, VulkanSemaphoreFdType::SyncFd);
+	auto syncFd = vulkanCanExportSemaphoreFd(
+		{ native.instance, native.physicalDevice, native.getInstanceProcAddr },
+		VulkanSemaphoreKind::Binary, VulkanSemaphoreFdType::SyncFd);
 	ck_assert_ok(syncFd);
 	ck_assert(has(caps.fenceExports, SyncKind::VulkanSemaphore) == *syncFd);
 	ck_assert(caps.cpuMap && caps.gpuCopy);
@@ -149,7 +150,8 @@ START_TEST(map_round_trips_every_storage)
 				ck_assert(vk->holds(frame));
 				if (storage != FrameStorage::Buffer) {
 					ck_assert_uint_eq(frame.numResources(), frame.numPlanes());
-					ck_assert(frame.resource(0).kind() == ResourceKind::VulkanImage);
+					ck_assert(frame.resource(0).kind() ==
+						  ResourceKind::VulkanImage);
 				}
 				test::writePatternOk(*vk, frame, ++seed);
 				const std::string wrong = test::checkPattern(*vk, frame, seed);
@@ -221,8 +223,8 @@ START_TEST(opaque_fd_of_another_device_is_refused)
 	ck_assert(refused.error().message().find(formatUuid(test::uuidOf(9))) != std::string::npos);
 	// Memory allocated without export has no fd to give.
 	Frame plain = allocate(*vk, PixelFormat::RGBA, 16, 16, FrameStorage::Buffer, false);
-	ck_assert_error(vk->exportFrame(plain, ResourceKind::VulkanMemoryFd), ErrorCode::NotSupported,
-			"frame");
+	ck_assert_error(vk->exportFrame(plain, ResourceKind::VulkanMemoryFd),
+			ErrorCode::NotSupported, "frame");
 }
 END_TEST
 
@@ -245,11 +247,12 @@ Frame hostFrame(PixelFormat format, uint32_t width, uint32_t height, uint8_t *&h
 	desc.width = width;
 	desc.height = height;
 	desc.numResources = 1;
-	desc.resources[0] = CpuBytes::create({ host + shift, size, makeKeepAlive(std::free, host) })
-				    .value();
+	desc.resources[0] =
+		CpuBytes::create({ host + shift, size, makeKeepAlive(std::free, host) }).value();
 	desc.numPlanes = layout.numPlanes;
 	for (uint32_t i = 0; i < layout.numPlanes; i++)
-		desc.planes[i] = PlaneView{ 0, 0, layout.planes[i].offset, layout.planes[i].stride };
+		desc.planes[i] =
+			PlaneView{ 0, 0, layout.planes[i].offset, layout.planes[i].stride };
 	return Frame::create(std::move(desc)).value();
 }
 
@@ -312,7 +315,8 @@ START_TEST(bad_input_is_refused_without_leaks)
 		Frame frame = allocate(*vk, PixelFormat::NV12, 33, 17, FrameStorage::OptimalImage);
 		test::writePatternOk(*vk, frame, 3);
 		ck_assert_ok(other->importFrame(
-			vk->exportFrame(frame, ResourceKind::VulkanMemoryFd).value(), ImportRoute::OpaqueFd));
+			vk->exportFrame(frame, ResourceKind::VulkanMemoryFd).value(),
+			ImportRoute::OpaqueFd));
 	}
 	const int before = test::openFdCount();
 	for (int i = 0; i < 5; i++) {
@@ -324,21 +328,24 @@ START_TEST(bad_input_is_refused_without_leaks)
 				"frame");
 		ck_assert_error(vk->map(theirs, MapAccess::Read, kTimeout), ErrorCode::WrongKind,
 				"frame");
-		ck_assert_error(vk->copyFrame(mine, theirs, kTimeout), ErrorCode::WrongKind, "frame");
+		ck_assert_error(vk->copyFrame(mine, theirs, kTimeout), ErrorCode::WrongKind,
+				"frame");
 		ck_assert_error(vk->exportFrame(cpuFrame, ResourceKind::VulkanMemoryFd),
 				ErrorCode::WrongKind, "frame");
 		ck_assert_error(vk->exportFrame(mine, ResourceKind::ShmFd), ErrorCode::NotSupported,
 				"kind");
-		const auto &exports = vk->capabilities().exports; // DmaBuf: test_vulkan_backend_dmabuf
-		if (std::find(exports.begin(), exports.end(), ResourceKind::DmaBuf) == exports.end())
+		// DmaBuf: test_vulkan_backend_dmabuf.
+		const auto &exports = vk->capabilities().exports;
+		if (std::find(exports.begin(), exports.end(), ResourceKind::DmaBuf) ==
+		    exports.end())
 			ck_assert_error(vk->exportFrame(mine, ResourceKind::DmaBuf),
 					ErrorCode::NotSupported, "kind");
 		ck_assert_error(vk->importFrame(cpuFrame, ImportRoute::OpaqueFd),
 				ErrorCode::NotSupported, "route");
 		ck_assert_error(vk->importFrame(mine, ImportRoute::DmaBuf), ErrorCode::NotSupported,
 				"route");
-		ck_assert_error(vk->importFrame(mine, ImportRoute::GpuCopy), ErrorCode::NotSupported,
-				"route");
+		ck_assert_error(vk->importFrame(mine, ImportRoute::GpuCopy),
+				ErrorCode::NotSupported, "route");
 		Frame wrongSize = allocate(*vk, PixelFormat::RGBA, 8, 9, FrameStorage::Buffer);
 		ck_assert_error(vk->copyFrame(wrongSize, mine, kTimeout), ErrorCode::FormatMismatch,
 				"dst");
@@ -435,7 +442,8 @@ START_TEST(host_device_lives_as_long_as_the_frames)
 	std::optional<CpuMapping> mapping;
 	{
 		BackendRef vk = openInside(hostContext());
-		Frame image = allocate(*vk, PixelFormat::RGBA, 640, 480, FrameStorage::OptimalImage);
+		Frame image =
+			allocate(*vk, PixelFormat::RGBA, 640, 480, FrameStorage::OptimalImage);
 		auto mapped = vk->map(image, MapAccess::Write, WaitDuration::zero());
 		ck_assert_ok(mapped);
 		mapping.emplace(std::move(*mapped));

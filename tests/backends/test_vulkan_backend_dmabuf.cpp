@@ -23,7 +23,8 @@ namespace {
 constexpr WaitDuration kTimeout = std::chrono::seconds(10);
 constexpr const char *kExtension = "VK_EXT_external_memory_dma_buf";
 
-template<typename List, typename Value> bool has(const List &list, Value value)
+template<typename List, typename Value>
+bool has(const List &list, Value value)
 {
 	return std::find(list.begin(), list.end(), value) != list.end();
 }
@@ -132,8 +133,10 @@ START_TEST(dmabuf_round_trip)
 	uint32_t seed = 3;
 	const int before = test::openFdCount();
 	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::LinearImage })
-		for (PixelFormat format : { PixelFormat::NV12, PixelFormat::RGBA, PixelFormat::P010LE }) {
-			if (!a->supportsFormat(format, storage) || !b->supportsFormat(format, FrameStorage::Buffer))
+		for (PixelFormat format :
+		     { PixelFormat::NV12, PixelFormat::RGBA, PixelFormat::P010LE }) {
+			if (!a->supportsFormat(format, storage) ||
+			    !b->supportsFormat(format, FrameStorage::Buffer))
 				continue;
 			Frame frame = allocate(*a, format, 33, 17, storage);
 			test::writePatternOk(*a, frame, ++seed);
@@ -142,7 +145,8 @@ START_TEST(dmabuf_round_trip)
 			const DmaBuf *dmabuf = exported->resource(0).get<DmaBuf>();
 			ck_assert_ptr_nonnull(dmabuf);
 			ck_assert_uint_eq(dmabuf->desc().modifier, kDrmModifierLinear);
-			ck_assert_uint_eq(dmabuf->desc().fourcc, toApiFormat(FormatApi::DrmFourcc, format).value());
+			ck_assert_uint_eq(dmabuf->desc().fourcc,
+					  toApiFormat(FormatApi::DrmFourcc, format).value());
 			ck_assert_uint_eq(dmabuf->desc().numObjects, frame.numResources());
 			ck_assert_uint_eq(exported->numPlanes(), frame.numPlanes());
 
@@ -153,7 +157,8 @@ START_TEST(dmabuf_round_trip)
 			Frame copy = allocate(*b, format, 33, 17, FrameStorage::Buffer);
 			ck_assert_ok(b->copyFrame(copy, *imported, kTimeout));
 			const std::string wrong = test::checkPattern(*b, copy, seed);
-			ck_assert_msg(wrong.empty(), "%s: %s", frameStorageName(storage), wrong.c_str());
+			ck_assert_msg(wrong.empty(), "%s: %s", frameStorageName(storage),
+				      wrong.c_str());
 			// Host-visible imports also map in place.
 			auto mapped = b->map(*imported, MapAccess::Read, kTimeout);
 			if (mapped.ok()) {
@@ -181,7 +186,8 @@ START_TEST(dmabuf_mismatches_are_refused)
 			"fourcc");
 	// No export of memory allocated without it, nor of optimal images.
 	Frame plain = allocate(*vk, PixelFormat::RGBA, 16, 16, FrameStorage::Buffer, false);
-	ck_assert_error(vk->exportFrame(plain, ResourceKind::DmaBuf), ErrorCode::NotSupported, "frame");
+	ck_assert_error(vk->exportFrame(plain, ResourceKind::DmaBuf), ErrorCode::NotSupported,
+			"frame");
 	Frame optimal = allocate(*vk, PixelFormat::RGBA, 16, 16, FrameStorage::OptimalImage);
 	ck_assert_error(vk->exportFrame(optimal, ResourceKind::DmaBuf), ErrorCode::NotSupported,
 			"frame");
@@ -195,7 +201,8 @@ START_TEST(dmabuf_mismatches_are_refused)
 	// A tiled modifier the device does not list.
 	const uint64_t tiled = 0x0100000000000001; // I915_FORMAT_MOD_X_TILED
 	if (!has(caps.drmModifiers, tiled))
-		ck_assert_error(vk->importFrame(memfdDmaBuf(PixelFormat::RGBA, tiled), ImportRoute::DmaBuf),
+		ck_assert_error(vk->importFrame(memfdDmaBuf(PixelFormat::RGBA, tiled),
+						ImportRoute::DmaBuf),
 				ErrorCode::NotSupported, "modifier");
 }
 END_TEST

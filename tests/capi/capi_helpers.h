@@ -4,9 +4,10 @@
 
 #include <gpuhandle/gpuhandle.h>
 
-#include <check.h>
 #include <stdint.h>
 #include <string.h>
+
+#include <check.h>
 
 #define NV12 0x3231564eu /* DRM_FORMAT_NV12 */
 #define W 64u

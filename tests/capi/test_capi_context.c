@@ -1,10 +1,10 @@
 /* C API from C99: every context constructor, wrong-backend getters, device id comparison. */
 #define _GNU_SOURCE
 
-#include "capi_helpers.h"
-
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "capi_helpers.h"
 
 START_TEST(cpu_context_and_wrong_backend_getters)
 {

@@ -1,10 +1,11 @@
-/* C API from C99: fd ownership of Vulkan memory, DMA-BUF and shm fds, borrowed fds and anchors; no leak. */
+/* C API from C99: fd ownership of Vulkan memory, DMA-BUF and shm fds, borrowed fds and anchors; no
+ * leak. */
 #define _GNU_SOURCE
-
-#include "capi_helpers.h"
 
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "capi_helpers.h"
 
 START_TEST(vulkan_memory_fd_owns_its_fd)
 {
@@ -36,7 +37,6 @@ START_TEST(vulkan_memory_fd_owns_its_fd)
 	ck_assert_int_eq(open_fd_count(), before);
 }
 END_TEST
-
 
 START_TEST(dmabuf_fds_never_leak)
 {

@@ -1,10 +1,10 @@
 /* C API from C99: frames over resources, refusals, wrap, and the references a frame holds. */
 #define _GNU_SOURCE
 
-#include "capi_helpers.h"
-
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "capi_helpers.h"
 
 START_TEST(frame_over_two_resources)
 {

@@ -1,10 +1,11 @@
-/* C API from C99: status numbers, names, NULL arguments, errors, every non-fd resource constructor. */
+/* C API from C99: status numbers, names, NULL arguments, errors, every non-fd resource constructor.
+ */
 #define _GNU_SOURCE
-
-#include "capi_helpers.h"
 
 #include <stdlib.h>
 #include <unistd.h>
+
+#include "capi_helpers.h"
 
 START_TEST(status_numbers_are_stable)
 {
@@ -148,8 +149,8 @@ START_TEST(vulkan_image_and_buffer)
 	ck_assert_uint_eq(image_back.planes, 2);
 	gpuhandle_resource_unref(r);
 	image.planes = 4;
-	ck_assert_new_fails(gpuhandle_resource_new_vulkan_image, image, GPUHANDLE_ERROR_OUT_OF_RANGE,
-			    "planes");
+	ck_assert_new_fails(gpuhandle_resource_new_vulkan_image, image,
+			    GPUHANDLE_ERROR_OUT_OF_RANGE, "planes");
 	image.planes = 0;
 	image.image = 0;
 	ck_assert_new_fails(gpuhandle_resource_new_vulkan_image, image, GPUHANDLE_ERROR_NULL_HANDLE,
@@ -170,7 +171,6 @@ START_TEST(vulkan_image_and_buffer)
 			    "size");
 }
 END_TEST
-
 
 START_TEST(gl_resources)
 {

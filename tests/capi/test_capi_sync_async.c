@@ -231,9 +231,9 @@ END_TEST
 START_TEST(async_wait_on_a_fence_fd)
 {
 	int fd = eventfd(0, EFD_CLOEXEC);
-	/* Signalled through a second descriptor of the same eventfd, made before `fd` belongs to the
-	 * point: its waiter thread closes `fd`, and ThreadSanitizer sees no order between that close
-	 * and any later use of `fd` here (a write, a dup), which only the kernel orders. */
+	/* Signalled through a second descriptor of the same eventfd, made before `fd` belongs to
+	 * the point: its waiter thread closes `fd`, and ThreadSanitizer sees no order between that
+	 * close and any later use of `fd` here (a write, a dup), which only the kernel orders. */
 	int signal_fd = dup(fd);
 	int with_fd;
 	uint64_t one = 1;

@@ -1,13 +1,13 @@
 /* The C API's frame transport: a C producer and a C consumer process, and bad arguments. */
 #define _GNU_SOURCE
-#include "capi_helpers.h"
-
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include "capi_helpers.h"
 
 #define FRAMES 20
 #define SECOND 1000000000ull
@@ -32,7 +32,8 @@ static int consume(const char *path)
 		return 3;
 	for (int i = 0; i < FRAMES; i++) {
 		gpuhandle_frame *frame = NULL;
-		if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &frame, NULL) != GPUHANDLE_OK ||
+		if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &frame, NULL) !=
+			    GPUHANDLE_OK ||
 		    !frame || gpuhandle_frame_get_width(frame) != W)
 			return 4;
 		gpuhandle_shm_fd_desc shm;
@@ -47,20 +48,21 @@ static int consume(const char *path)
 		char attached[32] = { 0 }, expected[32] = { 0 };
 		if (i % 2)
 			snprintf(expected, sizeof expected, "frame %d", i);
-		const size_t length =
-			gpuhandle_frame_receiver_get_attachment(receiver, attached, sizeof attached);
+		const size_t length = gpuhandle_frame_receiver_get_attachment(receiver, attached,
+									      sizeof attached);
 		if (length != strlen(expected) || memcmp(attached, expected, length) != 0 ||
 		    gpuhandle_frame_receiver_get_attachment(receiver, NULL, 0) != length)
 			return 9;
 		gpuhandle_release_gate *gate = NULL;
-		if (!stamped || gpuhandle_frame_get_release(frame, &gate, NULL) != GPUHANDLE_OK || !gate ||
-		    gpuhandle_release_gate_signal(gate, NULL, NULL) != GPUHANDLE_OK)
+		if (!stamped || gpuhandle_frame_get_release(frame, &gate, NULL) != GPUHANDLE_OK ||
+		    !gate || gpuhandle_release_gate_signal(gate, NULL, NULL) != GPUHANDLE_OK)
 			return 6;
 		gpuhandle_release_gate_unref(gate);
 		gpuhandle_frame_unref(frame);
 	}
 	gpuhandle_frame *end = SENTINEL;
-	if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &end, NULL) != GPUHANDLE_OK || end)
+	if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &end, NULL) != GPUHANDLE_OK ||
+	    end)
 		return 7;
 	gpuhandle_frame_receiver_stats stats;
 	gpuhandle_frame_receiver_get_stats(receiver, &stats);
@@ -95,7 +97,8 @@ START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 	shm.fd = fd;
 	shm.size = NV12_SIZE;
 	gpuhandle_resource *resource = NULL;
-	ck_assert_new_ok(gpuhandle_resource_new_shm_fd, shm, GPUHANDLE_RESOURCE_KIND_SHM_FD, resource);
+	ck_assert_new_ok(gpuhandle_resource_new_shm_fd, shm, GPUHANDLE_RESOURCE_KIND_SHM_FD,
+			 resource);
 	gpuhandle_frame_desc d;
 	memset(&d, 0, sizeof d);
 	d.format = 1; /* NV12 */
@@ -115,23 +118,28 @@ START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 		gpuhandle_release_gate *gate = NULL;
 		gpuhandle_frame *sent = NULL;
 		ck_assert_int_eq(gpuhandle_release_gate_new(&gate, NULL), GPUHANDLE_OK);
-		ck_assert_int_eq(gpuhandle_frame_with_sync(frame, NULL, gate, &sent, NULL), GPUHANDLE_OK);
+		ck_assert_int_eq(gpuhandle_frame_with_sync(frame, NULL, gate, &sent, NULL),
+				 GPUHANDLE_OK);
 		bytes[0] = (unsigned char)i;
 		uint32_t delivered = 0;
 		if (i % 2) {
 			char attachment[32];
 			const int length = snprintf(attachment, sizeof attachment, "frame %d", i);
 			ck_assert_int_eq(gpuhandle_frame_sender_send_with_attachment(
-						 sender, sent, attachment, (size_t)length, &delivered, NULL),
+						 sender, sent, attachment, (size_t)length,
+						 &delivered, NULL),
 					 GPUHANDLE_OK);
 		} else {
-			ck_assert_int_eq(gpuhandle_frame_sender_send(sender, sent, &delivered, NULL),
+			ck_assert_int_eq(gpuhandle_frame_sender_send(sender, sent, &delivered,
+								     NULL),
 					 GPUHANDLE_OK);
 		}
 		ck_assert_uint_eq(delivered, 1);
 		gpuhandle_sync_point *released = NULL;
-		ck_assert_int_eq(gpuhandle_release_gate_get_released(gate, &released, NULL), GPUHANDLE_OK);
-		ck_assert_int_eq(gpuhandle_sync_point_wait(released, 5 * (int64_t)SECOND, NULL), GPUHANDLE_OK);
+		ck_assert_int_eq(gpuhandle_release_gate_get_released(gate, &released, NULL),
+				 GPUHANDLE_OK);
+		ck_assert_int_eq(gpuhandle_sync_point_wait(released, 5 * (int64_t)SECOND, NULL),
+				 GPUHANDLE_OK);
 		gpuhandle_sync_point_unref(released);
 		gpuhandle_frame_unref(sent);
 		gpuhandle_release_gate_unref(gate);
@@ -180,8 +188,8 @@ START_TEST(bad_arguments_are_named)
 	ck_assert_uint_eq(delivered, 0);
 	ck_assert_uint_eq(gpuhandle_frame_receiver_get_caps(NULL, NULL, 0), 0);
 	ck_assert_uint_eq(gpuhandle_frame_receiver_get_attachment(NULL, NULL, 0), 0);
-	ck_assert_int_eq(gpuhandle_frame_sender_send_with_attachment(NULL, NULL, NULL, 4, &delivered,
-								     &error),
+	ck_assert_int_eq(gpuhandle_frame_sender_send_with_attachment(NULL, NULL, NULL, 4,
+								     &delivered, &error),
 			 GPUHANDLE_ERROR_NULL_HANDLE);
 	ck_assert_str_eq(gpuhandle_error_get_field(error), "attachment");
 	gpuhandle_error_unref(error);

@@ -1,13 +1,13 @@
 // Tests of Context: every factory's accepted and refused inputs, accessors, identity, anchors.
 #include <gpuhandle/context.h>
 
-#include "check_helpers.h"
-
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <type_traits>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using namespace gpuhandle::test;
@@ -155,7 +155,7 @@ START_TEST(cpu_context)
 	auto vulkan = cpu->vulkan();
 	ck_assert_error(vulkan, ErrorCode::WrongKind, "backend");
 	ck_assert_string_eq(vulkan.error().message(),
-		      "The context is a cpu context; vulkan() needs a vulkan context.");
+			    "The context is a cpu context; vulkan() needs a vulkan context.");
 }
 END_TEST
 
@@ -289,7 +289,8 @@ START_TEST(opencl_valid_and_invalid)
 	ck_assert_error(Context::create(shared), ErrorCode::NullHandle, "glSharing.glContext");
 	shared.glSharing = OpenClGlSharing{ fakeHandle(1), nullptr, GlFlavour::Glx };
 	ck_assert_error(Context::create(shared), ErrorCode::NullHandle, "glSharing.glDisplay");
-	shared.glSharing = OpenClGlSharing{ fakeHandle(1), fakeHandle(1), static_cast<GlFlavour>(4) };
+	shared.glSharing =
+		OpenClGlSharing{ fakeHandle(1), fakeHandle(1), static_cast<GlFlavour>(4) };
 	ck_assert_error(Context::create(shared), ErrorCode::InvalidArgument, "glSharing.flavour");
 }
 END_TEST
@@ -366,9 +367,9 @@ START_TEST(accessors_wrong_kind)
 	}
 	auto wrong = contexts[3]->vulkan();
 	ck_assert_string_eq(wrong.error().message(),
-		      "The context is a cuda context; vulkan() needs a vulkan context.");
+			    "The context is a cuda context; vulkan() needs a vulkan context.");
 	ck_assert_string_eq(contexts[1]->webgpu().error().message(),
-		      "The context is a vulkan context; webgpu() needs a webgpu context.");
+			    "The context is a vulkan context; webgpu() needs a webgpu context.");
 }
 END_TEST
 
@@ -401,8 +402,8 @@ START_TEST(anchor_lifetime)
 		ck_assert(context.ok());
 		ContextRef shared = *context;
 		ck_assert_ptr_nonnull((*context)->anchor().get());
-		context = Context::create(validGl()); // drops one reference; `shared` still holds
-						      // it
+		// Drops one reference; `shared` still holds it.
+		context = Context::create(validGl());
 		ck_assert_int_eq(destroyed, 0);
 	}
 	ck_assert_int_eq(destroyed, 1);

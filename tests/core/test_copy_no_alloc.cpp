@@ -2,13 +2,13 @@
 #include <gpuhandle/frame.h>
 
 #include "alloc_counter.h"
-#include <cstdio>
-#include <cstdlib>
-
-#include "check_helpers.h"
 #include "fd_count.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <vector>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::AllocationScope;
@@ -19,27 +19,43 @@ namespace {
 int g_handle;
 void *const kH = &g_handle;
 
-struct Anchor final : KeepAlive {
-};
+struct Anchor final : KeepAlive {};
 
 // One resource of every kind, each holding `anchor` where the kind borrows.
 std::vector<Resource> oneOfEachKind(const KeepAliveRef &anchor, uint8_t *memory)
 {
 	std::vector<Resource> all;
 	all.push_back(VulkanImage::create({ .image = 1, .device = kH, .anchor = anchor }).value());
-	all.push_back(VulkanBuffer::create({ .buffer = 1, .device = kH, .size = 64, .anchor = anchor }).value());
+	all.push_back(
+		VulkanBuffer::create({ .buffer = 1, .device = kH, .size = 64, .anchor = anchor })
+			.value());
 	VulkanMemoryFdDesc vk;
 	vk.fd = SharedFd(makeMemfd(4096));
 	vk.exportDesc.allocationSize = 4096;
 	vk.exportDesc.usage = 1;
 	all.push_back(VulkanMemoryFd::create(std::move(vk)).value());
-	all.push_back(GlTexture::create({ .name = 1, .target = 0x0DE1, .internalFormat = 0x8058, .width = 8,
-					  .height = 8, .context = kH, .anchor = anchor })
+	all.push_back(GlTexture::create({ .name = 1,
+					  .target = 0x0DE1,
+					  .internalFormat = 0x8058,
+					  .width = 8,
+					  .height = 8,
+					  .context = kH,
+					  .anchor = anchor })
 			      .value());
-	all.push_back(GlBuffer::create({ .name = 1, .target = 0x8892, .size = 8, .context = kH, .anchor = anchor }).value());
-	all.push_back(CudaPitched2D::create({ .pointer = 1, .pitch = 64, .numPlanes = 1, .size = 4096, .anchor = anchor }).value());
+	all.push_back(
+		GlBuffer::create(
+			{ .name = 1, .target = 0x8892, .size = 8, .context = kH, .anchor = anchor })
+			.value());
+	all.push_back(CudaPitched2D::create({ .pointer = 1,
+					      .pitch = 64,
+					      .numPlanes = 1,
+					      .size = 4096,
+					      .anchor = anchor })
+			      .value());
 	all.push_back(CudaBuffer::create({ .pointer = 1, .size = 64, .anchor = anchor }).value());
-	all.push_back(CudaSurface::create({ .surface = 1, .width = 8, .height = 8, .anchor = anchor }).value());
+	all.push_back(
+		CudaSurface::create({ .surface = 1, .width = 8, .height = 8, .anchor = anchor })
+			.value());
 	all.push_back(OpenClMem::create({ .mem = kH, .queue = kH, .anchor = anchor }).value());
 	DmaBufDesc dmabuf;
 	dmabuf.fourcc = 0x34325258; // XR24
@@ -57,7 +73,10 @@ std::vector<Resource> oneOfEachKind(const KeepAliveRef &anchor, uint8_t *memory)
 	all.push_back(D3D12Buffer::create({ .resource = kH, .size = 8, .anchor = anchor }).value());
 	all.push_back(MetalTexture::create({ .texture = kH, .anchor = anchor }).value());
 	all.push_back(MetalBuffer::create({ .buffer = kH, .size = 8, .anchor = anchor }).value());
-	all.push_back(WebGpuTexture::create({ .texture = kH, .device = kH, .width = 8, .height = 8, .anchor = anchor }).value());
+	all.push_back(
+		WebGpuTexture::create(
+			{ .texture = kH, .device = kH, .width = 8, .height = 8, .anchor = anchor })
+			.value());
 	all.push_back(CpuBytes::create({ .data = memory, .size = 64, .anchor = anchor }).value());
 	CpuPlanesDesc planes;
 	planes.numPlanes = 4;
@@ -65,7 +84,9 @@ std::vector<Resource> oneOfEachKind(const KeepAliveRef &anchor, uint8_t *memory)
 		p = { memory, 16, 4 };
 	planes.anchor = anchor;
 	all.push_back(CpuPlanes::create(planes).value());
-	all.push_back(CpuSharedSlot::create({ .slot = 1, .size = 64, .rowPitch = 16, .anchor = anchor }).value());
+	all.push_back(
+		CpuSharedSlot::create({ .slot = 1, .size = 64, .rowPitch = 16, .anchor = anchor })
+			.value());
 	return all;
 }
 
@@ -93,8 +114,10 @@ START_TEST(copying_every_kind_allocates_nothing)
 		Resource second = copy;
 		uint64_t allocations = scope.count();
 		ck_assert_msg(allocations == 0, "copying a %s allocated %llu times",
-			      resourceKindName(original.kind()), static_cast<unsigned long long>(allocations));
-		// One reference (one atomic increment) per copy, and only for kinds holding the anchor.
+			      resourceKindName(original.kind()),
+			      static_cast<unsigned long long>(allocations));
+		// One reference (one atomic increment) per copy, and only for kinds holding the
+		// anchor.
 		ck_assert_int_eq(anchor.use_count(), before + (borrows ? 2 : 0));
 	}
 }
@@ -124,7 +147,8 @@ START_TEST(copying_a_frame_allocates_nothing)
 	Frame assigned = frame;
 	assigned = moved;
 	ck_assert_uint_eq(scope.count(), 0);
-	ck_assert_int_eq(anchor.use_count(), before + 4); // two live copies, two anchored resources each
+	// Two live copies, two anchored resources each.
+	ck_assert_int_eq(anchor.use_count(), before + 4);
 }
 END_TEST
 
@@ -138,7 +162,8 @@ START_TEST(counter_sees_allocations)
 	if (std::getenv("GPUHANDLE_UNDER_VALGRIND")) {
 		// Valgrind replaces operator new and malloc with its own: nothing can be counted
 		// there (this suite's allocation counts are checked by the plain runs).
-		std::printf("counter_sees_allocations: under valgrind, allocations are not counted\n");
+		std::printf(
+			"counter_sees_allocations: under valgrind, allocations are not counted\n");
 		ck_assert_uint_eq(scope.count(), 0);
 		return;
 	}

@@ -1,12 +1,12 @@
 // Tests of DeviceId matching across APIs, PCI bus id parsing, DRM nodes and DeviceInfo.
 #include <gpuhandle/device_id.h>
 
-#include "check_helpers.h"
-
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <unordered_set>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using namespace gpuhandle::test;
@@ -157,8 +157,8 @@ START_TEST(match_each_identity_kind)
 	primary.drmPrimaryNode = DrmNode{ 226, 0 };
 	expectMatch(render1, render1, DeviceMatch::Same);
 	expectMatch(render1, render2, DeviceMatch::Different);
-	expectMatch(render1, primary, DeviceMatch::Unknown); // a render and a primary node never
-							     // compare
+	// A render and a primary node never compare.
+	expectMatch(render1, primary, DeviceMatch::Unknown);
 	expectMatch(primary, primary, DeviceMatch::Same);
 
 	DeviceId metal1, metal2;
@@ -278,8 +278,8 @@ START_TEST(device_info)
 	info.driverVersion = "Mesa 22.3.6";
 	info.isSoftware = isSoftwareRendererName(info.name);
 	ck_assert_string_eq(info.toString(),
-		      "vulkan: llvmpipe (LLVM 15.0.6, 256 bits) [software] vendor=0x10005 "
-		      "id=[uuid=00010203-0405-0607-0809-0a0b0c0d0e0f] driver Mesa 22.3.6");
+			    "vulkan: llvmpipe (LLVM 15.0.6, 256 bits) [software] vendor=0x10005 "
+			    "id=[uuid=00010203-0405-0607-0809-0a0b0c0d0e0f] driver Mesa 22.3.6");
 	DeviceInfo gpu;
 	gpu.backend = BackendKind::Cuda;
 	gpu.name = "NVIDIA H200";

@@ -3,10 +3,10 @@
 #include <gpuhandle/execution_path.h>
 #include <gpuhandle/result.h>
 
-#include "check_helpers.h"
-
 #include <cstring>
 #include <string>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -46,8 +46,8 @@ END_TEST
 
 START_TEST(format_puts_values_in_the_sentence)
 {
-	Error e = Error::format(ErrorCode::OutOfRange, "planes[1].pitch", "Pitch (%u) is smaller than %d.",
-				100u, 1920);
+	Error e = Error::format(ErrorCode::OutOfRange, "planes[1].pitch",
+				"Pitch (%u) is smaller than %d.", 100u, 1920);
 	ck_assert(e.code() == ErrorCode::OutOfRange);
 	ck_assert(e.kind() == ErrorKind::Configuration);
 	ck_assert_str_eq(e.field(), "planes[1].pitch");

@@ -2,12 +2,12 @@
 #include <gpuhandle/context.h>
 #include <gpuhandle/external_queue.h>
 
-#include "check_helpers.h"
-
 #include <cstdint>
 #include <cstdlib>
 #include <string>
 #include <type_traits>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using namespace gpuhandle::test;
@@ -51,7 +51,7 @@ START_TEST(cpu_queue)
 	auto cuda = cpu.cuda();
 	ck_assert_error(cuda, ErrorCode::WrongKind, "backend");
 	ck_assert_string_eq(cuda.error().message(),
-		      "The queue is a cpu queue; cuda() needs a cuda queue.");
+			    "The queue is a cpu queue; cuda() needs a cuda queue.");
 }
 END_TEST
 
@@ -64,10 +64,10 @@ START_TEST(vulkan_queue)
 	ck_assert_uint_eq((*queue->vulkan())->familyIndex, 3);
 
 	ck_assert_error(ExternalQueue::create(VulkanQueue{ nullptr, 0 }), ErrorCode::NullHandle,
-		     "queue");
+			"queue");
 	for (uint32_t special : { 0xfffffffdu, 0xfffffffeu, 0xffffffffu })
 		ck_assert_error(ExternalQueue::create(VulkanQueue{ fakeHandle(0x10), special }),
-			     ErrorCode::OutOfRange, "familyIndex");
+				ErrorCode::OutOfRange, "familyIndex");
 }
 END_TEST
 
@@ -116,9 +116,9 @@ START_TEST(other_queues)
 		ck_assert(accessorOk(*c.valid, c.backend));
 		ck_assert_error(c.null, ErrorCode::NullHandle, c.field);
 	}
-	ck_assert_ptr_eq(
-		(*(*ExternalQueue::create(MetalCommandBuffer{ fakeHandle(7) })).metal())->commandBuffer,
-		fakeHandle(7));
+	ck_assert_ptr_eq((*(*ExternalQueue::create(MetalCommandBuffer{ fakeHandle(7) })).metal())
+				 ->commandBuffer,
+			 fakeHandle(7));
 }
 END_TEST
 
@@ -148,7 +148,7 @@ START_TEST(accessors_wrong_kind)
 		ck_assert_int_eq(matches, queue.backend() == BackendKind::Cpu ? 0 : 1);
 	}
 	ck_assert_string_eq(queues[3].vulkan().error().message(),
-		      "The queue is a cuda queue; vulkan() needs a vulkan queue.");
+			    "The queue is a cuda queue; vulkan() needs a vulkan queue.");
 }
 END_TEST
 
@@ -175,7 +175,7 @@ START_TEST(check_backend_against_context)
 			 static_cast<int>(ErrorCode::WrongKind));
 	ck_assert_str_eq(mismatch.error().field(), "backend");
 	ck_assert_string_eq(mismatch.error().message(),
-		      "The queue is a cuda queue; the context is a vulkan context.");
+			    "The queue is a cuda queue; the context is a vulkan context.");
 	ck_assert(!ExternalQueue::cpu().checkBackend(*vulkanContext).ok());
 	ck_assert(!vulkanQueue.checkBackend(*Context::cpu()).ok());
 	ck_assert(!vulkanQueue.checkBackend(*vaContext).ok()); // VA-API has no queue kind

@@ -2,11 +2,12 @@
 #include <gpuhandle/fd.h>
 #include <gpuhandle/keep_alive.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
 
 #include <fcntl.h>
 #include <unistd.h>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::makeMemfd;

@@ -2,11 +2,12 @@
 #include <gpuhandle/frame.h>
 #include <gpuhandle/vulkan_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
 
 #include <string>
 #include <vector>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::makeMemfd;
@@ -18,7 +19,9 @@ constexpr uint32_t kW = 64, kH = 48;
 
 Resource nv12Shm()
 {
-	return ShmFd::create({ .fd = SharedFd(makeMemfd(kW * kH * 3 / 2)), .size = kW * kH * 3 / 2 }).value();
+	return ShmFd::create(
+		       { .fd = SharedFd(makeMemfd(kW * kH * 3 / 2)), .size = kW * kH * 3 / 2 })
+		.value();
 }
 
 FrameDesc nv12OverShm()
@@ -26,7 +29,8 @@ FrameDesc nv12OverShm()
 	FrameDesc d;
 	d.width = kW;
 	d.height = kH;
-	d.colorimetry = { ColorRange::Limited, ColorMatrix::Bt709, ColorPrimaries::Bt709, ColorTransfer::Bt709 };
+	d.colorimetry = { ColorRange::Limited, ColorMatrix::Bt709, ColorPrimaries::Bt709,
+			  ColorTransfer::Bt709 };
 	d.numResources = 1;
 	d.resources[0] = nv12Shm();
 	d.numPlanes = 2;
@@ -135,14 +139,16 @@ START_TEST(wrap_derives_planes)
 	ck_assert(g->plane(1) == (PlaneView{ 0, 0, 256 * 64, 256 }));
 
 	int device;
-	auto h = Frame::wrap(PixelFormat::Unknown, kW, kH, {},
-			     VulkanImage::create({ .image = 5, .device = &device, .rowPitch = 512 }).value());
+	auto h = Frame::wrap(
+		PixelFormat::Unknown, kW, kH, {},
+		VulkanImage::create({ .image = 5, .device = &device, .rowPitch = 512 }).value());
 	ck_assert_ok(h);
 	ck_assert_uint_eq(h->numPlanes(), 1);
 	ck_assert_uint_eq(h->plane(0).stride, 512);
 	// A multi-planar image's planes are its subresources (aspects), with opaque strides.
-	auto i = Frame::wrap(PixelFormat::Unknown, kW, kH, {},
-			     VulkanImage::create({ .image = 5, .device = &device, .planes = 3 }).value());
+	auto i = Frame::wrap(
+		PixelFormat::Unknown, kW, kH, {},
+		VulkanImage::create({ .image = 5, .device = &device, .planes = 3 }).value());
 	ck_assert_ok(i);
 	ck_assert_uint_eq(i->numPlanes(), 3);
 	ck_assert(i->plane(2) == (PlaneView{ 0, 2, 0, 0 }));
@@ -150,8 +156,8 @@ START_TEST(wrap_derives_planes)
 	beyond.planes[2].subresource = 3;
 	ck_assert_error(Frame::create(beyond), ErrorCode::OutOfRange, "planes[2].subresource");
 
-	ck_assert_error(Frame::wrap(PixelFormat::Unknown, kW, kH, {}, Resource()), ErrorCode::NullHandle,
-			"resources[0]");
+	ck_assert_error(Frame::wrap(PixelFormat::Unknown, kW, kH, {}, Resource()),
+			ErrorCode::NullHandle, "resources[0]");
 }
 END_TEST
 
@@ -167,7 +173,8 @@ START_TEST(wrap_dmabuf_uses_its_layout)
 	d.numPlanes = 2;
 	d.planes[0] = { 0, 0, kW };
 	d.planes[1] = { 0, kW * kH, kW };
-	auto f = Frame::wrap(PixelFormat::Unknown, kW, kH, {}, DmaBuf::create(std::move(d)).value());
+	auto f =
+		Frame::wrap(PixelFormat::Unknown, kW, kH, {}, DmaBuf::create(std::move(d)).value());
 	ck_assert_ok(f);
 	ck_assert(f->plane(1) == (PlaneView{ 0, 0, kW * kH, kW }));
 }
@@ -186,7 +193,8 @@ START_TEST(known_format_checks_planes_against_the_layout)
 	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[0].stride");
 	d = nv12OverShm();
 	d.format = PixelFormat::NV12;
-	d.planes[1].offset = uint64_t(kW) * kH + 1; // the last chroma row overruns the memfd by one byte
+	// The last chroma row overruns the memfd by one byte.
+	d.planes[1].offset = uint64_t(kW) * kH + 1;
 	ck_assert_error(Frame::create(d), ErrorCode::OutOfRange, "planes[1].offset");
 	d = nv12OverShm();
 	d.format = PixelFormat::P010LE; // two bytes per sample: the same strides are now too small

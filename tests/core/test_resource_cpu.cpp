@@ -1,10 +1,11 @@
 // CpuBytes, CpuPlanes and CpuSharedSlot factories, and the anchors that keep their memory alive.
 #include <gpuhandle/cpu_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
 
 #include <vector>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -20,8 +21,10 @@ START_TEST(bytes)
 {
 	std::vector<uint8_t> memory(256);
 	ck_assert_ok(CpuBytes::create({ .data = memory.data(), .size = memory.size() }));
-	ck_assert_error(CpuBytes::create({ .data = nullptr, .size = 1 }), ErrorCode::NullHandle, "data");
-	ck_assert_error(CpuBytes::create({ .data = memory.data(), .size = 0 }), ErrorCode::ZeroSize, "size");
+	ck_assert_error(CpuBytes::create({ .data = nullptr, .size = 1 }), ErrorCode::NullHandle,
+			"data");
+	ck_assert_error(CpuBytes::create({ .data = memory.data(), .size = 0 }), ErrorCode::ZeroSize,
+			"size");
 }
 END_TEST
 
@@ -58,16 +61,21 @@ START_TEST(shared_slot_needs_an_anchor)
 {
 	g_released = 0;
 	{
-		auto r = CpuSharedSlot::create({ .slot = 3, .size = 4096, .rowPitch = 256, .anchor = countingAnchor() });
+		auto r = CpuSharedSlot::create(
+			{ .slot = 3, .size = 4096, .rowPitch = 256, .anchor = countingAnchor() });
 		ck_assert_ok(r);
 		CpuSharedSlot copy = *r;
 		ck_assert_int_eq(g_released, 0);
 	}
 	ck_assert_int_eq(g_released, 1);
-	ck_assert_error(CpuSharedSlot::create({ .slot = 3, .size = 4096, .rowPitch = 256 }), ErrorCode::NullHandle, "anchor");
-	ck_assert_error(CpuSharedSlot::create({ .slot = 3, .size = 0, .anchor = countingAnchor() }), ErrorCode::ZeroSize, "size");
-	ck_assert_error(CpuSharedSlot::create({ .slot = 3, .size = 16, .rowPitch = 32, .anchor = countingAnchor() }),
-			ErrorCode::OutOfRange, "rowPitch");
+	ck_assert_error(CpuSharedSlot::create({ .slot = 3, .size = 4096, .rowPitch = 256 }),
+			ErrorCode::NullHandle, "anchor");
+	ck_assert_error(CpuSharedSlot::create({ .slot = 3, .size = 0, .anchor = countingAnchor() }),
+			ErrorCode::ZeroSize, "size");
+	ck_assert_error(
+		CpuSharedSlot::create(
+			{ .slot = 3, .size = 16, .rowPitch = 32, .anchor = countingAnchor() }),
+		ErrorCode::OutOfRange, "rowPitch");
 }
 END_TEST
 

@@ -1,8 +1,9 @@
 // CudaPitched2D, CudaBuffer and CudaSurface factories: pointers, pitches, plane offsets, sizes.
 #include <gpuhandle/cuda_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -64,12 +65,17 @@ END_TEST
 START_TEST(buffer_and_surface)
 {
 	ck_assert_ok(CudaBuffer::create({ .pointer = 0x1000, .size = 64 }));
-	ck_assert_error(CudaBuffer::create({ .pointer = 0, .size = 64 }), ErrorCode::NullHandle, "pointer");
-	ck_assert_error(CudaBuffer::create({ .pointer = 0x1000, .size = 0 }), ErrorCode::ZeroSize, "size");
+	ck_assert_error(CudaBuffer::create({ .pointer = 0, .size = 64 }), ErrorCode::NullHandle,
+			"pointer");
+	ck_assert_error(CudaBuffer::create({ .pointer = 0x1000, .size = 0 }), ErrorCode::ZeroSize,
+			"size");
 	ck_assert_ok(CudaSurface::create({ .surface = 1, .width = 64, .height = 32 }));
-	ck_assert_error(CudaSurface::create({ .surface = 0, .width = 64, .height = 32 }), ErrorCode::NullHandle, "surface");
-	ck_assert_error(CudaSurface::create({ .surface = 1, .width = 0, .height = 32 }), ErrorCode::ZeroSize, "width");
-	ck_assert_error(CudaSurface::create({ .surface = 1, .width = 64, .height = 0 }), ErrorCode::ZeroSize, "height");
+	ck_assert_error(CudaSurface::create({ .surface = 0, .width = 64, .height = 32 }),
+			ErrorCode::NullHandle, "surface");
+	ck_assert_error(CudaSurface::create({ .surface = 1, .width = 0, .height = 32 }),
+			ErrorCode::ZeroSize, "width");
+	ck_assert_error(CudaSurface::create({ .surface = 1, .width = 64, .height = 0 }),
+			ErrorCode::ZeroSize, "height");
 }
 END_TEST
 

@@ -1,8 +1,9 @@
 // DmaBuf::create: counts, indices, fds, geometry per fourcc and modifier; no fd leaks either way.
 #include <gpuhandle/fd_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::makeMemfd;

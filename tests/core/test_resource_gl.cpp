@@ -1,8 +1,9 @@
 // GlTexture and GlBuffer factories: targets, formats and their consistency, contexts, flavours.
 #include <gpuhandle/gl_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -15,8 +16,13 @@ constexpr uint32_t kRGBA16UI = 0x8D76, kR8UI = 0x8232;
 
 GlTextureDesc texture(uint32_t target, uint32_t format)
 {
-	return { .name = 3, .target = target, .internalFormat = format, .width = 1280, .height = 720,
-		 .context = kContext, .flavour = GlFlavour::Egl };
+	return { .name = 3,
+		 .target = target,
+		 .internalFormat = format,
+		 .width = 1280,
+		 .height = 720,
+		 .context = kContext,
+		 .flavour = GlFlavour::Egl };
 }
 } // namespace
 
@@ -25,9 +31,9 @@ START_TEST(texture_targets_and_formats_accepted)
 	ck_assert_ok(GlTexture::create(texture(kTexture2D, kRGBA8)));
 	ck_assert_ok(GlTexture::create(texture(kRectangle, kR16)));
 	ck_assert_ok(GlTexture::create(texture(kArray, kRGBA16F)));
-	ck_assert_ok(GlTexture::create(texture(kTexture2D, kRGBA)));      // unsized, from GLES 2 paths
-	ck_assert_ok(GlTexture::create(texture(kTexture2D, kRGBA16UI)));  // integer on a 2D target
-	ck_assert_ok(GlTexture::create(texture(kExternal, 0)));           // the EGLImage decides
+	ck_assert_ok(GlTexture::create(texture(kTexture2D, kRGBA))); // unsized, from GLES 2 paths
+	ck_assert_ok(GlTexture::create(texture(kTexture2D, kRGBA16UI))); // integer on a 2D target
+	ck_assert_ok(GlTexture::create(texture(kExternal, 0)));          // the EGLImage decides
 	ck_assert_ok(GlTexture::create(texture(kExternal, kRGBA8)));
 	auto t = GlTexture::create(texture(kTexture2D, kRGBA8));
 	ck_assert(t->desc().flavour == GlFlavour::Egl);
@@ -40,11 +46,15 @@ START_TEST(texture_refusals)
 	GlTextureDesc d = texture(kTexture2D, kRGBA8);
 	d.name = 0;
 	ck_assert_error(GlTexture::create(d), ErrorCode::NullHandle, "name");
-	ck_assert_error(GlTexture::create(texture(0x0DE0 /* GL_TEXTURE_1D */, kRGBA8)), ErrorCode::InvalidArgument, "target");
-	ck_assert_error(GlTexture::create(texture(kTexture2D, 0)), ErrorCode::InvalidArgument, "internalFormat");
-	ck_assert_error(GlTexture::create(texture(kTexture2D, 0x1234)), ErrorCode::InvalidArgument, "internalFormat");
+	ck_assert_error(GlTexture::create(texture(0x0DE0 /* GL_TEXTURE_1D */, kRGBA8)),
+			ErrorCode::InvalidArgument, "target");
+	ck_assert_error(GlTexture::create(texture(kTexture2D, 0)), ErrorCode::InvalidArgument,
+			"internalFormat");
+	ck_assert_error(GlTexture::create(texture(kTexture2D, 0x1234)), ErrorCode::InvalidArgument,
+			"internalFormat");
 	// External samplers read normalised colour: an integer format cannot back them.
-	ck_assert_error(GlTexture::create(texture(kExternal, kR8UI)), ErrorCode::InvalidArgument, "internalFormat");
+	ck_assert_error(GlTexture::create(texture(kExternal, kR8UI)), ErrorCode::InvalidArgument,
+			"internalFormat");
 	d = texture(kTexture2D, kRGBA8);
 	d.width = 0;
 	ck_assert_error(GlTexture::create(d), ErrorCode::ZeroSize, "width");
@@ -62,7 +72,10 @@ END_TEST
 
 START_TEST(buffer_valid_and_refused)
 {
-	GlBufferDesc d = { .name = 7, .target = 0x88EC /* PIXEL_UNPACK */, .size = 4096, .context = kContext,
+	GlBufferDesc d = { .name = 7,
+			   .target = 0x88EC /* PIXEL_UNPACK */,
+			   .size = 4096,
+			   .context = kContext,
 			   .flavour = GlFlavour::Glx };
 	ck_assert_ok(GlBuffer::create(d));
 	GlBufferDesc bad = d;

@@ -5,8 +5,9 @@
 #include <gpuhandle/vaapi_resources.h>
 #include <gpuhandle/webgpu_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -21,8 +22,10 @@ START_TEST(opencl_mem)
 	auto r = OpenClMem::create({ .mem = kA, .queue = kB, .size = 4096 });
 	ck_assert_ok(r);
 	ck_assert_ptr_eq(r->desc().queue, kB);
-	ck_assert_error(OpenClMem::create({ .mem = nullptr, .queue = kB }), ErrorCode::NullHandle, "mem");
-	ck_assert_error(OpenClMem::create({ .mem = kA, .queue = nullptr }), ErrorCode::NullHandle, "queue");
+	ck_assert_error(OpenClMem::create({ .mem = nullptr, .queue = kB }), ErrorCode::NullHandle,
+			"mem");
+	ck_assert_error(OpenClMem::create({ .mem = kA, .queue = nullptr }), ErrorCode::NullHandle,
+			"queue");
 }
 END_TEST
 
@@ -31,8 +34,10 @@ START_TEST(va_surface_id_zero_is_legal)
 	auto zero = VaSurface::create({ .surface = 0, .display = kA });
 	ck_assert_ok(zero);
 	ck_assert_uint_eq(zero->desc().surface, 0);
-	ck_assert_error(VaSurface::create({ .surface = 0xffffffff, .display = kA }), ErrorCode::InvalidArgument, "surface");
-	ck_assert_error(VaSurface::create({ .surface = 3, .display = nullptr }), ErrorCode::NullHandle, "display");
+	ck_assert_error(VaSurface::create({ .surface = 0xffffffff, .display = kA }),
+			ErrorCode::InvalidArgument, "surface");
+	ck_assert_error(VaSurface::create({ .surface = 3, .display = nullptr }),
+			ErrorCode::NullHandle, "display");
 }
 END_TEST
 
@@ -42,12 +47,16 @@ START_TEST(d3d_values)
 	auto t = D3D11Texture::create({ .texture = kA, .arraySlice = 3, .adapterLuid = luid });
 	ck_assert_ok(t);
 	ck_assert(t->desc().adapterLuid == luid);
-	ck_assert_error(D3D11Texture::create({ .texture = nullptr }), ErrorCode::NullHandle, "texture");
+	ck_assert_error(D3D11Texture::create({ .texture = nullptr }), ErrorCode::NullHandle,
+			"texture");
 	ck_assert_ok(D3D12Resource::create({ .resource = kA, .subresource = 1 }));
-	ck_assert_error(D3D12Resource::create({ .resource = nullptr }), ErrorCode::NullHandle, "resource");
+	ck_assert_error(D3D12Resource::create({ .resource = nullptr }), ErrorCode::NullHandle,
+			"resource");
 	ck_assert_ok(D3D12Buffer::create({ .resource = kA, .size = 64, .adapterLuid = luid }));
-	ck_assert_error(D3D12Buffer::create({ .resource = nullptr, .size = 64 }), ErrorCode::NullHandle, "resource");
-	ck_assert_error(D3D12Buffer::create({ .resource = kA, .size = 0 }), ErrorCode::ZeroSize, "size");
+	ck_assert_error(D3D12Buffer::create({ .resource = nullptr, .size = 64 }),
+			ErrorCode::NullHandle, "resource");
+	ck_assert_error(D3D12Buffer::create({ .resource = kA, .size = 0 }), ErrorCode::ZeroSize,
+			"size");
 }
 END_TEST
 
@@ -56,16 +65,21 @@ START_TEST(metal_values)
 	auto t = MetalTexture::create({ .texture = kA, .registryId = 0x100000abcull });
 	ck_assert_ok(t);
 	ck_assert(t->desc().registryId == 0x100000abcull);
-	ck_assert_error(MetalTexture::create({ .texture = nullptr }), ErrorCode::NullHandle, "texture");
+	ck_assert_error(MetalTexture::create({ .texture = nullptr }), ErrorCode::NullHandle,
+			"texture");
 	ck_assert_ok(MetalBuffer::create({ .buffer = kA, .size = 16 }));
-	ck_assert_error(MetalBuffer::create({ .buffer = nullptr, .size = 16 }), ErrorCode::NullHandle, "buffer");
-	ck_assert_error(MetalBuffer::create({ .buffer = kA, .size = 0 }), ErrorCode::ZeroSize, "size");
+	ck_assert_error(MetalBuffer::create({ .buffer = nullptr, .size = 16 }),
+			ErrorCode::NullHandle, "buffer");
+	ck_assert_error(MetalBuffer::create({ .buffer = kA, .size = 0 }), ErrorCode::ZeroSize,
+			"size");
 }
 END_TEST
 
 START_TEST(webgpu_texture)
 {
-	WebGpuTextureDesc d = { .texture = kA, .device = kB, .format = 0x12, .width = 64, .height = 64 };
+	WebGpuTextureDesc d = {
+		.texture = kA, .device = kB, .format = 0x12, .width = 64, .height = 64
+	};
 	ck_assert_ok(WebGpuTexture::create(d));
 	WebGpuTextureDesc bad = d;
 	bad.texture = nullptr;

@@ -1,12 +1,13 @@
 // Resource as a sum type: kinds, backends, typed access, sizes, subresources, consumption notice.
 #include <gpuhandle/resource.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
 
 #include <set>
 #include <string>
 #include <vector>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -49,7 +50,8 @@ START_TEST(every_kind_has_a_distinct_name)
 		names.insert(resourceKindName(static_cast<ResourceKind>(k)));
 	ck_assert_uint_eq(names.size(), kResourceKindCount);
 	ck_assert(names.count("unknown") == 0);
-	ck_assert_str_eq(resourceKindName(static_cast<ResourceKind>(kResourceKindCount)), "unknown");
+	ck_assert_str_eq(resourceKindName(static_cast<ResourceKind>(kResourceKindCount)),
+			 "unknown");
 	ck_assert_str_eq(resourceKindName(ResourceKind::DmaBuf), "dmabuf");
 }
 END_TEST
@@ -86,7 +88,8 @@ START_TEST(byte_sizes_and_subresources)
 	ck_assert_uint_eq(cpu.byteSize(1), 128);
 	ck_assert_uint_eq(cpu.byteSize(2), 0);
 
-	Resource buffer = VulkanBuffer::create({ .buffer = 1, .device = &g_device, .size = 999 }).value();
+	Resource buffer =
+		VulkanBuffer::create({ .buffer = 1, .device = &g_device, .size = 999 }).value();
 	ck_assert_uint_eq(buffer.byteSize(), 999);
 	ck_assert_uint_eq(buffer.subresourceCount(), 1);
 	Resource texture = MetalTexture::create({ .texture = &g_device }).value();
@@ -114,7 +117,10 @@ START_TEST(mark_consumed_reaches_every_anchor)
 	g_consumed = 0;
 	g_released = 0;
 	{
-		Resource image = VulkanImage::create({ .image = 1, .device = &g_device, .anchor = countingAnchor() }).value();
+		Resource image =
+			VulkanImage::create(
+				{ .image = 1, .device = &g_device, .anchor = countingAnchor() })
+				.value();
 		image.markConsumed();
 		ck_assert_int_eq(g_consumed, 1);
 

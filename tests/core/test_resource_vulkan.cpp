@@ -2,8 +2,9 @@
 #include <gpuhandle/resource.h>
 #include <gpuhandle/vulkan_resources.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::makeMemfd;
@@ -37,19 +38,31 @@ VulkanMemoryFdDesc imageExport(uint64_t size)
 
 START_TEST(image_valid_and_refused)
 {
-	auto ok = VulkanImage::create({ .image = 0x1234, .device = kDevice, .deviceUuid = Uuid{ 9 }, .rowPitch = 256, .anchor = {} });
+	auto ok = VulkanImage::create({ .image = 0x1234,
+					.device = kDevice,
+					.deviceUuid = Uuid{ 9 },
+					.rowPitch = 256,
+					.anchor = {} });
 	ck_assert_ok(ok);
 	ck_assert_uint_eq(ok->desc().image, 0x1234);
 	ck_assert_uint_eq(ok->desc().rowPitch, 256);
-	ck_assert_error(VulkanImage::create({ .image = 0, .device = kDevice }), ErrorCode::NullHandle, "image");
-	ck_assert_error(VulkanImage::create({ .image = 1, .device = nullptr }), ErrorCode::NullHandle, "device");
+	ck_assert_error(VulkanImage::create({ .image = 0, .device = kDevice }),
+			ErrorCode::NullHandle, "image");
+	ck_assert_error(VulkanImage::create({ .image = 1, .device = nullptr }),
+			ErrorCode::NullHandle, "device");
 	// A multi-planar image: one subresource per plane, pitches in the frame's plane views.
 	auto nv12 = VulkanImage::create({ .image = 1, .device = kDevice, .planes = 2 });
 	ck_assert_ok(nv12);
 	ck_assert_uint_eq(Resource(*nv12).subresourceCount(), 2);
-	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .planes = 0 }), ErrorCode::OutOfRange, "planes");
-	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .planes = 4 }), ErrorCode::OutOfRange, "planes");
-	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .rowPitch = 64, .anchor = {}, .planes = 3 }),
+	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .planes = 0 }),
+			ErrorCode::OutOfRange, "planes");
+	ck_assert_error(VulkanImage::create({ .image = 1, .device = kDevice, .planes = 4 }),
+			ErrorCode::OutOfRange, "planes");
+	ck_assert_error(VulkanImage::create({ .image = 1,
+					      .device = kDevice,
+					      .rowPitch = 64,
+					      .anchor = {},
+					      .planes = 3 }),
 			ErrorCode::InvalidArgument, "rowPitch");
 }
 END_TEST
@@ -57,9 +70,12 @@ END_TEST
 START_TEST(buffer_valid_and_refused)
 {
 	ck_assert_ok(VulkanBuffer::create({ .buffer = 5, .device = kDevice, .size = 4096 }));
-	ck_assert_error(VulkanBuffer::create({ .buffer = 0, .device = kDevice, .size = 1 }), ErrorCode::NullHandle, "buffer");
-	ck_assert_error(VulkanBuffer::create({ .buffer = 5, .device = nullptr, .size = 1 }), ErrorCode::NullHandle, "device");
-	ck_assert_error(VulkanBuffer::create({ .buffer = 5, .device = kDevice, .size = 0 }), ErrorCode::ZeroSize, "size");
+	ck_assert_error(VulkanBuffer::create({ .buffer = 0, .device = kDevice, .size = 1 }),
+			ErrorCode::NullHandle, "buffer");
+	ck_assert_error(VulkanBuffer::create({ .buffer = 5, .device = nullptr, .size = 1 }),
+			ErrorCode::NullHandle, "device");
+	ck_assert_error(VulkanBuffer::create({ .buffer = 5, .device = kDevice, .size = 0 }),
+			ErrorCode::ZeroSize, "size");
 }
 END_TEST
 
@@ -93,10 +109,12 @@ START_TEST(memory_fd_refusals)
 	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::BadFd, "fd");
 	d = imageExport(16384);
 	d.exportDesc.allocationSize = 0;
-	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::ZeroSize, "exportDesc.allocationSize");
+	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::ZeroSize,
+			"exportDesc.allocationSize");
 	d = imageExport(16384);
 	d.exportDesc.memoryTypeIndex = 32;
-	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::OutOfRange, "exportDesc.memoryTypeIndex");
+	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::OutOfRange,
+			"exportDesc.memoryTypeIndex");
 	d = imageExport(16384);
 	d.exportDesc.usage = 0;
 	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::InvalidArgument, "exportDesc.usage");
@@ -114,7 +132,8 @@ START_TEST(memory_fd_refusals)
 	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::InvalidArgument, "exportDesc.format");
 	d = imageExport(16384);
 	d.exportDesc.allocationSize = 1 << 20; // larger than the memfd
-	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::OutOfRange, "exportDesc.allocationSize");
+	ck_assert_error(VulkanMemoryFd::create(d), ErrorCode::OutOfRange,
+			"exportDesc.allocationSize");
 	d = imageExport(16384);
 	d.exportDesc.tiling = 1000158000;
 	ck_assert_ok(VulkanMemoryFd::create(d));

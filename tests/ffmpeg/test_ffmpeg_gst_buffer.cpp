@@ -3,12 +3,12 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/ffmpeg/gst_buffer.h>
 
+#include <cstdio>
+#include <string>
+
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
-#include <cstdio>
-#include <string>
 
 // Not <gst/check/gstcheck.h>: it redefines tcase_add_test for libgstcheck's bundled Check, which
 // does not mix with the system Check of check_helpers.h. gst_init() and fatal criticals stand in.
@@ -178,8 +178,8 @@ START_TEST(gpuhandle_memfd_buffer_to_avframe)
 	{
 		Result<BackendRef> fd = openBackend(BackendKind::Fd);
 		ck_assert_ok(fd);
-		AllocateRequest request{ PixelFormat::NV12, 64, 36, {}, FrameStorage::Buffer, 0,
-					 true };
+		AllocateRequest request{ PixelFormat::NV12,    64, 36,  {},
+					 FrameStorage::Buffer, 0,  true };
 		Result<Frame> frame = (*fd)->allocate(request);
 		ck_assert_ok(frame);
 		ck_assert(frame->resource(0).kind() == ResourceKind::ShmFd);

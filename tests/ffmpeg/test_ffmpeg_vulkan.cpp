@@ -171,33 +171,35 @@ START_TEST(ffmpeg_frames_as_images)
 	AVBufferRef *device = ffmpegDevice();
 	uint32_t seed = 3;
 	for (Shape shape : { Shape::Default, Shape::PlaneImages })
-	for (const Case &listed : kCases) {
-		const Case c = sizedFor(listed, shape);
-		AVBufferRef *frames = framesOn(device, c.format, c.width, c.height, 0, shape);
-		AVFrame *hw = uploaded(frames, c, seed);
-		const int images = imagesOf(hw);
-		const int planes = planesOf(c.format);
-		ck_assert(images == planes || (images == 1 && shape == Shape::Default));
-		Result<Frame> frame = frameFromAVFrame(hw);
-		ck_assert_ok(frame);
-		ck_assert_uint_eq(frame->numResources(), static_cast<uint32_t>(images));
-		for (uint32_t r = 0; r < frame->numResources(); r++) {
-			const VulkanImage *image = frame->resource(r).get<VulkanImage>();
-			ck_assert_ptr_nonnull(image);
-			ck_assert_uint_eq(image->desc().planes,
-					  images == 1 ? static_cast<uint32_t>(planes) : 1);
+		for (const Case &listed : kCases) {
+			const Case c = sizedFor(listed, shape);
+			AVBufferRef *frames =
+				framesOn(device, c.format, c.width, c.height, 0, shape);
+			AVFrame *hw = uploaded(frames, c, seed);
+			const int images = imagesOf(hw);
+			const int planes = planesOf(c.format);
+			ck_assert(images == planes || (images == 1 && shape == Shape::Default));
+			Result<Frame> frame = frameFromAVFrame(hw);
+			ck_assert_ok(frame);
+			ck_assert_uint_eq(frame->numResources(), static_cast<uint32_t>(images));
+			for (uint32_t r = 0; r < frame->numResources(); r++) {
+				const VulkanImage *image = frame->resource(r).get<VulkanImage>();
+				ck_assert_ptr_nonnull(image);
+				ck_assert_uint_eq(image->desc().planes,
+						  images == 1 ? static_cast<uint32_t>(planes) : 1);
+			}
+			for (uint32_t p = 0; p < frame->numPlanes(); p++)
+				ck_assert_uint_eq(frame->plane(p).subresource, images == 1 ? p : 0);
+			// The Frame holds the AVFrame's buffers: the caller may free its AVFrame at
+			// once.
+			av_frame_free(&hw);
+			Result<BackendRef> backend = backendForHwDevice(device);
+			ck_assert_ok(backend);
+			ck_assert_ok(frame->acquire().wait(kDefaultWaitTimeout));
+			ck_assert_string_eq(test::checkPattern(**backend, *frame, seed), "");
+			av_buffer_unref(&frames);
+			seed++;
 		}
-		for (uint32_t p = 0; p < frame->numPlanes(); p++)
-			ck_assert_uint_eq(frame->plane(p).subresource, images == 1 ? p : 0);
-		// The Frame holds the AVFrame's buffers: the caller may free its AVFrame at once.
-		av_frame_free(&hw);
-		Result<BackendRef> backend = backendForHwDevice(device);
-		ck_assert_ok(backend);
-		ck_assert_ok(frame->acquire().wait(kDefaultWaitTimeout));
-		ck_assert_string_eq(test::checkPattern(**backend, *frame, seed), "");
-		av_buffer_unref(&frames);
-		seed++;
-	}
 	av_buffer_unref(&device);
 	ck_assert_int_eq(test::g_avBuffersMade, test::g_avBuffersFreed);
 }
@@ -230,7 +232,8 @@ int ffmpegDeviceLeak(std::initializer_list<Case> cases, int flags, Shape shape)
 	av_buffer_unref(&device);
 	const int leaked = test::openFdCount() - before;
 	if (leaked != 0)
-		std::printf("FFmpeg's own device and uploads left %d fds open (not gpuhandle's)\n", leaked);
+		std::printf("FFmpeg's own device and uploads left %d fds open (not gpuhandle's)\n",
+			    leaked);
 	return leaked;
 }
 
@@ -241,8 +244,8 @@ int exportedInto(BackendKind kind)
 	int arrived = 0;
 	const int fdsBefore = test::openFdCount();
 	// Once for the reference device, once more for the cases' own device and uploads.
-	const int ffmpegLeak = 2 * ffmpegDeviceLeak({ kCases[0], kCases[1], kCases[2] }, 0,
-						    Shape::PlaneImages);
+	const int ffmpegLeak =
+		2 * ffmpegDeviceLeak({ kCases[0], kCases[1], kCases[2] }, 0, Shape::PlaneImages);
 	{
 		AVBufferRef *device = ffmpegDevice();
 		BackendRef target = openBackend(kind).value();
@@ -363,48 +366,51 @@ START_TEST(backend_frames_wrap_as_avvkframes)
 	ck_assert_ok(device);
 	uint32_t seed = 60;
 	for (Shape shape : { Shape::PlaneImages, Shape::Default })
-	for (const Case &listed : kCases) {
-		const Case c = sizedFor(listed, shape);
-		const PixelFormat format = fromAvPixelFormat(c.format).value();
-		AllocateRequest request;
-		request.format = format;
-		request.width = static_cast<uint32_t>(c.width);
-		request.height = static_cast<uint32_t>(c.height);
-		request.storage = FrameStorage::OptimalImage;
-		Result<Frame> frame = backend->allocate(request);
-		ck_assert_ok(frame);
-		test::writePatternOk(*backend, *frame, seed);
-		ReleaseGate gate = ReleaseGate::create().value();
-		frame->setRelease(gate);
-		AVBufferRef *frames = framesOn(*device, c.format, c.width, c.height, 0, shape);
-		const bool copied = multiPlanar(frames);
-		ck_assert(!copied || shape == Shape::Default);
-		AvFrameOptions options;
-		options.hwFrames = frames;
-		options.source = backend; // FFmpeg's device has a backend of its own
-		ExecutionPath path;
-		Result<AVFrame *> wrapped = avFrameFromFrame(*frame, options, &path);
-		ck_assert_ok(wrapped);
-		AVFrame *hw = *wrapped;
-		ck_assert_int_eq(hw->format, AV_PIX_FMT_VULKAN);
-		ck_assert_int_eq(imagesOf(hw), copied ? 1 : planesOf(c.format));
-		ck_assert_msg(path.isCopy() == copied, "%s %s: %s (%s)",
-			      av_get_pix_fmt_name(c.format), copied ? "multi-planar" : "plane images",
-			      path.isCopy() ? "copied" : "zero-copy", path.reason());
-		AVVkFrame *f = vkFrameOf(hw);
-		if (!copied)
-			ck_assert_uint_eq(f->sem_value[0], 0);
-		// A copy reads the source no more once it returns: its producer has it back.
-		ck_assert(gate.isSignaled() == copied);
-		ck_assert_string_eq(downloadedCheck(hw, *frame, seed), "");
-		av_frame_free(&hw);
-		if (!copied)
-			ck_assert(gate.isSignaled());
-		// The images are back in GENERAL for the backend: it reads them again.
-		ck_assert_string_eq(test::checkPattern(*backend, *frame, seed), "");
-		av_buffer_unref(&frames);
-		seed++;
-	}
+		for (const Case &listed : kCases) {
+			const Case c = sizedFor(listed, shape);
+			const PixelFormat format = fromAvPixelFormat(c.format).value();
+			AllocateRequest request;
+			request.format = format;
+			request.width = static_cast<uint32_t>(c.width);
+			request.height = static_cast<uint32_t>(c.height);
+			request.storage = FrameStorage::OptimalImage;
+			Result<Frame> frame = backend->allocate(request);
+			ck_assert_ok(frame);
+			test::writePatternOk(*backend, *frame, seed);
+			ReleaseGate gate = ReleaseGate::create().value();
+			frame->setRelease(gate);
+			AVBufferRef *frames =
+				framesOn(*device, c.format, c.width, c.height, 0, shape);
+			const bool copied = multiPlanar(frames);
+			ck_assert(!copied || shape == Shape::Default);
+			AvFrameOptions options;
+			options.hwFrames = frames;
+			options.source = backend; // FFmpeg's device has a backend of its own
+			ExecutionPath path;
+			Result<AVFrame *> wrapped = avFrameFromFrame(*frame, options, &path);
+			ck_assert_ok(wrapped);
+			AVFrame *hw = *wrapped;
+			ck_assert_int_eq(hw->format, AV_PIX_FMT_VULKAN);
+			ck_assert_int_eq(imagesOf(hw), copied ? 1 : planesOf(c.format));
+			ck_assert_msg(path.isCopy() == copied, "%s %s: %s (%s)",
+				      av_get_pix_fmt_name(c.format),
+				      copied ? "multi-planar" : "plane images",
+				      path.isCopy() ? "copied" : "zero-copy", path.reason());
+			AVVkFrame *f = vkFrameOf(hw);
+			if (!copied)
+				ck_assert_uint_eq(f->sem_value[0], 0);
+			// A copy reads the source no more once it returns: its producer has it
+			// back.
+			ck_assert(gate.isSignaled() == copied);
+			ck_assert_string_eq(downloadedCheck(hw, *frame, seed), "");
+			av_frame_free(&hw);
+			if (!copied)
+				ck_assert(gate.isSignaled());
+			// The images are back in GENERAL for the backend: it reads them again.
+			ck_assert_string_eq(test::checkPattern(*backend, *frame, seed), "");
+			av_buffer_unref(&frames);
+			seed++;
+		}
 	av_buffer_unref(&*device);
 }
 END_TEST

@@ -5,10 +5,10 @@
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/layout.h>
 
-#include "check_helpers.h"
-
 #include <cstdio>
 #include <random>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -48,7 +48,8 @@ void probe(uint32_t value, uint32_t other)
 	// Layouts: small formats with random sizes and policies, including zero and huge sizes.
 	auto policy = static_cast<LayoutPolicy>(other % 5);
 	auto layout = computeLayout(static_cast<PixelFormat>(value % (kPixelFormatCount + 2)),
-				    other & 0xffff, (other >> 16) | (value & 1), policy, 1u << (value % 14));
+				    other & 0xffff, (other >> 16) | (value & 1), policy,
+				    1u << (value % 14));
 	if (layout.ok())
 		ck_assert_uint_ge(layout->size, layout->planes[0].stride);
 	(void)estimateTextureBytes(format, other, value, other >> 24, value >> 28);

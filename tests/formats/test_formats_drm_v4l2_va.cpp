@@ -3,7 +3,6 @@
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/layout.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
 
 #include <cstring>
@@ -13,6 +12,8 @@
 #include <string>
 
 #include <va/va.h>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -310,21 +311,24 @@ void checkRoundTrip(FormatApi api)
 START_TEST(drm_values_match_drm_fourcc_h)
 {
 	checkAgainstHeaders(FormatApi::DrmFourcc, kDrm, "DRM_FORMAT_");
-	ck_assert_uint_eq(toApiFormat(FormatApi::DrmFourcc, PixelFormat::NV12).value(), DRM_FORMAT_NV12);
+	ck_assert_uint_eq(toApiFormat(FormatApi::DrmFourcc, PixelFormat::NV12).value(),
+			  DRM_FORMAT_NV12);
 }
 END_TEST
 
 START_TEST(v4l2_values_match_videodev2_h)
 {
 	checkAgainstHeaders(FormatApi::V4l2Fourcc, kV4l2, "V4L2_PIX_FMT_");
-	ck_assert_uint_eq(toApiFormat(FormatApi::V4l2Fourcc, PixelFormat::NV12).value(), V4L2_PIX_FMT_NV12);
+	ck_assert_uint_eq(toApiFormat(FormatApi::V4l2Fourcc, PixelFormat::NV12).value(),
+			  V4L2_PIX_FMT_NV12);
 }
 END_TEST
 
 START_TEST(va_values_match_va_h)
 {
 	checkAgainstHeaders(FormatApi::VaFourcc, kVa, "VA_FOURCC_");
-	ck_assert_uint_eq(toApiFormat(FormatApi::VaFourcc, PixelFormat::P010LE).value(), VA_FOURCC_P010);
+	ck_assert_uint_eq(toApiFormat(FormatApi::VaFourcc, PixelFormat::P010LE).value(),
+			  VA_FOURCC_P010);
 }
 END_TEST
 
@@ -333,7 +337,8 @@ START_TEST(every_table_round_trips)
 	checkRoundTrip(FormatApi::DrmFourcc);
 	checkRoundTrip(FormatApi::V4l2Fourcc);
 	checkRoundTrip(FormatApi::VaFourcc);
-	ck_assert(fromApiFormat(FormatApi::DrmFourcc, DRM_FORMAT_ABGR8888).value() == PixelFormat::RGBA);
+	ck_assert(fromApiFormat(FormatApi::DrmFourcc, DRM_FORMAT_ABGR8888).value() ==
+		  PixelFormat::RGBA);
 }
 END_TEST
 

@@ -327,7 +327,8 @@ void checkCanRepresent(FormatApi api)
 START_TEST(dxgi_values_match_dxgiformat_h)
 {
 	checkAgainstSpec(FormatApi::Dxgi);
-	ck_assert_uint_eq(toApiFormat(FormatApi::Dxgi, PixelFormat::NV12).value(), 103); // DXGI_FORMAT_NV12
+	ck_assert_uint_eq(toApiFormat(FormatApi::Dxgi, PixelFormat::NV12).value(),
+			  103); // DXGI_FORMAT_NV12
 }
 END_TEST
 
@@ -384,7 +385,8 @@ START_TEST(can_represent_agrees_with_the_tables)
 {
 	for (FormatApi api : kApis)
 		checkCanRepresent(api);
-	ck_assert(!canRepresent(FormatApi::Metal, PixelFormat::NV12)); // Metal formats are single-plane
+	// Metal formats are single-plane.
+	ck_assert(!canRepresent(FormatApi::Metal, PixelFormat::NV12));
 }
 END_TEST
 

@@ -1,9 +1,9 @@
 // Layouts under the tight and stride-aligned policies, custom strides, texture estimates, errors.
 #include <gpuhandle/layout.h>
 
-#include "check_helpers.h"
-
 #include <vector>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -53,7 +53,8 @@ START_TEST(stride_align_rounds_every_plane)
 	ck_assert_uint_eq(r->planes[2].offset, 1920ull * 1078 + 960ull * 539);
 	auto v210 = computeLayout(PixelFormat::V210, 1920, 1080, LayoutPolicy::StrideAlign, 128);
 	ck_assert_ok(v210);
-	ck_assert_uint_eq(v210->planes[0].stride, 5120); // 320 blocks of 16 bytes, a multiple of 128
+	// 320 blocks of 16 bytes, a multiple of 128.
+	ck_assert_uint_eq(v210->planes[0].stride, 5120);
 }
 END_TEST
 
@@ -65,25 +66,34 @@ START_TEST(custom_strides)
 	ck_assert_uint_eq(r->planes[1].offset, 2048ull * 1080);
 	ck_assert_uint_eq(r->size, 2048ull * 1080 * 3 / 2);
 	const uint32_t small[] = { 1919, 2048 };
-	ck_assert_error(layoutWithStrides(PixelFormat::NV12, 1920, 1080, small), ErrorCode::OutOfRange, "strides");
+	ck_assert_error(layoutWithStrides(PixelFormat::NV12, 1920, 1080, small),
+			ErrorCode::OutOfRange, "strides");
 	const uint32_t three[] = { 2048, 2048, 2048 };
-	ck_assert_error(layoutWithStrides(PixelFormat::NV12, 1920, 1080, three), ErrorCode::InvalidArgument, "strides");
+	ck_assert_error(layoutWithStrides(PixelFormat::NV12, 1920, 1080, three),
+			ErrorCode::InvalidArgument, "strides");
 }
 END_TEST
 
 START_TEST(malformed_queries_are_errors)
 {
-	ck_assert_error(computeLayout(PixelFormat::Unknown, 16, 16), ErrorCode::NotSupported, "format");
-	ck_assert_error(computeLayout(static_cast<PixelFormat>(777), 16, 16), ErrorCode::NotSupported, "format");
+	ck_assert_error(computeLayout(PixelFormat::Unknown, 16, 16), ErrorCode::NotSupported,
+			"format");
+	ck_assert_error(computeLayout(static_cast<PixelFormat>(777), 16, 16),
+			ErrorCode::NotSupported, "format");
 	ck_assert_error(computeLayout(PixelFormat::NV12, 0, 16), ErrorCode::ZeroSize, "width");
 	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 0), ErrorCode::ZeroSize, "height");
-	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 16, LayoutPolicy::FFmpeg, 3), ErrorCode::InvalidArgument, "align");
-	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 16, LayoutPolicy::StrideAlign, 0), ErrorCode::InvalidArgument, "align");
-	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 16, static_cast<LayoutPolicy>(9)), ErrorCode::InvalidArgument, "policy");
+	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 16, LayoutPolicy::FFmpeg, 3),
+			ErrorCode::InvalidArgument, "align");
+	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 16, LayoutPolicy::StrideAlign, 0),
+			ErrorCode::InvalidArgument, "align");
+	ck_assert_error(computeLayout(PixelFormat::NV12, 16, 16, static_cast<LayoutPolicy>(9)),
+			ErrorCode::InvalidArgument, "policy");
 	// A row wider than 4 GiB cannot have a 32-bit stride.
-	ck_assert_error(computeLayout(PixelFormat::RGBAF32, UINT32_MAX, 1), ErrorCode::OutOfRange, "width");
+	ck_assert_error(computeLayout(PixelFormat::RGBAF32, UINT32_MAX, 1), ErrorCode::OutOfRange,
+			"width");
 	// Every policy at the largest sizes returns a value or an error, never wraps around.
-	for (LayoutPolicy policy : { LayoutPolicy::Tight, LayoutPolicy::GStreamer, LayoutPolicy::FFmpeg, LayoutPolicy::StrideAlign }) {
+	for (LayoutPolicy policy : { LayoutPolicy::Tight, LayoutPolicy::GStreamer,
+				     LayoutPolicy::FFmpeg, LayoutPolicy::StrideAlign }) {
 		for (const PixelFormatInfo &info : allPixelFormats()) {
 			auto r = computeLayout(info.format, 65535, UINT32_MAX, policy, 64);
 			if (r.ok())
@@ -96,15 +106,23 @@ END_TEST
 START_TEST(texture_estimates)
 {
 	// NV12 counts 1.5 bytes per pixel, not a flat 4.
-	ck_assert_uint_eq(*estimateTextureBytes(PixelFormat::NV12, 1920, 1080), 1920ull * 1080 * 3 / 2);
-	ck_assert_uint_eq(*estimateTextureBytes(PixelFormat::P010LE, 1920, 1080), 1920ull * 1080 * 3);
+	ck_assert_uint_eq(*estimateTextureBytes(PixelFormat::NV12, 1920, 1080),
+			  1920ull * 1080 * 3 / 2);
+	ck_assert_uint_eq(*estimateTextureBytes(PixelFormat::P010LE, 1920, 1080),
+			  1920ull * 1080 * 3);
 	ck_assert_uint_eq(*estimateTextureBytes(PixelFormat::RGBA, 4, 4, 1, 3), 64 + 16 + 4);
 	ck_assert_uint_eq(*estimateTextureBytes(PixelFormat::RGBA, 16, 16, 6), 16 * 16 * 4 * 6);
-	ck_assert_error(estimateTextureBytes(PixelFormat::RGBA, 4, 4, 1, 4), ErrorCode::OutOfRange, "mipLevels");
-	ck_assert_error(estimateTextureBytes(PixelFormat::RGBA, 4, 4, 0), ErrorCode::ZeroSize, "layers");
-	ck_assert_error(estimateTextureBytes(PixelFormat::RGBA, 0, 4), ErrorCode::ZeroSize, "width");
-	ck_assert_error(estimateTextureBytes(PixelFormat::Unknown, 4, 4), ErrorCode::NotSupported, "format");
-	ck_assert_error(estimateTextureBytes(PixelFormat::RGBAF32, UINT32_MAX, UINT32_MAX, UINT32_MAX), ErrorCode::OutOfRange, "layers");
+	ck_assert_error(estimateTextureBytes(PixelFormat::RGBA, 4, 4, 1, 4), ErrorCode::OutOfRange,
+			"mipLevels");
+	ck_assert_error(estimateTextureBytes(PixelFormat::RGBA, 4, 4, 0), ErrorCode::ZeroSize,
+			"layers");
+	ck_assert_error(estimateTextureBytes(PixelFormat::RGBA, 0, 4), ErrorCode::ZeroSize,
+			"width");
+	ck_assert_error(estimateTextureBytes(PixelFormat::Unknown, 4, 4), ErrorCode::NotSupported,
+			"format");
+	ck_assert_error(estimateTextureBytes(PixelFormat::RGBAF32, UINT32_MAX, UINT32_MAX,
+					     UINT32_MAX),
+			ErrorCode::OutOfRange, "layers");
 	ck_assert_str_eq(layoutPolicyName(LayoutPolicy::GStreamer), "gstreamer");
 }
 END_TEST

@@ -1,10 +1,10 @@
 // PixelFormat: every (format, shader ordinal) pair pinned, table invariants, geometry, HDR, alpha.
 #include <gpuhandle/pixel_format.h>
 
-#include "check_helpers.h"
-
 #include <set>
 #include <string>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 
@@ -17,92 +17,49 @@ struct Pin {
 	uint32_t ordinal;
 };
 constexpr Pin kPins[] = {
-	{ PixelFormat::NV12, 0 },
-	{ PixelFormat::NV21, 1 },
-	{ PixelFormat::P010LE, 2 },
-	{ PixelFormat::P016LE, 3 },
-	{ PixelFormat::P210LE, 4 },
-	{ PixelFormat::P216LE, 5 },
-	{ PixelFormat::P410LE, 6 },
-	{ PixelFormat::P416LE, 7 },
-	{ PixelFormat::YUV420P, 8 },
-	{ PixelFormat::YUV422P, 9 },
-	{ PixelFormat::YUV444P, 10 },
-	{ PixelFormat::YUV420P10LE, 11 },
-	{ PixelFormat::YUV420P12LE, 12 },
-	{ PixelFormat::YUV420P14LE, 13 },
-	{ PixelFormat::YUV420P16LE, 14 },
-	{ PixelFormat::YUV422P10LE, 15 },
-	{ PixelFormat::YUV422P12LE, 16 },
-	{ PixelFormat::YUV422P14LE, 17 },
-	{ PixelFormat::YUV422P16LE, 18 },
-	{ PixelFormat::YUV444P10LE, 19 },
-	{ PixelFormat::YUV444P12LE, 20 },
-	{ PixelFormat::YUV444P14LE, 21 },
-	{ PixelFormat::YUV444P16LE, 22 },
-	{ PixelFormat::NV16, 23 },
-	{ PixelFormat::NV24, 24 },
-	{ PixelFormat::NV12A, 25 },
-	{ PixelFormat::YUVA444P10LE, 26 },
-	{ PixelFormat::YUVA444P12LE, 27 },
-	{ PixelFormat::UYVY422, 28 },
-	{ PixelFormat::YUYV422, 29 },
-	{ PixelFormat::AYUV64LE, 30 },
-	{ PixelFormat::V216, 31 },
-	{ PixelFormat::Y210LE, 32 },
-	{ PixelFormat::RGBA, 33 },
-	{ PixelFormat::BGRA, 34 },
-	{ PixelFormat::RGBX, 35 },
-	{ PixelFormat::BGRX, 36 },
-	{ PixelFormat::RGBA64LE, 37 },
-	{ PixelFormat::BGRA64LE, 38 },
-	{ PixelFormat::RGBAF16, 39 },
-	{ PixelFormat::BGRAF16, 40 },
-	{ PixelFormat::RGBAF32, 41 },
-	{ PixelFormat::BGRAF32, 42 },
-	{ PixelFormat::RGB10A2, 43 },
-	{ PixelFormat::RGB48LE, 44 },
-	{ PixelFormat::R16U, 45 },
-	{ PixelFormat::R32F, 46 },
-	{ PixelFormat::RGBA16U, 47 },
-	{ PixelFormat::P012LE, 48 },
-	{ PixelFormat::Y212LE, 49 },
-	{ PixelFormat::XV30, 50 },
-	{ PixelFormat::XV36, 51 },
-	{ PixelFormat::VUYA, 52 },
-	{ PixelFormat::VUYX, 53 },
-	{ PixelFormat::V210, 54 },
-	{ PixelFormat::GRAY8, 55 },
-	{ PixelFormat::GRAY10LE, 56 },
-	{ PixelFormat::GRAY16LE, 57 },
-	{ PixelFormat::YUVA420P, 58 },
-	{ PixelFormat::X2RGB10LE, 59 },
-	{ PixelFormat::X2BGR10LE, 60 },
-	{ PixelFormat::RGB24, 61 },
-	{ PixelFormat::BGR24, 62 },
-	{ PixelFormat::ARGB, 63 },
-	{ PixelFormat::ABGR, 64 },
-	{ PixelFormat::XRGB, 65 },
-	{ PixelFormat::XBGR, 66 },
-	{ PixelFormat::YVYU422, 67 },
-	{ PixelFormat::VYUY422, 68 },
-	{ PixelFormat::YV12, 69 },
-	{ PixelFormat::YUV411P, 70 },
-	{ PixelFormat::YUV410P, 71 },
-	{ PixelFormat::GBRP, 72 },
-	{ PixelFormat::GBRP10LE, 73 },
-	{ PixelFormat::GBRP12LE, 74 },
-	{ PixelFormat::GBRAP, 75 },
-	{ PixelFormat::GBRAP10LE, 76 },
-	{ PixelFormat::GBRAP12LE, 77 },
-	{ PixelFormat::RGB565LE, 78 },
-	{ PixelFormat::BGR565LE, 79 },
-	{ PixelFormat::YUVA420P10LE, 80 },
-	{ PixelFormat::YUVA422P10LE, 81 },
-	{ PixelFormat::Y410, 82 },
-	{ PixelFormat::Y412LE, 83 },
-	{ PixelFormat::NV61, 84 },
-	{ PixelFormat::GRAY12LE, 85 },
+	{ PixelFormat::NV12, 0 },          { PixelFormat::NV21, 1 },
+	{ PixelFormat::P010LE, 2 },        { PixelFormat::P016LE, 3 },
+	{ PixelFormat::P210LE, 4 },        { PixelFormat::P216LE, 5 },
+	{ PixelFormat::P410LE, 6 },        { PixelFormat::P416LE, 7 },
+	{ PixelFormat::YUV420P, 8 },       { PixelFormat::YUV422P, 9 },
+	{ PixelFormat::YUV444P, 10 },      { PixelFormat::YUV420P10LE, 11 },
+	{ PixelFormat::YUV420P12LE, 12 },  { PixelFormat::YUV420P14LE, 13 },
+	{ PixelFormat::YUV420P16LE, 14 },  { PixelFormat::YUV422P10LE, 15 },
+	{ PixelFormat::YUV422P12LE, 16 },  { PixelFormat::YUV422P14LE, 17 },
+	{ PixelFormat::YUV422P16LE, 18 },  { PixelFormat::YUV444P10LE, 19 },
+	{ PixelFormat::YUV444P12LE, 20 },  { PixelFormat::YUV444P14LE, 21 },
+	{ PixelFormat::YUV444P16LE, 22 },  { PixelFormat::NV16, 23 },
+	{ PixelFormat::NV24, 24 },         { PixelFormat::NV12A, 25 },
+	{ PixelFormat::YUVA444P10LE, 26 }, { PixelFormat::YUVA444P12LE, 27 },
+	{ PixelFormat::UYVY422, 28 },      { PixelFormat::YUYV422, 29 },
+	{ PixelFormat::AYUV64LE, 30 },     { PixelFormat::V216, 31 },
+	{ PixelFormat::Y210LE, 32 },       { PixelFormat::RGBA, 33 },
+	{ PixelFormat::BGRA, 34 },         { PixelFormat::RGBX, 35 },
+	{ PixelFormat::BGRX, 36 },         { PixelFormat::RGBA64LE, 37 },
+	{ PixelFormat::BGRA64LE, 38 },     { PixelFormat::RGBAF16, 39 },
+	{ PixelFormat::BGRAF16, 40 },      { PixelFormat::RGBAF32, 41 },
+	{ PixelFormat::BGRAF32, 42 },      { PixelFormat::RGB10A2, 43 },
+	{ PixelFormat::RGB48LE, 44 },      { PixelFormat::R16U, 45 },
+	{ PixelFormat::R32F, 46 },         { PixelFormat::RGBA16U, 47 },
+	{ PixelFormat::P012LE, 48 },       { PixelFormat::Y212LE, 49 },
+	{ PixelFormat::XV30, 50 },         { PixelFormat::XV36, 51 },
+	{ PixelFormat::VUYA, 52 },         { PixelFormat::VUYX, 53 },
+	{ PixelFormat::V210, 54 },         { PixelFormat::GRAY8, 55 },
+	{ PixelFormat::GRAY10LE, 56 },     { PixelFormat::GRAY16LE, 57 },
+	{ PixelFormat::YUVA420P, 58 },     { PixelFormat::X2RGB10LE, 59 },
+	{ PixelFormat::X2BGR10LE, 60 },    { PixelFormat::RGB24, 61 },
+	{ PixelFormat::BGR24, 62 },        { PixelFormat::ARGB, 63 },
+	{ PixelFormat::ABGR, 64 },         { PixelFormat::XRGB, 65 },
+	{ PixelFormat::XBGR, 66 },         { PixelFormat::YVYU422, 67 },
+	{ PixelFormat::VYUY422, 68 },      { PixelFormat::YV12, 69 },
+	{ PixelFormat::YUV411P, 70 },      { PixelFormat::YUV410P, 71 },
+	{ PixelFormat::GBRP, 72 },         { PixelFormat::GBRP10LE, 73 },
+	{ PixelFormat::GBRP12LE, 74 },     { PixelFormat::GBRAP, 75 },
+	{ PixelFormat::GBRAP10LE, 76 },    { PixelFormat::GBRAP12LE, 77 },
+	{ PixelFormat::RGB565LE, 78 },     { PixelFormat::BGR565LE, 79 },
+	{ PixelFormat::YUVA420P10LE, 80 }, { PixelFormat::YUVA422P10LE, 81 },
+	{ PixelFormat::Y410, 82 },         { PixelFormat::Y412LE, 83 },
+	{ PixelFormat::NV61, 84 },         { PixelFormat::GRAY12LE, 85 },
 };
 
 } // namespace
@@ -139,7 +96,8 @@ START_TEST(names_are_unique_and_round_trip)
 	ck_assert_str_eq(pixelFormatName(PixelFormat::Unknown), "unknown");
 	ck_assert_str_eq(pixelFormatName(static_cast<PixelFormat>(9999)), "unknown");
 	ck_assert_error(pixelFormatInfo(PixelFormat::Unknown), ErrorCode::NotSupported, "format");
-	ck_assert_error(pixelFormatInfo(static_cast<PixelFormat>(kPixelFormatCount)), ErrorCode::NotSupported, "format");
+	ck_assert_error(pixelFormatInfo(static_cast<PixelFormat>(kPixelFormatCount)),
+			ErrorCode::NotSupported, "format");
 	// The nullptr-returning lookup finds the same rows and nothing else.
 	for (const PixelFormatInfo &info : allPixelFormats()) {
 		auto found = pixelFormatInfo(info.format);
@@ -162,17 +120,22 @@ START_TEST(table_invariants)
 			ck_assert_msg(bytesPerTexel(p.format) > 0, "%s plane %u", info.name, i);
 			ck_assert_msg(p.hsub == 1 || p.hsub == 2 || p.hsub == 4, "%s", info.name);
 			ck_assert_msg(p.vsub == 1 || p.vsub == 2 || p.vsub == 4, "%s", info.name);
-			ck_assert_msg(p.pixelsPerBlock >= 1 && p.texelsPerBlock >= 1, "%s", info.name);
+			ck_assert_msg(p.pixelsPerBlock >= 1 && p.texelsPerBlock >= 1, "%s",
+				      info.name);
 			// Enough bits in each texel block for the samples it holds.
-			ck_assert_msg(uint32_t(p.texelsPerBlock) * bytesPerTexel(p.format) * 8 >= uint32_t(p.pixelsPerBlock) * info.depth,
+			ck_assert_msg(uint32_t(p.texelsPerBlock) * bytesPerTexel(p.format) * 8 >=
+					      uint32_t(p.pixelsPerBlock) * info.depth,
 				      "%s plane %u holds too few bits", info.name, i);
 		}
 		// Luma / first plane is never subsampled.
-		ck_assert_msg(info.planes[0].hsub == 1 && info.planes[0].vsub == 1, "%s", info.name);
+		ck_assert_msg(info.planes[0].hsub == 1 && info.planes[0].vsub == 1, "%s",
+			      info.name);
 		if (info.family != ColorFamily::Yuv) {
-			ck_assert_msg(info.chromaShiftX() == 0 && info.chromaShiftY() == 0, "%s", info.name);
+			ck_assert_msg(info.chromaShiftX() == 0 && info.chromaShiftY() == 0, "%s",
+				      info.name);
 		}
-		ck_assert_msg((info.alpha == AlphaMode::Straight) == info.hasAlpha(), "%s", info.name);
+		ck_assert_msg((info.alpha == AlphaMode::Straight) == info.hasAlpha(), "%s",
+			      info.name);
 	}
 }
 END_TEST

@@ -1,13 +1,13 @@
 // Fuzz harness: caps strings to a Frame, the way gpuhandle's elements read caps: parsed, turned
 // into GstVideoInfo and DMA-BUF info, a gpuhandle format, colorimetry and layout, a frame over
 // CPU memory of that layout, and back to GstVideoInfo.
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
 #include <gpuhandle/frame.h>
 #include <gpuhandle/layout.h>
 
 #include <algorithm>
 #include <string>
+
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 using namespace gpuhandle;
 
@@ -19,18 +19,20 @@ uint8_t g_bytes[1 << 20]; // frames up to 1 MiB get memory; larger ones stop at 
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	// GStreamer's caps parser logs (and asserts, as criticals) about malformed strings, which is
-	// what a fuzzer feeds it: those messages are its own and expected here, so they go nowhere.
+	// GStreamer's caps parser logs (and asserts, as criticals) about malformed strings, which
+	// is what a fuzzer feeds it: those messages are its own and expected here, so they go
+	// nowhere.
 	static const bool initialised = [] {
-		g_log_set_default_handler([](const gchar *, GLogLevelFlags, const gchar *, gpointer) {},
-					  nullptr);
+		g_log_set_default_handler(
+			[](const gchar *, GLogLevelFlags, const gchar *, gpointer) {}, nullptr);
 		gst_init(nullptr, nullptr);
 		return true;
 	}();
 	(void)initialised;
 	const std::string text(reinterpret_cast<const char *>(data), std::min<size_t>(size, 4096));
 	// Deeply nested ranges ("<<<<...") only exercise GStreamer's own recursive parser, which
-	// leaks on them (tests/lsan.supp) deeper than LeakSanitizer can attribute: not ours to test.
+	// leaks on them (tests/lsan.supp) deeper than LeakSanitizer can attribute: not ours to
+	// test.
 	if (std::count(text.begin(), text.end(), '<') > 32)
 		return 0;
 	GstCaps *caps = gst_caps_from_string(text.c_str());
@@ -42,7 +44,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		auto format = gst::pixelFormatOf(GST_VIDEO_INFO_FORMAT(&info));
 		if (format.ok()) {
 			auto layout = computeLayout(*format, GST_VIDEO_INFO_WIDTH(&info),
-						    GST_VIDEO_INFO_HEIGHT(&info), LayoutPolicy::GStreamer);
+						    GST_VIDEO_INFO_HEIGHT(&info),
+						    LayoutPolicy::GStreamer);
 			if (layout.ok() && layout->size <= sizeof g_bytes) {
 				auto bytes = CpuBytes::create({ g_bytes, layout->size });
 				FrameDesc d;

@@ -30,7 +30,8 @@ AVBufferRef *framesFor(size_t index)
 		return nullptr;
 	auto *hw = reinterpret_cast<AVHWDeviceContext *>(device->data);
 	static_cast<AVDRMDeviceContext *>(hw->hwctx)->fd = -1;
-	AVBufferRef *ref = av_hwdevice_ctx_init(device) >= 0 ? av_hwframe_ctx_alloc(device) : nullptr;
+	AVBufferRef *ref = av_hwdevice_ctx_init(device) >= 0 ? av_hwframe_ctx_alloc(device)
+							     : nullptr;
 	av_buffer_unref(&device);
 	if (!ref)
 		return nullptr;
@@ -44,7 +45,9 @@ AVBufferRef *framesFor(size_t index)
 	return frames[index] = ref;
 }
 
-void freeNothing(void *, uint8_t *) {}
+void freeNothing(void *, uint8_t *)
+{
+}
 
 } // namespace
 
@@ -84,7 +87,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	frame->buf[0] = av_buffer_create(frame->data[0], sizeof d, freeNothing, nullptr, 0);
 	frame->hw_frames_ctx = av_buffer_ref(frames);
 	if (frame->buf[0] && frame->hw_frames_ctx)
-		fuzz::report("frame", ffmpeg::frameFromAVFrame(frame)); // fds dup'd: ours close here
+		// Fds dup'd: ours close here.
+		fuzz::report("frame", ffmpeg::frameFromAVFrame(frame));
 	av_frame_free(&frame);
 	return 0;
 }

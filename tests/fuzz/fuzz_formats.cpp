@@ -27,7 +27,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	const size_t numStrides = in.take<uint8_t>() % 5;
 	for (auto &s : strides)
 		s = in.take<uint32_t>();
-	(void)layoutWithStrides(format, width, height, std::span<const uint32_t>(strides, numStrides));
+	(void)layoutWithStrides(format, width, height,
+				std::span<const uint32_t>(strides, numStrides));
 	(void)estimateTextureBytes(format, width, height, in.take<uint16_t>(), in.take<uint8_t>());
 	const auto api = static_cast<FormatApi>(in.take<uint8_t>() % (kFormatApiCount + 1));
 	const auto value = in.take<uint32_t>();

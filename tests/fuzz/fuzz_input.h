@@ -8,8 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <span>
 #include <fcntl.h>
+#include <span>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -21,11 +21,12 @@ class FuzzInput
 public:
 	FuzzInput(const uint8_t *data, size_t size) : data_(data), size_(size) {}
 
-	template<typename T> T take()
+	template<typename T>
+	T take()
 	{
 		// Through a zeroed byte array: GCC 12 at -O2 drops `T value{}` before a memcpy of
-		// fewer than sizeof(T) bytes, so that a short input's missing bytes were stale stack
-		// (and a crash found by libFuzzer, built with clang, did not replay).
+		// fewer than sizeof(T) bytes, so that a short input's missing bytes were stale
+		// stack (and a crash found by libFuzzer, built with clang, did not replay).
 		uint8_t bytes[sizeof(T)] = {};
 		const size_t n = std::min(sizeof(T), size_ - pos_);
 		std::memcpy(bytes, data_ + pos_, n);
@@ -49,7 +50,8 @@ inline bool verbose()
 	static const bool on = std::getenv("GPUHANDLE_FUZZ_VERBOSE") != nullptr;
 	return on;
 }
-template<typename R> void report(const char *harness, const R &result)
+template<typename R>
+void report(const char *harness, const R &result)
 {
 	if (verbose())
 		std::fprintf(stderr, "%s: %s\n", harness,

@@ -13,13 +13,13 @@
 using namespace gpuhandle;
 
 // Aborts with the broken promise, so that a libFuzzer crash report names it.
-#define PROMISE(cond)                                                                     \
-	do {                                                                              \
-		if (!(cond)) {                                                            \
-			std::fprintf(stderr, "%s:%d: broken promise: %s\n", __FILE__, __LINE__, \
-				     #cond);                                              \
-			std::abort();                                                     \
-		}                                                                         \
+#define PROMISE(cond)                                                                              \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			std::fprintf(stderr, "%s:%d: broken promise: %s\n", __FILE__, __LINE__,    \
+				     #cond);                                                       \
+			std::abort();                                                              \
+		}                                                                                  \
 	} while (0)
 
 namespace {
@@ -31,8 +31,14 @@ struct Anchors {
 	int consumed = 0;
 };
 
-void anchorDestroyed(void *data) { ++static_cast<Anchors *>(data)->destroyed; }
-void anchorConsumed(void *data) { ++static_cast<Anchors *>(data)->consumed; }
+void anchorDestroyed(void *data)
+{
+	++static_cast<Anchors *>(data)->destroyed;
+}
+void anchorConsumed(void *data)
+{
+	++static_cast<Anchors *>(data)->consumed;
+}
 
 // Handles are fake values: the core stores them and never dereferences them.
 void *handle(fuzz::FuzzInput &in)
@@ -73,7 +79,8 @@ std::optional<uint64_t> optional64(fuzz::FuzzInput &in)
 // A made handle as a Resource, once `promises` held for its description; `promises` returns the
 // byte size the Resource must then report (0 for handles that carry none). None of these kinds
 // has more than one part.
-template<typename T, typename F> Result<Resource> keep(Result<T> made, F &&promises)
+template<typename T, typename F>
+Result<Resource> keep(Result<T> made, F &&promises)
 {
 	if (!made.ok())
 		return std::move(made).error();
@@ -391,9 +398,9 @@ Result<Resource> webGpuTexture(fuzz::FuzzInput &in, Anchors &a)
 // The first input byte picks one (modulo their number).
 using Factory = Result<Resource> (*)(fuzz::FuzzInput &, Anchors &);
 constexpr Factory kFactories[] = {
-	cpuBytes,     cpuSharedSlot, vulkanImage,   vulkanBuffer, vulkanMemoryFd, glTexture,
-	glBuffer,     cudaPitched2D, cudaBuffer,    cudaSurface,  openClMem,      vaSurface,
-	d3d11Texture, d3d12Resource, d3d12Buffer,   metalTexture, metalBuffer,    webGpuTexture,
+	cpuBytes,     cpuSharedSlot, vulkanImage, vulkanBuffer, vulkanMemoryFd, glTexture,
+	glBuffer,     cudaPitched2D, cudaBuffer,  cudaSurface,  openClMem,      vaSurface,
+	d3d11Texture, d3d12Resource, d3d12Buffer, metalTexture, metalBuffer,    webGpuTexture,
 };
 
 // What Frame::create promises of a frame it accepted: each plane names a part that exists and,

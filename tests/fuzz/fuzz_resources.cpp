@@ -25,7 +25,8 @@ Result<Resource> dmaBuf(fuzz::FuzzInput &in)
 	for (uint32_t i = 0; i < std::min<uint32_t>(d.numObjects, 4); ++i) {
 		const auto size = in.take<uint32_t>();
 		d.objects[i].fd = SharedFd(fuzz::fuzzFd(false, size % (1u << 20)));
-		d.objects[i].size = in.take<uint8_t>() & 1 ? size % (1u << 20) : in.take<uint64_t>();
+		d.objects[i].size = in.take<uint8_t>() & 1 ? size % (1u << 20)
+							   : in.take<uint64_t>();
 	}
 	d.numPlanes = in.take<uint8_t>() % 6;
 	for (auto &p : d.planes)
@@ -94,7 +95,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			  static_cast<ColorTransfer>(in.take<uint8_t>() % 20) };
 	d.numPlanes = in.take<uint8_t>() % 6;
 	for (auto &p : d.planes)
-		p = { in.take<uint8_t>(), in.take<uint8_t>(), in.take<uint32_t>(), in.take<uint16_t>() };
+		p = { in.take<uint8_t>(), in.take<uint8_t>(), in.take<uint32_t>(),
+		      in.take<uint16_t>() };
 	auto frame = Frame::create(std::move(d));
 	fuzz::report("frame", frame);
 	if (frame.ok()) {

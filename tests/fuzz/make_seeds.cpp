@@ -5,8 +5,8 @@
 #include <gpuhandle/wire_format.h>
 
 #include <cstdio>
-#include <fcntl.h>
 #include <cstring>
+#include <fcntl.h>
 #include <initializer_list>
 #include <string>
 #include <sys/eventfd.h>
@@ -24,7 +24,8 @@ constexpr uint32_t kSize = 64 * 48 * 3 / 2;
 
 struct Bytes {
 	std::vector<uint8_t> v;
-	template<typename T> Bytes &put(T value)
+	template<typename T>
+	Bytes &put(T value)
 	{
 		const auto *p = reinterpret_cast<const uint8_t *>(&value);
 		v.insert(v.end(), p, p + sizeof value);
@@ -296,12 +297,18 @@ Bytes drm(bool layerPerPlane)
 	b.put(int8_t(layerPerPlane ? 2 : 1));
 	for (int l = 0; l < 4; ++l) {
 		const bool used = l == 0 || (layerPerPlane && l == 1);
-		const uint32_t format = !used ? 0 : !layerPerPlane ? kNv12Fourcc : l == 0 ? kR8 : kGR88;
+		const uint32_t format = !used            ? 0
+					: !layerPerPlane ? kNv12Fourcc
+					: l == 0         ? kR8
+							 : kGR88;
 		b.put(format).put(int8_t(!used ? 0 : layerPerPlane ? 1 : 2));
 		for (int p = 0; p < 4; ++p) {
-			const bool uv = (layerPerPlane && l == 1 && p == 0) || (!layerPerPlane && l == 0 && p == 1);
+			const bool uv = (layerPerPlane && l == 1 && p == 0) ||
+					(!layerPerPlane && l == 0 && p == 1);
 			const bool y = l == 0 && p == 0;
-			b.put(int8_t(0)).put(int32_t(uv ? 64 * 48 : 0)).put(int32_t(uv || y ? 64 : 0));
+			b.put(int8_t(0))
+				.put(int32_t(uv ? 64 * 48 : 0))
+				.put(int32_t(uv || y ? 64 : 0));
 		}
 	}
 	return b.put(uint8_t(64)).put(uint8_t(48));

@@ -62,17 +62,20 @@ std::vector<uint8_t> mutate(std::vector<uint8_t> bytes, const std::vector<uint8_
 			if (bytes.empty())
 				break;
 			const size_t at = random.below(bytes.size());
-			const size_t len = std::min<size_t>(1 + random.below(16), bytes.size() - at);
-			std::vector<uint8_t> chunk(bytes.begin() + long(at), bytes.begin() + long(at + len));
-			bytes.insert(bytes.begin() + long(random.below(bytes.size())), chunk.begin(),
-				     chunk.end());
+			const size_t len =
+				std::min<size_t>(1 + random.below(16), bytes.size() - at);
+			std::vector<uint8_t> chunk(bytes.begin() + long(at),
+						   bytes.begin() + long(at + len));
+			bytes.insert(bytes.begin() + long(random.below(bytes.size())),
+				     chunk.begin(), chunk.end());
 			break;
 		}
 		default: // splice in another seed's tail
 			if (!other.empty()) {
 				const size_t at = random.below(bytes.size() + 1);
 				bytes.resize(at);
-				bytes.insert(bytes.end(), other.begin() + long(random.below(other.size())),
+				bytes.insert(bytes.end(),
+					     other.begin() + long(random.below(other.size())),
 					     other.end());
 			}
 		}

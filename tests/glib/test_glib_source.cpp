@@ -3,7 +3,6 @@
 #include <gpuhandle/glib_sync_source.h>
 #include <gpuhandle/sync_point.h>
 
-#include "check_helpers.h"
 #include "fd_count.h"
 
 #include <atomic>
@@ -13,6 +12,8 @@
 #include <sys/eventfd.h>
 #include <thread>
 #include <unistd.h>
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -149,8 +150,8 @@ START_TEST(cpu_fence_signalled_from_thread)
 	signaller.join();
 	ck_assert_int_eq(fired.status, 0); // not the source's 10 s Timeout
 	ck_assert_str_eq(fired.message.c_str(), "");
-	ck_assert(fired.thread == std::this_thread::get_id()); // the loop's thread, not the
-							       // signaller's
+	// The loop's thread, not the signaller's.
+	ck_assert(fired.thread == std::this_thread::get_id());
 }
 END_TEST
 

@@ -2,14 +2,14 @@
 // pixels only, unpacked by GStreamer), its first error and its elements' stats.
 #pragma once
 
-#include <gst/app/gstappsink.h>
-#include <gst/gst.h>
-#include <gst/video/video.h>
-
 #include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <gst/app/gstappsink.h>
+#include <gst/gst.h>
+#include <gst/video/video.h>
 
 // Last: Check's fail() macro breaks standard headers included after it.
 #include "check_helpers.h"
@@ -25,14 +25,14 @@ struct Size {
 struct Run {
 	std::vector<uint8_t> bytes{};
 	guint64 frames = 0;
-	std::string error{};  // the first error message's text and debug string
+	std::string error{};            // the first error message's text and debug string
 	GstElement *pipeline = nullptr; // kept (to read stats) until Run is destroyed
 	Run() = default;
 	Run(const Run &) = delete;
 	Run &operator=(const Run &) = delete;
 	Run(Run &&other) noexcept
-		: bytes(std::move(other.bytes)), frames(other.frames), error(std::move(other.error)),
-		  pipeline(std::exchange(other.pipeline, nullptr))
+		: bytes(std::move(other.bytes)), frames(other.frames),
+		  error(std::move(other.error)), pipeline(std::exchange(other.pipeline, nullptr))
 	{
 	}
 	~Run()
@@ -52,7 +52,8 @@ struct Run {
 		gst_object_unref(element);
 		ck_assert_msg(stats != nullptr, "%s has no stats", name);
 		guint64 value = 0;
-		ck_assert_msg(gst_structure_get_uint64(stats, field, &value), "no %s in stats", field);
+		ck_assert_msg(gst_structure_get_uint64(stats, field, &value), "no %s in stats",
+			      field);
 		gst_structure_free(stats);
 		return value;
 	}
@@ -78,8 +79,9 @@ inline void appendFrame(Run &run, GstSample *sample)
 	// are undefined and must not be compared.
 	const GstVideoFormatInfo *finfo = info.finfo;
 	const auto width = static_cast<size_t>(GST_VIDEO_INFO_WIDTH(&info));
-	const size_t pixelBytes = GST_VIDEO_FORMAT_INFO_BITS(gst_video_format_get_info(
-					  finfo->unpack_format)) > 8 ? 8 : 4;
+	const size_t pixelBytes =
+		GST_VIDEO_FORMAT_INFO_BITS(gst_video_format_get_info(finfo->unpack_format)) > 8 ? 8
+												: 4;
 	// Rows are unpacked in place, one after another: an unpack may write past its row's end
 	// (v210 unpacks six pixels at a time), which the next row then overwrites, and 64 bytes of
 	// slack after the last row take the rest. (Unpacking through a row buffer and appending
@@ -91,7 +93,8 @@ inline void appendFrame(Run &run, GstSample *sample)
 	for (gint y = 0; y < GST_VIDEO_INFO_HEIGHT(&info); ++y)
 		finfo->unpack_func(finfo, GST_VIDEO_PACK_FLAG_NONE,
 				   run.bytes.data() + start + static_cast<size_t>(y) * rowBytes,
-				   frame.data, frame.info.stride, 0, y, GST_VIDEO_INFO_WIDTH(&info));
+				   frame.data, frame.info.stride, 0, y,
+				   GST_VIDEO_INFO_WIDTH(&info));
 	run.bytes.resize(start + frameBytes);
 	gst_video_frame_unmap(&frame);
 	++run.frames;
@@ -115,8 +118,8 @@ inline Run runPipeline(const std::string &description, GstContext *context = nul
 	gst_element_set_state(run.pipeline, GST_STATE_PLAYING);
 	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
 	while (std::chrono::steady_clock::now() < deadline) {
-		if (GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink),
-								     20 * GST_MSECOND)) {
+		if (GstSample *sample =
+			    gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 20 * GST_MSECOND)) {
 			appendFrame(run, sample);
 			gst_sample_unref(sample);
 			continue;
@@ -146,7 +149,8 @@ inline Run runPipeline(const std::string &description, GstContext *context = nul
 inline std::string firstDifference(const std::vector<uint8_t> &a, const std::vector<uint8_t> &b)
 {
 	if (a.size() != b.size())
-		return ": " + std::to_string(a.size()) + " bytes, expected " + std::to_string(b.size());
+		return ": " + std::to_string(a.size()) + " bytes, expected " +
+		       std::to_string(b.size());
 	for (size_t i = 0; i < a.size(); ++i)
 		if (a[i] != b[i])
 			return ": byte " + std::to_string(i) + " is " + std::to_string(a[i]) +

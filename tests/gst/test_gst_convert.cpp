@@ -1,9 +1,4 @@
 // GstBuffer <-> Frame for system, fd and DMA-BUF memory; GstVideoInfo, colorimetry and caps tables.
-#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/format_mappings.h>
@@ -18,12 +13,16 @@
 #include <vector>
 
 #include <gst/allocators/allocators.h>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 // Not <gst/check/gstcheck.h>: see test_gst_memory.cpp (the system Check is used instead).
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
-#include "fd_count.h"
 #include "../backends/frame_pattern.h"
+#include "fd_count.h"
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -403,9 +402,9 @@ START_TEST(system_frames_keep_their_buffer)
 	WrappedBytes wrapped{ static_cast<guint8 *>(g_malloc0(info.size)) };
 	const guint8 *bytes = wrapped.bytes;
 	const bool &freed = wrapped.freed;
-	GstBuffer *buffer = bufferOf(gst_memory_new_wrapped(static_cast<GstMemoryFlags>(0),
-							    wrapped.bytes, info.size, 0, info.size,
-							    &wrapped, freeWrapped));
+	GstBuffer *buffer =
+		bufferOf(gst_memory_new_wrapped(static_cast<GstMemoryFlags>(0), wrapped.bytes,
+						info.size, 0, info.size, &wrapped, freeWrapped));
 	std::shared_ptr<CpuFence> fence = *CpuFence::create();
 	ReleaseGate gate = *ReleaseGate::create();
 	gst::addSyncMeta(buffer, fence->point(), gate);
@@ -424,8 +423,8 @@ START_TEST(system_frames_keep_their_buffer)
 	ck_assert(!gate.isSignaled());
 	{
 		Result<CpuMapping> mapped = mapFrame(*frame, MapAccess::Write, 0ms);
-		ck_assert_error(mapped, ErrorCode::Timeout, "timeout"); // the acquire point holds
-									// it
+		// The acquire point holds it.
+		ck_assert_error(mapped, ErrorCode::Timeout, "timeout");
 		fence->signal();
 		mapped = mapFrame(*frame, MapAccess::Write, 1s);
 		ck_assert_ok(mapped);
@@ -473,8 +472,8 @@ void fdBuffersBecomeFrames(bool dmaBuf)
 			Result<Frame> frame =
 				gst::frameFromFdBuffer(buffer, info, kDrmModifierLinear);
 			if (dmaBuf && format == GST_VIDEO_FORMAT_v210) {
-				ck_assert_error(frame, ErrorCode::NotSupported, "format"); // no DRM
-											   // fourcc
+				// No DRM fourcc.
+				ck_assert_error(frame, ErrorCode::NotSupported, "format");
 				gst_buffer_unref(buffer);
 				continue;
 			}
@@ -660,10 +659,12 @@ START_TEST(system_buffer_planes_sync_and_errors)
 	{
 		GstBuffer *source = gst_buffer_new();
 		for (guint p = 0; p < GST_VIDEO_INFO_N_PLANES(&info); p++) {
-			const gsize end = p + 1 < GST_VIDEO_INFO_N_PLANES(&info) ? info.offset[p + 1]
-										 : info.size;
-			gst_buffer_append_memory(
-				source, gst_allocator_alloc(nullptr, end - info.offset[p], nullptr));
+			const gsize end = p + 1 < GST_VIDEO_INFO_N_PLANES(&info)
+						  ? info.offset[p + 1]
+						  : info.size;
+			gst_buffer_append_memory(source,
+						 gst_allocator_alloc(nullptr, end - info.offset[p],
+								     nullptr));
 		}
 		gsize offsets[GST_VIDEO_MAX_PLANES];
 		gint strides[GST_VIDEO_MAX_PLANES];
@@ -761,8 +762,8 @@ START_TEST(frames_become_fd_buffers)
 		ReleaseGate gate = *ReleaseGate::create();
 		frame.setAcquire(fence->point());
 		frame.setRelease(gate);
-		Result<GstBuffer *> buffer = gst::fdBufferFromFrame(frame); // not waited: returns
-									    // at once
+		// Not waited: returns at once.
+		Result<GstBuffer *> buffer = gst::fdBufferFromFrame(frame);
 		ck_assert_ok(buffer);
 		ck_assert(gst::bufferMemoryOf(*buffer) == gst::BufferMemory::DmaBuf);
 		GstGpuHandleSyncMeta *meta = gst_buffer_get_gpu_handle_sync_meta(*buffer);

@@ -103,10 +103,11 @@ START_TEST(templates_and_transforms_use_the_version_form)
 	GstCaps *handle = gst_caps_from_string(
 		"video/x-raw(memory:GpuHandle),format=NV12,width=64,height=48,framerate=30/1");
 	GstBaseTransformClass *base = GST_BASE_TRANSFORM_GET_CLASS(down);
-	GstCaps *offered = base->transform_caps(GST_BASE_TRANSFORM(down), GST_PAD_SINK, handle,
-						nullptr);
+	GstCaps *offered =
+		base->transform_caps(GST_BASE_TRANSFORM(down), GST_PAD_SINK, handle, nullptr);
 	checkDmaBufForm(offered, "gpuhandledownload's transform of GpuHandle NV12");
-	GstCaps *dmabuf = gst_caps_from_string(dmaBufCaps(",width=64,height=48,framerate=30/1").c_str());
+	GstCaps *dmabuf =
+		gst_caps_from_string(dmaBufCaps(",width=64,height=48,framerate=30/1").c_str());
 	ck_assert_msg(gst_pad_query_accept_caps(sink, dmabuf), "the upload refuses %s",
 		      dmaBufCaps().c_str());
 	base = GST_BASE_TRANSFORM_GET_CLASS(up);
@@ -121,7 +122,8 @@ START_TEST(templates_and_transforms_use_the_version_form)
 		ck_abort_msg("%s became %s", dmaBufCaps().c_str(), shown.c_str());
 	}
 	for (guint i = 0; i < gst_caps_get_size(wrapped); i++)
-		ck_assert(!gst_structure_has_field(gst_caps_get_structure(wrapped, i), "drm-format"));
+		ck_assert(
+			!gst_structure_has_field(gst_caps_get_structure(wrapped, i), "drm-format"));
 	// A drm-format no gpuhandle format has (a vendor fourcc) matches nothing.
 	if (kDmaDrm) {
 		GstCaps *unknown = gst_caps_from_string(
@@ -130,7 +132,8 @@ START_TEST(templates_and_transforms_use_the_version_form)
 		ck_assert(!gst_pad_query_accept_caps(sink, unknown));
 		gst_caps_unref(unknown);
 	}
-	for (GstCaps *caps : { sinkTemplate, srcTemplate, handle, offered, dmabuf, wrapped, expected })
+	for (GstCaps *caps :
+	     { sinkTemplate, srcTemplate, handle, offered, dmabuf, wrapped, expected })
 		gst_caps_unref(caps);
 	gst_object_unref(sink);
 	gst_object_unref(src);
@@ -176,13 +179,14 @@ START_TEST(upload_offers_the_backends_modifiers)
 		gst_util_set_object_arg(G_OBJECT(up), "backend", target.property);
 		GstBaseTransformClass *base = GST_BASE_TRANSFORM_GET_CLASS(up);
 		for (PixelFormat format : formats) {
-			const std::vector<uint64_t> modifiers = (*backend)->dmaBufImportModifiers(format);
+			const std::vector<uint64_t> modifiers =
+				(*backend)->dmaBufImportModifiers(format);
 			const uint32_t fourcc = toApiFormat(FormatApi::DrmFourcc, format).value();
 			const auto video = static_cast<GstVideoFormat>(
 				toApiFormat(FormatApi::GStreamer, format).value());
-			std::string handleCaps = std::string("video/x-raw(memory:GpuHandle),format=") +
-						 gst_video_format_to_string(video) +
-						 ",width=64,height=48";
+			std::string handleCaps =
+				std::string("video/x-raw(memory:GpuHandle),format=") +
+				gst_video_format_to_string(video) + ",width=64,height=48";
 			GstCaps *handle = gst_caps_from_string(handleCaps.c_str());
 			GstCaps *offered = base->transform_caps(GST_BASE_TRANSFORM(up), GST_PAD_SRC,
 								handle, nullptr);
@@ -198,7 +202,8 @@ START_TEST(upload_offers_the_backends_modifiers)
 			all.insert(all.end(), modifiers.begin(), modifiers.end());
 			for (uint64_t m : all) {
 				gchar *text = gst_video_dma_drm_fourcc_to_string(fourcc, m);
-				if (std::find(expected.begin(), expected.end(), text) == expected.end())
+				if (std::find(expected.begin(), expected.end(), text) ==
+				    expected.end())
 					expected.emplace_back(text);
 				g_free(text);
 			}
@@ -211,9 +216,11 @@ START_TEST(upload_offers_the_backends_modifiers)
 				      target.property, pixelFormatName(format), shown.c_str(),
 				      expected.size());
 			// A modifier of no vendor (0x7f) is nobody's: it matches nothing offered.
-			gchar *drm = gst_video_dma_drm_fourcc_to_string(fourcc, 0x7f00000000000001ULL);
+			gchar *drm =
+				gst_video_dma_drm_fourcc_to_string(fourcc, 0x7f00000000000001ULL);
 			const std::string foreignText =
-				std::string("video/x-raw(memory:DMABuf),format=DMA_DRM,drm-format=") +
+				std::string(
+					"video/x-raw(memory:DMABuf),format=DMA_DRM,drm-format=") +
 				drm + ",width=64,height=48";
 			g_free(drm);
 			GstCaps *foreign = gst_caps_from_string(foreignText.c_str());
@@ -235,9 +242,10 @@ END_TEST
 // element says why it cannot.
 START_TEST(negotiates_dmabuf_with_gstreamer_elements)
 {
-	const std::string source = "videotestsrc num-buffers=2 ! "
-				   "video/x-raw,format=NV12,width=64,height=48,framerate=30/1 ! "
-				   "gpuhandleupload backend=vulkan ! gpuhandledownload name=down ! ";
+	const std::string source =
+		"videotestsrc num-buffers=2 ! "
+		"video/x-raw,format=NV12,width=64,height=48,framerate=30/1 ! "
+		"gpuhandleupload backend=vulkan ! gpuhandledownload name=down ! ";
 	for (const std::string &rest :
 	     { dmaBufCaps() + " ! fakesink name=sink",
 	       std::string("video/x-raw(memory:DMABuf) ! glupload ! fakesink name=sink") }) {

@@ -1,4 +1,5 @@
-// gpuhandleupload / gpuhandledownload in real pipelines: round trips, cross-API, fences, lifetime, bad input.
+// gpuhandleupload / gpuhandledownload in real pipelines: round trips, cross-API, fences, lifetime,
+// bad input.
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/backends/cpu_map.h>
 #include <gpuhandle/cpu_fence.h>
@@ -27,10 +28,11 @@
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
-#include "fd_count.h"
 #include "../backends/backend_probe.h"
-#include "check_helpers.h"
+#include "fd_count.h"
 #include "pipeline_run.h"
+
+#include "check_helpers.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::appendFrame;
@@ -42,7 +44,7 @@ using gpuhandle::test::Size;
 namespace {
 
 constexpr const char *kFormats[] = { "I420", "NV12", "P010_10LE", "Y444", "YUY2",
-				     "UYVY", "v210", "RGBA", "BGRx", "GRAY8" };
+				     "UYVY", "v210", "RGBA",      "BGRx", "GRAY8" };
 constexpr Size kSizes[] = { { 1, 1 }, { 33, 17 }, { 1918, 1078 }, { 1920, 1080 }, { 3840, 2160 } };
 // Under sanitizers and valgrind: the first three (odd and unaligned sizes, the edge cases), as
 // 1080p and 4K frames only add time there.
@@ -56,8 +58,9 @@ bool gHave[kBackendKindCount] = {};
 
 std::string rawCaps(const char *format, Size size)
 {
-	return "video/x-raw,format=" + std::string(format) + ",width=" + std::to_string(size.width) +
-	       ",height=" + std::to_string(size.height) + ",framerate=30/1";
+	return "video/x-raw,format=" + std::string(format) +
+	       ",width=" + std::to_string(size.width) + ",height=" + std::to_string(size.height) +
+	       ",framerate=30/1";
 }
 
 std::string source(const char *format, Size size, int buffers = 2)
@@ -97,7 +100,6 @@ bool gstGlIsGles()
 	return false;
 #endif
 }
-
 
 // Every format at every size through `backend` and back, byte-identical with the same pipeline
 // without gpuhandle. Returns how many cases ran.
@@ -160,9 +162,9 @@ END_TEST
 // cpu frames wrap the input in place, and CPU memory leaves as system memory in place too.
 START_TEST(cpu_path_is_zero_copy_both_ways)
 {
-	Run run = runPipeline(source("NV12", { 640, 360 }, 5) +
-			      " ! gpuhandleupload name=up backend=cpu ! gpuhandledownload name=down ! " +
-			      kSink);
+	Run run = runPipeline(
+		source("NV12", { 640, 360 }, 5) +
+		" ! gpuhandleupload name=up backend=cpu ! gpuhandledownload name=down ! " + kSink);
 	ck_assert_msg(run.error.empty(), "%s", run.error.c_str());
 	ck_assert_uint_eq(run.frames, 5);
 	ck_assert_uint_eq(run.stat("up", "zero-copy"), 5);
@@ -176,8 +178,9 @@ END_TEST
 // (appsink), since the pool's strides are not GStreamer's default ones.
 START_TEST(memfd_path_counts_one_copy)
 {
-	const std::string upload = source("I420", { 320, 240 }, 4) +
-				   " ! gpuhandleupload name=up backend=memfd ! gpuhandledownload name=down";
+	const std::string upload =
+		source("I420", { 320, 240 }, 4) +
+		" ! gpuhandleupload name=up backend=memfd ! gpuhandledownload name=down";
 	Run meta = runPipeline(upload + " ! videoconvert ! video/x-raw,format=NV12 ! " + kSink);
 	ck_assert_msg(meta.error.empty(), "%s", meta.error.c_str());
 	ck_assert_uint_eq(meta.frames, 4);
@@ -198,8 +201,8 @@ START_TEST(vulkan_to_gl_without_a_copy)
 		const char *format;
 		bool zeroCopy;
 	};
-	const Case cases[] = { { "RGBA", true },  { "BGRx", true },	 { "NV12", true },
-			       { "I420", true },  { "GRAY8", true },	 { "Y444", true },
+	const Case cases[] = { { "RGBA", true },      { "BGRx", true },  { "NV12", true },
+			       { "I420", true },      { "GRAY8", true }, { "Y444", true },
 			       { "P010_10LE", true }, { "YUY2", false }, { "UYVY", false } };
 	const bool gles = gstGlIsGles();
 	for (const Case &c : cases) {
@@ -214,23 +217,27 @@ START_TEST(vulkan_to_gl_without_a_copy)
 				      " ! gldownload ! video/x-raw,format=RGBA ! "
 				    : std::string(" ! gldownload ! ");
 		if (throughRgba)
-			std::printf("%s: read back through glcolorconvert to RGBA (GLES)\n", c.format);
+			std::printf("%s: read back through glcolorconvert to RGBA (GLES)\n",
+				    c.format);
 		for (Size size : { Size{ 33, 17 }, Size{ 1920, 1080 } }) {
 			Run reference = runPipeline(
 				source(c.format, size) +
-				(throughRgba ? " ! glupload" + readBack : std::string(" ! ")) + kSink);
+				(throughRgba ? " ! glupload" + readBack : std::string(" ! ")) +
+				kSink);
 			Run run = runPipeline(
 				source(c.format, size) +
 				" ! gpuhandleupload name=up backend=vulkan ! gpuhandledownload name=down"
 				" ! video/x-raw(memory:GLMemory)" +
-				readBack + (throughRgba ? "" : rawCaps(c.format, size) + " ! ") + kSink);
+				readBack + (throughRgba ? "" : rawCaps(c.format, size) + " ! ") +
+				kSink);
 			ck_assert_msg(run.error.empty(), "%s %dx%d: %s", c.format, size.width,
 				      size.height, run.error.c_str());
 			ck_assert_uint_eq(run.frames, 2);
 			ck_assert_msg(run.bytes == reference.bytes, "%s %dx%d: bytes differ%s",
 				      c.format, size.width, size.height,
 				      firstDifference(run.bytes, reference.bytes).c_str());
-			ck_assert_uint_eq(run.stat("down", c.zeroCopy ? "zero-copy" : "cpu-copies"), 2);
+			ck_assert_uint_eq(run.stat("down", c.zeroCopy ? "zero-copy" : "cpu-copies"),
+					  2);
 		}
 	}
 }
@@ -243,10 +250,11 @@ START_TEST(gl_memory_stays_in_the_shared_context)
 	for (const char *format : { "RGBA", "NV12", "I420" }) {
 		const Size size{ 64, 48 };
 		Run reference = runPipeline(source(format, size) + " ! " + kSink);
-		Run run = runPipeline(source(format, size) +
-				      " ! glupload ! gpuhandleupload name=up ! gpuhandledownload name=down"
-				      " ! video/x-raw(memory:GLMemory) ! gldownload ! " +
-				      rawCaps(format, size) + " ! " + kSink);
+		Run run = runPipeline(
+			source(format, size) +
+			" ! glupload ! gpuhandleupload name=up ! gpuhandledownload name=down"
+			" ! video/x-raw(memory:GLMemory) ! gldownload ! " +
+			rawCaps(format, size) + " ! " + kSink);
 		ck_assert_msg(run.error.empty(), "%s: %s", format, run.error.c_str());
 		ck_assert_msg(run.bytes == reference.bytes, "%s: bytes differ%s", format,
 			      firstDifference(run.bytes, reference.bytes).c_str());
@@ -269,10 +277,12 @@ START_TEST(native_memories_download_to_system_memory)
 			       Case{ "RGBA", "vulkanupload" } }) {
 		const Size size{ 64, 48 };
 		Run reference = runPipeline(source(c.format, size) + " ! " + kSink);
-		Run run = runPipeline(source(c.format, size) + " ! " + c.upload +
-				      " ! gpuhandleupload name=up ! gpuhandledownload name=down ! " +
-				      rawCaps(c.format, size) + " ! " + kSink);
-		ck_assert_msg(run.error.empty(), "%s %s: %s", c.upload, c.format, run.error.c_str());
+		Run run =
+			runPipeline(source(c.format, size) + " ! " + c.upload +
+				    " ! gpuhandleupload name=up ! gpuhandledownload name=down ! " +
+				    rawCaps(c.format, size) + " ! " + kSink);
+		ck_assert_msg(run.error.empty(), "%s %s: %s", c.upload, c.format,
+			      run.error.c_str());
 		ck_assert_msg(run.bytes == reference.bytes, "%s %s: bytes differ%s", c.upload,
 			      c.format, firstDifference(run.bytes, reference.bytes).c_str());
 		ck_assert_uint_eq(run.stat("up", "zero-copy"), 2);
@@ -309,10 +319,11 @@ START_TEST(devices_are_shared_through_gst_context)
 	ck_assert_ok(mine);
 	devices->setBackend(*mine);
 	GError *error = nullptr;
-	GstElement *pipeline = gst_parse_launch(
-		(source("NV12", { 64, 48 }, 1) +
-		 " ! gpuhandleupload backend=memfd ! appsink name=sink sync=false").c_str(),
-		&error);
+	GstElement *pipeline =
+		gst_parse_launch((source("NV12", { 64, 48 }, 1) +
+				  " ! gpuhandleupload backend=memfd ! appsink name=sink sync=false")
+					 .c_str(),
+				 &error);
 	ck_assert(pipeline && !error);
 	GstContext *context = gst::devicesContextNew(devices);
 	gst_element_set_context(pipeline, context);
@@ -372,9 +383,9 @@ struct FedPipeline {
 	GstElement *sink = nullptr;
 	explicit FedPipeline(const std::string &caps, const std::string &downloadProps = "")
 	{
-		const std::string description =
-			"appsrc name=src format=time caps=\"" + caps +
-			"\" ! gpuhandledownload name=down " + downloadProps + " ! " + kSink;
+		const std::string description = "appsrc name=src format=time caps=\"" + caps +
+						"\" ! gpuhandledownload name=down " +
+						downloadProps + " ! " + kSink;
 		GError *error = nullptr;
 		pipeline = gst_parse_launch(description.c_str(), &error);
 		ck_assert_msg(pipeline && !error, "%s", error ? error->message : "?");
@@ -430,10 +441,10 @@ struct WatchedFence final : SyncWaiter {
 // A cpu RGBA frame whose bytes are written by another thread, which signals the frame's acquire
 // fence only afterwards: the consumer must wait, or it reads zeros.
 struct LateFrame {
-	Frame fenced;  // the frame with the acquire fence, handed to the pipeline
+	Frame fenced; // the frame with the acquire fence, handed to the pipeline
 	std::shared_ptr<CpuFence> fence{};
 	std::shared_ptr<WatchedFence> watched{}; // `fence` as the frame's acquire point waits on it
-	std::optional<CpuMapping> mapping{}; // the producer's access, ended before the signal
+	std::optional<CpuMapping> mapping{};     // the producer's access, ended before the signal
 };
 
 // Whether the consumer is blocked in a wait on the late frame's fence, polled for up to 10 s
@@ -469,9 +480,9 @@ LateFrame makeLateFrame(const BackendRef &cpu)
 	return late;
 }
 
-const std::string kFencedCaps = "video/x-raw(memory:GpuHandle),format=RGBA,width=" +
-				std::to_string(kFenceSize) + ",height=" +
-				std::to_string(kFenceSize) + ",framerate=30/1";
+const std::string kFencedCaps =
+	"video/x-raw(memory:GpuHandle),format=RGBA,width=" + std::to_string(kFenceSize) +
+	",height=" + std::to_string(kFenceSize) + ",framerate=30/1";
 
 START_TEST(late_fence_makes_the_consumer_wait)
 {
@@ -598,7 +609,9 @@ START_TEST(caps_change_renegotiates)
 		const char *format;
 		Size size;
 	};
-	const Step steps[] = { { "NV12", { 64, 48 } }, { "I420", { 33, 17 } }, { "RGBA", { 320, 240 } } };
+	const Step steps[] = { { "NV12", { 64, 48 } },
+			       { "I420", { 33, 17 } },
+			       { "RGBA", { 320, 240 } } };
 	guint64 pts = 0;
 	for (const Step &step : steps) {
 		GstCaps *caps = gst_caps_from_string(rawCaps(step.format, step.size).c_str());
@@ -607,26 +620,27 @@ START_TEST(caps_change_renegotiates)
 		ck_assert(gst_video_info_from_caps(&info, caps));
 		gst_caps_unref(caps);
 		for (int i = 0; i < 2; ++i) {
-			GstBuffer *frame = gst_buffer_new_allocate(nullptr, GST_VIDEO_INFO_SIZE(&info),
-								   nullptr);
+			GstBuffer *frame = gst_buffer_new_allocate(
+				nullptr, GST_VIDEO_INFO_SIZE(&info), nullptr);
 			GstMapInfo map;
 			gst_buffer_map(frame, &map, GST_MAP_WRITE);
 			for (gsize b = 0; b < map.size; ++b)
 				map.data[b] = static_cast<guint8>(b * 7 + i);
 			gst_buffer_unmap(frame, &map);
 			GST_BUFFER_PTS(frame) = pts++ * GST_MSECOND;
-			ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(src), gst_buffer_ref(frame)),
+			ck_assert_int_eq(gst_app_src_push_buffer(GST_APP_SRC(src),
+								 gst_buffer_ref(frame)),
 					 GST_FLOW_OK);
-			GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink),
-									 10 * GST_SECOND);
+			GstSample *sample =
+				gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
 			ck_assert_msg(sample != nullptr, "no frame for %s", step.format);
 			Run got, want;
 			appendFrame(got, sample);
-			GstSample *expected = gst_sample_new(frame, gst_sample_get_caps(sample), nullptr,
-							     nullptr);
+			GstSample *expected = gst_sample_new(frame, gst_sample_get_caps(sample),
+							     nullptr, nullptr);
 			appendFrame(want, expected);
-			ck_assert_msg(got.bytes == want.bytes, "%s %dx%d: bytes differ%s", step.format,
-				      step.size.width, step.size.height,
+			ck_assert_msg(got.bytes == want.bytes, "%s %dx%d: bytes differ%s",
+				      step.format, step.size.width, step.size.height,
 				      firstDifference(got.bytes, want.bytes).c_str());
 			gst_sample_unref(expected);
 			gst_sample_unref(sample);
@@ -656,7 +670,8 @@ START_TEST(dmabuf_out_or_a_clear_error)
 	Run reference = runPipeline(source("NV12", size) + " ! " + kSink);
 	Run run = runPipeline(source("NV12", size) +
 			      " ! gpuhandleupload backend=memfd ! gpuhandledownload name=down ! "
-			      "video/x-raw(memory:DMABuf) ! " + kSink);
+			      "video/x-raw(memory:DMABuf) ! " +
+			      kSink);
 	if (access("/dev/udmabuf", R_OK | W_OK) == 0) {
 		ck_assert_msg(run.error.empty(), "%s", run.error.c_str());
 		ck_assert_msg(run.bytes == reference.bytes, "bytes differ%s",
@@ -665,7 +680,8 @@ START_TEST(dmabuf_out_or_a_clear_error)
 		std::printf("No /dev/udmabuf here: checking the error instead of DMA-BUF bytes.\n");
 		ck_assert_msg(run.error.find("DMABuf") != std::string::npos &&
 				      run.error.find("DMA-BUF") != std::string::npos,
-			      "expected an error naming DMABuf and why, got '%s'", run.error.c_str());
+			      "expected an error naming DMABuf and why, got '%s'",
+			      run.error.c_str());
 	}
 }
 END_TEST
@@ -689,14 +705,15 @@ void bufferOutlivesPipeline(const char *backend)
 	const Size size{ 160, 120 };
 	Run reference = runPipeline(source("NV12", size, 1) + " ! " + kSink);
 	{
-		Run warmup = runPipeline(source("NV12", size, 1) + " ! gpuhandleupload backend=" +
-					 backend + " ! " + kSink);
+		Run warmup = runPipeline(source("NV12", size, 1) +
+					 " ! gpuhandleupload backend=" + backend + " ! " + kSink);
 	}
 	const int fdsBefore = test::openFdCount();
 	GError *error = nullptr;
-	GstElement *pipeline = gst_parse_launch((source("NV12", size, 1) + " ! gpuhandleupload backend=" +
-						 backend + " ! " + kSink).c_str(),
-						&error);
+	GstElement *pipeline = gst_parse_launch(
+		(source("NV12", size, 1) + " ! gpuhandleupload backend=" + backend + " ! " + kSink)
+			.c_str(),
+		&error);
 	ck_assert(pipeline && !error);
 	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
 	gst_element_set_state(pipeline, GST_STATE_PLAYING);
@@ -856,7 +873,8 @@ int main(int argc, char **argv)
 	for (BackendKind kind : kInteropBackends)
 		gHave[static_cast<size_t>(kind)] = test::probeBackend(kind) == 0;
 	gst_init(&argc, &argv);
-	g_log_set_always_fatal(static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
+	g_log_set_always_fatal(
+		static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
 	Suite *s = suite_create("gst-elements");
 	TCase *tc = tcase_create("gst-elements");
 	tcase_set_timeout(tc, 300);

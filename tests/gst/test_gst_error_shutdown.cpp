@@ -16,12 +16,13 @@
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "../backends/backend_probe.h"
+
 #include "check_helpers.h"
 
 namespace {
 
 struct Case {
-	const char *plan;     // GPUHANDLE_FAULT_INJECTION's step:after, then (per run) count:code
+	const char *plan; // GPUHANDLE_FAULT_INJECTION's step:after, then (per run) count:code
 	const char *code;
 	const char *pipeline; // between the test source's caps and fakesink
 	bool needsVulkan;
@@ -32,9 +33,10 @@ struct Case {
 constexpr Case kCases[] = {
 	{ "allocate:0", "device-lost", "gpuhandleupload backend=memfd ! gpuhandledownload", false,
 	  false },
-	{ "map:0", "device-lost", "gpuhandleupload backend=memfd ! gpuhandledownload", false, false },
-	{ "map:10", "device-lost", "gpuhandleupload backend=memfd ! queue ! gpuhandledownload", false,
+	{ "map:0", "device-lost", "gpuhandleupload backend=memfd ! gpuhandledownload", false,
 	  false },
+	{ "map:10", "device-lost", "gpuhandleupload backend=memfd ! queue ! gpuhandledownload",
+	  false, false },
 	{ "wait:0", "timeout", "gpuhandleupload backend=vulkan ! gpuhandledownload", true, false },
 	{ "export:0", "device-lost",
 	  "gpuhandleupload backend=vulkan ! gpuhandledownload ! video/x-raw(memory:GLMemory) ! "
@@ -116,7 +118,8 @@ START_TEST(an_error_ends_the_pipeline_within_seconds_every_time)
 	// The environment's plan counts calls for the whole process, per distinct plan: each run
 	// gets its own (a count of `run`: the first fault ends the run all the same).
 	auto faultRun = [&c](int run) {
-		const std::string plan = std::string(c.plan) + ":" + std::to_string(run) + ":" + c.code;
+		const std::string plan =
+			std::string(c.plan) + ":" + std::to_string(run) + ":" + c.code;
 		setenv("GPUHANDLE_FAULT_INJECTION", plan.c_str(), 1);
 	};
 	// Warm-up: GStreamer's and the drivers' threads that stay for the process.

@@ -4,12 +4,12 @@
 // afterwards runs to the end; an out-of-memory route instead sends the frame by a copy.
 #include <gpuhandle/backends/fault_injection.h>
 
-#include <gst/gst.h>
+#include "fd_count.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "fd_count.h"
+#include <gst/gst.h>
 
 #include "check_helpers.h"
 
@@ -19,7 +19,7 @@ namespace {
 
 struct Outcome {
 	bool eos = false;
-	std::string error; // message and debug string of the first error
+	std::string error;      // message and debug string of the first error
 	std::string code, kind; // its "gpuhandle-error" details, when it has them
 };
 
@@ -30,7 +30,8 @@ Outcome play(GstElement *pipeline)
 		out.error = "state change failed";
 	GstBus *bus = gst_element_get_bus(pipeline);
 	GstMessage *msg = gst_bus_timed_pop_filtered(
-		bus, 60 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+		bus, 60 * GST_SECOND,
+		static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
 	if (msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
 		GError *e = nullptr;
 		gchar *debug = nullptr;
@@ -88,10 +89,10 @@ struct Case {
 // an export of GL's memory.
 #define INTO_GL "gpuhandledownload name=down ! video/x-raw(memory:GLMemory) ! gldownload"
 #define VULKAN_INTO_GL "gpuhandleupload backend=vulkan ! " INTO_GL
-#define MEMFD_INTO_VULKAN                                                                         \
-	"gpuhandleupload backend=memfd ! gpuhandledownload name=down ! "                            \
+#define MEMFD_INTO_VULKAN                                                                          \
+	"gpuhandleupload backend=memfd ! gpuhandledownload name=down ! "                           \
 	"video/x-raw(memory:VulkanImage) ! vulkandownload"
-#define GST_VULKAN_INTO_GL                                                                        \
+#define GST_VULKAN_INTO_GL                                                                         \
 	"vulkanupload ! video/x-raw(memory:VulkanImage) ! gpuhandleupload ! " INTO_GL
 constexpr Case kCases[] = {
 	{ "allocate:1:out-of-memory", SYSTEM("memfd") },
@@ -146,8 +147,9 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 	// Each case runs in its own process (Check forks): the plan and its count are its own.
 	setenv("GPUHANDLE_FAULT_INJECTION", c.plan, 1);
 	const std::string description =
-		std::string("videotestsrc num-buffers=30 ! video/x-raw,format=NV12,width=320,height=240"
-			    " ! ") +
+		std::string(
+			"videotestsrc num-buffers=30 ! video/x-raw,format=NV12,width=320,height=240"
+			" ! ") +
 		c.pipeline + " ! fakesink";
 	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
 	ck_assert_ptr_nonnull(pipeline);
@@ -161,12 +163,14 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 		const Paths faulted = pathsOf(pipeline);
 		pipeline = forTheRestart(pipeline, description);
 		Outcome clean = play(pipeline);
-		ck_assert_msg(clean.eos, "%s in %s, rerun: %s", c.plan, c.pipeline, clean.error.c_str());
+		ck_assert_msg(clean.eos, "%s in %s, rerun: %s", c.plan, c.pipeline,
+			      clean.error.c_str());
 		const Paths usual = pathsOf(pipeline);
 		ck_assert_uint_eq(faulted.frames, usual.frames);
 		ck_assert_msg(!(faulted == usual) && faulted.zeroCopy <= usual.zeroCopy &&
 				      faulted.cpuCopies >= usual.cpuCopies,
-			      "%s: paths %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+			      "%s: paths %" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT
+			      "/%" G_GUINT64_FORMAT
 			      " (zero-copy/gpu/cpu) with the fault, %" G_GUINT64_FORMAT
 			      "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " without",
 			      c.plan, faulted.zeroCopy, faulted.gpuCopies, faulted.cpuCopies,
@@ -185,7 +189,8 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 	const std::string plan = c.plan;
 	const std::string code = plan.substr(plan.rfind(':') + 1);
 	if (plan.rfind("allocate", 0) != 0) {
-		ck_assert_msg(first.code == code, "%s: details say \"%s\"", c.plan, first.code.c_str());
+		ck_assert_msg(first.code == code, "%s: details say \"%s\"", c.plan,
+			      first.code.c_str());
 		ErrorCode expected = code == "device-lost"     ? ErrorCode::DeviceLost
 				     : code == "out-of-memory" ? ErrorCode::OutOfMemory
 							       : ErrorCode::Timeout;
@@ -194,7 +199,8 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 	// Restarted, the same pipeline plays to the end: the plan fails its step once.
 	pipeline = forTheRestart(pipeline, description);
 	Outcome second = play(pipeline);
-	ck_assert_msg(second.eos, "%s in %s, restarted: %s", c.plan, c.pipeline, second.error.c_str());
+	ck_assert_msg(second.eos, "%s in %s, restarted: %s", c.plan, c.pipeline,
+		      second.error.c_str());
 	gst_object_unref(pipeline);
 	ck_assert_int_le(test::openFdCount(), fdsBefore + 2); // GStreamer's own (bus, clock)
 }
@@ -213,10 +219,11 @@ int main()
 	size_t fallbacks = 0;
 	for (const Case &c : kCases)
 		fallbacks += c.expect == Expect::Fallback;
-	std::printf("gst faults: %zu faults injected into running pipelines (allocate, export, "
-		    "import, map, copy, wait; device-lost, out-of-memory, timeout): %zu element "
-		    "errors, each pipeline restarted to EOS; %zu out-of-memory routes sent the frame "
-		    "by a copy\n",
-		    std::size(kCases), std::size(kCases) - fallbacks, fallbacks);
+	std::printf(
+		"gst faults: %zu faults injected into running pipelines (allocate, export, "
+		"import, map, copy, wait; device-lost, out-of-memory, timeout): %zu element "
+		"errors, each pipeline restarted to EOS; %zu out-of-memory routes sent the frame "
+		"by a copy\n",
+		std::size(kCases), std::size(kCases) - fallbacks, fallbacks);
 	return status;
 }

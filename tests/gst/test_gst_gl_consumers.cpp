@@ -7,23 +7,22 @@
 // invalid chunk size" in about 1 run in 15 of `... gpuhandledownload ! GLMemory ! glcolorscale`).
 // The first test finds such a call deterministically, in one process; the second runs the
 // pipelines as a user does, one gst-launch-1.0 process each, many times.
-#include <EGL/egl.h>
-
-#include <dlfcn.h>
-#include <pthread.h>
-
 #include <cstdio>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <mutex>
+#include <pthread.h>
 #include <set>
 #include <string>
 #include <sys/wait.h>
 
+#include <EGL/egl.h>
 #include <gst/gst.h>
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "../backends/backend_probe.h"
 #include "launch_words.h"
+
 #include "check_helpers.h"
 
 namespace {
@@ -54,8 +53,8 @@ void noteCall(const char *function, void *returnAddress)
 	++gGpuhandleCalls;
 	if (!isGlThreadName(thread))
 		gStrayCalls.insert(std::string(function) + " from " +
-				   library.substr(library.rfind('/') + 1) + " on thread \"" + thread +
-				   "\"");
+				   library.substr(library.rfind('/') + 1) + " on thread \"" +
+				   thread + "\"");
 }
 
 template<typename F>
@@ -85,8 +84,8 @@ EGLDisplay eglGetCurrentDisplay(void)
 __eglMustCastToProperFunctionPointerType eglGetProcAddress(const char *name)
 {
 	noteCall("eglGetProcAddress", __builtin_return_address(0));
-	static auto next =
-		real<__eglMustCastToProperFunctionPointerType (*)(const char *)>("eglGetProcAddress");
+	static auto next = real<__eglMustCastToProperFunctionPointerType (*)(const char *)>(
+		"eglGetProcAddress");
 	return next(name);
 }
 const char *eglQueryString(EGLDisplay display, EGLint name)
@@ -112,8 +111,9 @@ constexpr const char *kUpload =
 // GStreamer's GL consumers of gpuhandle's GLMemory (Vulkan memory imported into GL), one
 // pipeline each.
 const std::string kConsumers[] = {
-	std::string(kUpload) + " ! glcolorscale ! video/x-raw(memory:GLMemory),width=320,height=180 "
-			       "! gldownload ! fakesink",
+	std::string(kUpload) +
+		" ! glcolorscale ! video/x-raw(memory:GLMemory),width=320,height=180 "
+		"! gldownload ! fakesink",
 	std::string(kUpload) + " ! glcolorconvert ! video/x-raw(memory:GLMemory),format=NV12 ! "
 			       "gldownload ! fakesink",
 	"glvideomixer name=m ! gldownload ! fakesink " + std::string(kUpload) +
@@ -137,7 +137,8 @@ void runInProcess(const std::string &description)
 	GstBus *bus = gst_element_get_bus(pipeline);
 	ck_assert(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
 	GstMessage *msg = gst_bus_timed_pop_filtered(
-		bus, 60 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+		bus, 60 * GST_SECOND,
+		static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
 	const bool eos = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
 	if (msg)
 		gst_message_unref(msg);
@@ -211,8 +212,7 @@ START_TEST(consumer_pipelines_end_cleanly_in_many_processes)
 			}
 			std::remove(log.c_str());
 			ck_abort_msg("run %ld of `%s` ended with %s %d:\n%s", i + 1,
-				     consumer.c_str(),
-				     WIFEXITED(status) ? "exit status" : "signal",
+				     consumer.c_str(), WIFEXITED(status) ? "exit status" : "signal",
 				     WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 				     output.c_str());
 		}

@@ -1,7 +1,5 @@
 // GpuHandle GstMemory over the cpu, fd (memfd) and Vulkan backends: CPU maps, nested maps, video
 // frames, memories outliving their frame and backend, buffer round trips, refusals, fd counts.
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/format_mappings.h>
 
@@ -12,14 +10,16 @@
 #include <unistd.h>
 #include <vector>
 
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+
 // Not <gst/check/gstcheck.h>: it redefines tcase_add_test for the Check 0.9 bundled in
 // libgstcheck, which does not mix with the system Check of check_helpers.h (START_TEST differs).
 // gst_init() and fatal GLib criticals/warnings stand in for gst_check_init().
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
-#include "fd_count.h"
 #include "../backends/frame_pattern.h"
 #include "../backends/skip_probe.h"
+#include "fd_count.h"
 
 using namespace gpuhandle;
 
@@ -76,8 +76,10 @@ struct MappedMemories {
 		}
 		infos.resize(mems.size());
 		for (size_t i = 0; i < mems.size(); i++)
-			ck_assert_msg(gst_memory_map(mems[i], &infos[i], flags), "%s %ux%u: memory %zu did not map",
-				      pixelFormatName(frame.format()), frame.width(), frame.height(), i);
+			ck_assert_msg(gst_memory_map(mems[i], &infos[i], flags),
+				      "%s %ux%u: memory %zu did not map",
+				      pixelFormatName(frame.format()), frame.width(),
+				      frame.height(), i);
 	}
 	~MappedMemories()
 	{
@@ -108,23 +110,34 @@ size_t roundTrip(BackendKind kind)
 			Frame frame = allocate(*backend, format, size);
 			{
 				MappedMemories w(frame, backend, GST_MAP_WRITE);
-				test::fillRows(frame, seed, [&](uint32_t p, uint32_t y) { return w.row(frame, p, y); });
+				test::fillRows(frame, seed, [&](uint32_t p, uint32_t y) {
+					return w.row(frame, p, y);
+				});
 			}
 			{
 				MappedMemories r(frame, backend, GST_MAP_READ);
-				ck_assert_string_eq(test::checkRows(frame, seed, [&](uint32_t p, uint32_t y) {
-					return static_cast<const uint8_t *>(r.row(frame, p, y));
-				}), "");
+				ck_assert_string_eq(
+					test::checkRows(frame, seed,
+							[&](uint32_t p, uint32_t y) {
+								return static_cast<const uint8_t *>(
+									r.row(frame, p, y));
+							}),
+					"");
 				for (size_t i = 0; i < r.infos.size(); i++)
 					ck_assert_uint_eq(r.infos[i].size, r.mems[i]->size);
 			}
 			ck_assert_string_eq(test::checkPattern(*backend, frame, seed), "");
 			ck_assert_string_eq(test::writePattern(*backend, frame, seed + 1), "");
-			const BackendRef viaMapFrame = kind == BackendKind::Vulkan ? backend : nullptr;
+			const BackendRef viaMapFrame = kind == BackendKind::Vulkan ? backend
+										   : nullptr;
 			MappedMemories r(frame, viaMapFrame, GST_MAP_READ);
-			ck_assert_string_eq(test::checkRows(frame, seed + 1, [&](uint32_t p, uint32_t y) {
-				return static_cast<const uint8_t *>(r.row(frame, p, y));
-			}), "");
+			ck_assert_string_eq(
+				test::checkRows(frame, seed + 1,
+						[&](uint32_t p, uint32_t y) {
+							return static_cast<const uint8_t *>(
+								r.row(frame, p, y));
+						}),
+				"");
 			seed += 2;
 			++verified;
 		}
@@ -172,31 +185,47 @@ size_t videoFrameMaps(BackendKind kind)
 			ck_assert_ptr_nonnull(meta);
 			ck_assert_uint_eq(meta->n_planes, frame.numPlanes());
 			GstVideoInfo info;
-			const auto gstFormat = static_cast<GstVideoFormat>(*toApiFormat(FormatApi::GStreamer, format));
-			ck_assert(gst_video_info_set_format(&info, gstFormat, size.width, size.height));
+			const auto gstFormat = static_cast<GstVideoFormat>(
+				*toApiFormat(FormatApi::GStreamer, format));
+			ck_assert(gst_video_info_set_format(&info, gstFormat, size.width,
+							    size.height));
 			GstVideoFrame video;
 			ck_assert(gst_video_frame_map(&video, &info, buffer, GST_MAP_WRITE));
-			// Where each plane lies: its memory's base (a nested map, with the frame's access:
-			// GStreamer refuses a nested map asking for other access) plus its offset.
+			// Where each plane lies: its memory's base (a nested map, with the frame's
+			// access: GStreamer refuses a nested map asking for other access) plus its
+			// offset.
 			for (uint32_t p = 0; p < frame.numPlanes(); p++) {
-				ck_assert_int_eq(GST_VIDEO_FRAME_PLANE_STRIDE(&video, p), frame.plane(p).stride);
-				GstMemory *mem = gst_buffer_peek_memory(buffer, frame.plane(p).resource);
+				ck_assert_int_eq(GST_VIDEO_FRAME_PLANE_STRIDE(&video, p),
+						 frame.plane(p).stride);
+				GstMemory *mem =
+					gst_buffer_peek_memory(buffer, frame.plane(p).resource);
 				GstMapInfo nested;
 				ck_assert(gst_memory_map(mem, &nested, GST_MAP_WRITE));
-				ck_assert_ptr_eq(GST_VIDEO_FRAME_PLANE_DATA(&video, p), nested.data + frame.plane(p).offset);
+				ck_assert_ptr_eq(GST_VIDEO_FRAME_PLANE_DATA(&video, p),
+						 nested.data + frame.plane(p).offset);
 				gst_memory_unmap(mem, &nested);
 			}
 			test::fillRows(frame, seed, [&](uint32_t p, uint32_t y) {
-				return static_cast<uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&video, p)) +
-				       y * static_cast<uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&video, p));
+				return static_cast<uint8_t *>(
+					       GST_VIDEO_FRAME_PLANE_DATA(&video, p)) +
+				       y * static_cast<uint32_t>(
+						   GST_VIDEO_FRAME_PLANE_STRIDE(&video, p));
 			});
 			gst_video_frame_unmap(&video);
 			ck_assert_string_eq(test::checkPattern(*backend, frame, seed), "");
 			ck_assert(gst_video_frame_map(&video, &info, buffer, GST_MAP_READ));
-			ck_assert_string_eq(test::checkRows(frame, seed, [&](uint32_t p, uint32_t y) {
-				return static_cast<const uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&video, p)) +
-				       y * static_cast<uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&video, p));
-			}), "");
+			ck_assert_string_eq(
+				test::checkRows(
+					frame, seed,
+					[&](uint32_t p, uint32_t y) {
+						return static_cast<const uint8_t *>(
+							       GST_VIDEO_FRAME_PLANE_DATA(&video,
+											  p)) +
+						       y * static_cast<uint32_t>(
+								   GST_VIDEO_FRAME_PLANE_STRIDE(
+									   &video, p));
+					}),
+				"");
 			gst_video_frame_unmap(&video);
 			gst_buffer_unref(buffer);
 			++seed;
@@ -275,9 +304,11 @@ std::string outlivesFrameAndBackend(BackendKind kind)
 	ck_assert_ptr_nonnull(held);
 	GstMapInfo info;
 	ck_assert(gst_memory_map(mem, &info, GST_MAP_READ));
-	std::string mismatch = test::checkRows(*held, 21, [&](uint32_t p, uint32_t y) -> const uint8_t * {
-		return info.data + held->plane(p).offset + uint64_t{ y } * held->plane(p).stride;
-	});
+	std::string mismatch =
+		test::checkRows(*held, 21, [&](uint32_t p, uint32_t y) -> const uint8_t * {
+			return info.data + held->plane(p).offset +
+			       uint64_t{ y } * held->plane(p).stride;
+		});
 	gst_memory_unmap(mem, &info);
 	gst_memory_unref(mem);
 	return mismatch;
@@ -322,7 +353,8 @@ START_TEST(frame_from_buffer_round_trips)
 		ck_assert(gst::memoryBackend(mem) == fd);
 		ck_assert_uint_eq(gst_gpu_handle_memory_get_resource_kind(mem),
 				  static_cast<guint>(ResourceKind::ShmFd));
-		ck_assert_int_eq(gst_gpu_handle_memory_get_backend(mem), static_cast<gint>(BackendKind::Fd));
+		ck_assert_int_eq(gst_gpu_handle_memory_get_backend(mem),
+				 static_cast<gint>(BackendKind::Fd));
 
 		// The video meta's offsets count from the buffer's start.
 		GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
@@ -338,10 +370,12 @@ START_TEST(frame_from_buffer_round_trips)
 		GstBuffer *mixed = gst_buffer_new();
 		gst_buffer_append_memory(mixed, gst::wrapResource(frame, 0, fd));
 		gst_buffer_append_memory(mixed, gst::wrapResource(other, 0, fd));
-		ck_assert_error(gst::frameFromBuffer(mixed), ErrorCode::InvalidArgument, "buffer.memory");
+		ck_assert_error(gst::frameFromBuffer(mixed), ErrorCode::InvalidArgument,
+				"buffer.memory");
 		gst_buffer_unref(mixed);
 		GstBuffer *system = gst_buffer_new_allocate(nullptr, 64, nullptr);
-		ck_assert_error(gst::frameFromBuffer(system), ErrorCode::WrongKind, "buffer.memory");
+		ck_assert_error(gst::frameFromBuffer(system), ErrorCode::WrongKind,
+				"buffer.memory");
 		ck_assert_error(gst::frameFromBuffer(nullptr), ErrorCode::NullHandle, "buffer");
 		GstBuffer *empty = gst_buffer_new();
 		ck_assert_error(gst::frameFromBuffer(empty), ErrorCode::InvalidArgument, "buffer");
@@ -371,12 +405,14 @@ START_TEST(vulkan_optimal_image_refuses_to_map)
 	BackendRef vk = open(BackendKind::Vulkan);
 	const int fdsBefore = test::openFdCount();
 	{
-		Frame frame = allocate(*vk, PixelFormat::NV12, { 33, 17 }, FrameStorage::OptimalImage);
+		Frame frame =
+			allocate(*vk, PixelFormat::NV12, { 33, 17 }, FrameStorage::OptimalImage);
 		GstMemory *mem = gst::wrapResource(frame, 0, vk);
 		ck_assert_ptr_nonnull(mem);
 		ck_assert_uint_eq(gst_gpu_handle_memory_get_resource_kind(mem),
 				  static_cast<guint>(ResourceKind::VulkanImage));
-		ck_assert_int_eq(gst_gpu_handle_memory_get_backend(mem), static_cast<gint>(BackendKind::Vulkan));
+		ck_assert_int_eq(gst_gpu_handle_memory_get_backend(mem),
+				 static_cast<gint>(BackendKind::Vulkan));
 		GstMapInfo info;
 		ck_assert(!gst_memory_map(mem, &info, GST_MAP_READ));
 		ck_assert(!gst_memory_map(mem, &info, GST_MAP_WRITE));
@@ -451,7 +487,8 @@ int main(int argc, char **argv)
 	nameLavapipeIcd();
 	gst_init(&argc, &argv);
 	// As gst_check_init() does: a GLib critical or warning fails the test that caused it.
-	g_log_set_always_fatal(static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
+	g_log_set_always_fatal(
+		static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
 	Suite *s = suite_create("gst-memory");
 	TCase *tc = tcase_create("gst-memory");
 	tcase_set_timeout(tc, 60);

@@ -1,6 +1,4 @@
 // GstGpuHandleSyncMeta: add/get, bounded waits, polling, the release gate, copies.
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/release_gate.h>
 
@@ -9,10 +7,13 @@
 #include <string>
 #include <thread>
 
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+
 // Not <gst/check/gstcheck.h>: see test_gst_memory.cpp (the system Check is used instead).
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "fd_count.h"
+
 #include "check_helpers.h"
 
 using namespace gpuhandle;

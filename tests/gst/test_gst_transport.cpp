@@ -62,11 +62,11 @@ int capsChangeProducer(const std::string &socket)
 // copy every one. Exit status as awaitProducer's (3: not all copied).
 int unsealedProducer(const std::string &socket, bool dmaBuf)
 {
-	GstElement *pipeline = gst_parse_launch(("appsrc name=src format=time ! " +
-						 std::string(kCaps) + " ! gpuhandlesink name=gsink " +
-						 "socket-path=" + socket + " wait-for-consumers=1")
-							.c_str(),
-						nullptr);
+	GstElement *pipeline = gst_parse_launch(
+		("appsrc name=src format=time ! " + std::string(kCaps) +
+		 " ! gpuhandlesink name=gsink " + "socket-path=" + socket + " wait-for-consumers=1")
+			.c_str(),
+		nullptr);
 	if (!pipeline)
 		return 1;
 	GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
@@ -140,8 +140,8 @@ void checkFilledFrames(const std::string &socket, pid_t producer, int smallFrom)
 void checkStuckConsumer(const char *name, const std::string &producerTail, Path path)
 {
 	const std::string socket = socketPath(name);
-	const pid_t producer =
-		forkSinkProducer(socket, producerTail, "wait-for-consumers=2 max-consumers=2", path);
+	const pid_t producer = forkSinkProducer(socket, producerTail,
+						"wait-for-consumers=2 max-consumers=2", path);
 	ck_assert_int_gt(producer, 0);
 	Run reference = runPipeline(source(kFrames) + " ! " + kSink);
 	GstElement *pipeline = twoConsumers(socket, "stuck");
@@ -276,13 +276,13 @@ END_TEST
 
 int main(int argc, char **argv)
 {
-	return runTransportSuite(argc, argv, "gst-transport",
-				 { frames_cross_processes_without_a_copy,
-				   frames_of_other_memory_are_copied_into_memfds,
-				   gpuhandle_memfd_frames_cross_without_a_copy,
-				   gpuhandle_cpu_frames_are_copied, caps_change_reaches_the_consumer,
-				   unsealed_fd_memory_is_copied, unsealed_memfd_dmabufs_are_copied,
-				   a_stuck_consumer_does_not_throttle_zero_copy,
-				   a_stuck_consumer_does_not_throttle_copies,
-				   missing_socket_path_is_an_element_error });
+	return runTransportSuite(
+		argc, argv, "gst-transport",
+		{ frames_cross_processes_without_a_copy,
+		  frames_of_other_memory_are_copied_into_memfds,
+		  gpuhandle_memfd_frames_cross_without_a_copy, gpuhandle_cpu_frames_are_copied,
+		  caps_change_reaches_the_consumer, unsealed_fd_memory_is_copied,
+		  unsealed_memfd_dmabufs_are_copied, a_stuck_consumer_does_not_throttle_zero_copy,
+		  a_stuck_consumer_does_not_throttle_copies,
+		  missing_socket_path_is_an_element_error });
 }

@@ -16,7 +16,8 @@ using namespace std::chrono_literals;
 START_TEST(two_consumers_get_every_frame)
 {
 	const std::string socket = socketPath("two");
-	const pid_t producer = forkSinkProducer(socket, "identity", "wait-for-consumers=2", Path::Any);
+	const pid_t producer =
+		forkSinkProducer(socket, "identity", "wait-for-consumers=2", Path::Any);
 	Run reference = runPipeline(source(kFrames) + " ! " + kSink);
 	GstElement *pipeline = twoConsumers(socket, "sink2");
 	GstElement *sinks[2] = { gst_bin_get_by_name(GST_BIN(pipeline), "sink"),
@@ -138,6 +139,7 @@ END_TEST
 int main(int argc, char **argv)
 {
 	return runTransportSuite(argc, argv, "gst-transport-crashes",
-				 { two_consumers_get_every_frame, producer_killed_is_an_error_not_a_hang,
+				 { two_consumers_get_every_frame,
+				   producer_killed_is_an_error_not_a_hang,
 				   consumer_killed_leaves_the_producer_running });
 }

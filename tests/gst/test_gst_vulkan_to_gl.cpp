@@ -23,9 +23,9 @@
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "../backends/backend_probe.h"
+#include "pipeline_run.h"
 
 #include "check_helpers.h"
-#include "pipeline_run.h"
 
 using namespace gpuhandle;
 using gpuhandle::test::firstDifference;

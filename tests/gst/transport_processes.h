@@ -143,7 +143,7 @@ inline void checkCrossing(const char *name, const std::string &producerTail, Pat
 // Pulls every sample of the `count` appsinks into `runs` until each is at EOS, the pipeline
 // posts an error (false), or `limit` passes.
 inline bool pullUntilEos(GstElement *pipeline, GstElement *const *sinks, Run *runs, int count,
-		  std::chrono::seconds limit)
+			 std::chrono::seconds limit)
 {
 	GstBus *bus = gst_element_get_bus(pipeline);
 	const auto deadline = std::chrono::steady_clock::now() + limit;

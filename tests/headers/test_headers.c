@@ -1,8 +1,10 @@
-/* Calls the probe of every header compiled alone, so each public header is proved to build by itself. */
-#include <check.h>
+/* Calls the probe of every header compiled alone, so each public header is proved to build by
+ * itself. */
+#include "header_probes.h"
+
 #include <stdlib.h>
 
-#include "header_probes.h"
+#include <check.h>
 
 #define X(probe, name) int gpuhandle_probe_##probe(void);
 GPUHANDLE_HEADER_PROBES(X)
@@ -11,8 +13,8 @@ GPUHANDLE_HEADER_PROBES(X)
 START_TEST(every_header_compiles_alone)
 {
 	int compiled = 0;
-#define X(probe, name)                                                                   \
-	ck_assert_msg(gpuhandle_probe_##probe() == 1, "%s did not compile alone", name); \
+#define X(probe, name)                                                                             \
+	ck_assert_msg(gpuhandle_probe_##probe() == 1, "%s did not compile alone", name);           \
 	++compiled;
 	GPUHANDLE_HEADER_PROBES(X)
 #undef X

@@ -232,12 +232,14 @@ inline std::vector<std::string> contentMetasPerFrame(const std::string &descript
 		gpointer state = nullptr;
 		while (GstMeta *meta = gst_buffer_iterate_meta(buffer, &state)) {
 			const GType api = meta->info->api;
-			if (api == GST_VIDEO_META_API_TYPE || api == GST_PARENT_BUFFER_META_API_TYPE ||
+			if (api == GST_VIDEO_META_API_TYPE ||
+			    api == GST_PARENT_BUFFER_META_API_TYPE ||
 			    g_str_has_prefix(g_type_name(api), "GstGpuHandle"))
 				continue; // the memory's, not the content's
 			out += g_type_name(api);
 			if (api == GST_VIDEO_SEI_USER_DATA_UNREGISTERED_META_API_TYPE) {
-				auto *m = reinterpret_cast<GstVideoSEIUserDataUnregisteredMeta *>(meta);
+				auto *m = reinterpret_cast<GstVideoSEIUserDataUnregisteredMeta *>(
+					meta);
 				out += " " + std::string(reinterpret_cast<const char *>(m->data),
 							 m->size);
 			} else if (api == GST_VIDEO_TIME_CODE_META_API_TYPE) {

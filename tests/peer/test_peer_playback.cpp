@@ -54,7 +54,8 @@ int sameBytesOnEveryBackend(const std::string &source, const std::string &after,
 		      after.c_str(), reference.size());
 	int ran = 0;
 	for (const std::string &backend : gBackends) {
-		const std::string out = runToFile(source + " ! " + through(backend) + " ! " + after);
+		const std::string out =
+			runToFile(source + " ! " + through(backend) + " ! " + after);
 		ck_assert_msg(out == reference,
 			      "%s: %s ! gpuhandle ! %s wrote %zu bytes that differ from the %zu "
 			      "without gpuhandle",
@@ -89,12 +90,14 @@ START_TEST(playbin_video_sink_and_video_filter)
 				runToFile(playbin(size, "") + " video-sink=\"" + through(backend) +
 					  " ! videoconvert ! video/x-raw,format=I420 ! filesink "
 					  "location=%s\"");
-			ck_assert_msg(inSink == reference, "%s, %ux%u: video-sink differs (%zu bytes)",
-				      backend.c_str(), size.width, size.height, inSink.size());
-			const std::string inFilter = runToFile(playbin(size, through(backend)) + sink);
+			ck_assert_msg(inSink == reference,
+				      "%s, %ux%u: video-sink differs (%zu bytes)", backend.c_str(),
+				      size.width, size.height, inSink.size());
+			const std::string inFilter =
+				runToFile(playbin(size, through(backend)) + sink);
 			ck_assert_msg(inFilter == reference,
-				      "%s, %ux%u: video-filter differs (%zu bytes)", backend.c_str(),
-				      size.width, size.height, inFilter.size());
+				      "%s, %ux%u: video-filter differs (%zu bytes)",
+				      backend.c_str(), size.width, size.height, inFilter.size());
 		}
 	}
 	ck_assert(!gBackends.empty());
@@ -112,7 +115,8 @@ START_TEST(encoder_and_muxer_downstream)
 	const std::string encode = "x264enc threads=1 speed-preset=ultrafast key-int-max=6 ! "
 				   "mp4mux ! filesink location=%s";
 	auto decodedFrames = [](const std::string &mp4) {
-		const std::string path = clipDir() + "/encoded-" + std::to_string(getpid()) + ".mp4";
+		const std::string path =
+			clipDir() + "/encoded-" + std::to_string(getpid()) + ".mp4";
 		std::FILE *f = std::fopen(path.c_str(), "wb");
 		ck_assert_ptr_nonnull(f);
 		std::fwrite(mp4.data(), 1, mp4.size(), f);
@@ -147,8 +151,8 @@ START_TEST(caps_change_mid_stream)
 		"height=240 ! c. "
 		"videotestsrc num-buffers=7 pattern=smpte ! video/x-raw,format=I420,width=160,"
 		"height=120 ! c. c.";
-	const size_t bothParts = 5 * frameSize("I420", { 320, 240 }) +
-				 7 * frameSize("I420", { 160, 120 });
+	const size_t bothParts =
+		5 * frameSize("I420", { 320, 240 }) + 7 * frameSize("I420", { 160, 120 });
 	ck_assert_int_gt(sameBytesOnEveryBackend(source, "filesink location=%s", bothParts), 0);
 }
 END_TEST
@@ -172,24 +176,26 @@ START_TEST(gl_filters_downstream)
 		const std::string reference = runToFile(source + " ! glupload ! " + after);
 		ck_assert_uint_gt(reference.size(), 0);
 		for (const std::string &backend : gBackends) {
-			const std::string got =
-				runToFile(source + " ! gpuhandleupload backend=" + backend +
-					  " ! gpuhandledownload ! video/x-raw(memory:GLMemory) ! " +
-					  after);
-			ck_assert_msg(got == reference, "%s into %s: %zu bytes differ from glupload's",
+			const std::string got = runToFile(
+				source + " ! gpuhandleupload backend=" + backend +
+				" ! gpuhandledownload ! video/x-raw(memory:GLMemory) ! " + after);
+			ck_assert_msg(got == reference,
+				      "%s into %s: %zu bytes differ from glupload's",
 				      backend.c_str(), filter.c_str(), got.size());
 		}
 	}
 	// glvideomixer mixing gpuhandle's GLMemory with GStreamer's own, against two gluploads.
 	auto mixer = [&](const std::string &secondInput) {
-		return runToFile("glvideomixer name=m sink_1::xpos=40 sink_1::ypos=30 ! gldownload ! "
-				 "filesink location=%s " +
-				 source + " ! glupload ! m. " + source + " ! " + secondInput + " ! m.");
+		return runToFile(
+			"glvideomixer name=m sink_1::xpos=40 sink_1::ypos=30 ! gldownload ! "
+			"filesink location=%s " +
+			source + " ! glupload ! m. " + source + " ! " + secondInput + " ! m.");
 	};
 	const std::string reference = mixer("glupload");
 	for (const std::string &backend : gBackends) {
-		const std::string got = mixer("gpuhandleupload backend=" + backend +
-					      " ! gpuhandledownload ! video/x-raw(memory:GLMemory)");
+		const std::string got =
+			mixer("gpuhandleupload backend=" + backend +
+			      " ! gpuhandledownload ! video/x-raw(memory:GLMemory)");
 		ck_assert_msg(got == reference, "%s into glvideomixer: differs", backend.c_str());
 	}
 }
@@ -235,12 +241,12 @@ START_TEST(cross_process_pair_into_a_raw_filesink)
 	const std::string reference = runToFile(decodeClip(size) + " ! filesink location=%s");
 	for (const std::string &backend : { std::string("memfd"), std::string("cpu") }) {
 		const std::string socket = producerSocket(backend);
-		const pid_t child = launchProducer(decodeClip(size) + " ! gpuhandleupload backend=" +
-							   backend + " ! gpuhandlesink socket-path=" +
-							   socket + " wait-for-consumers=1",
-						   socket);
-		const std::string got = runToFile("gpuhandlesrc socket-path=" + socket +
-						  " ! filesink location=%s");
+		const pid_t child = launchProducer(
+			decodeClip(size) + " ! gpuhandleupload backend=" + backend +
+				" ! gpuhandlesink socket-path=" + socket + " wait-for-consumers=1",
+			socket);
+		const std::string got =
+			runToFile("gpuhandlesrc socket-path=" + socket + " ! filesink location=%s");
 		expectCleanExit(child, backend);
 		ck_assert_msg(got == reference,
 			      "%s: gpuhandlesrc ! filesink wrote %zu bytes, expected %zu",
@@ -259,17 +265,16 @@ START_TEST(cross_process_pair_carries_metas)
 	const std::vector<std::string> reference =
 		contentMetasPerFrame(stamped + " ! appsink name=sink");
 	ck_assert_int_eq(static_cast<int>(reference.size()), static_cast<int>(kClipFrames));
-	ck_assert_msg(reference[0].find("GstVideoSEIUserDataUnregisteredMetaAPI") !=
-				      std::string::npos &&
-			      reference[0].find("GstVideoTimeCodeMetaAPI") != std::string::npos,
-		      "the reference's first frame has no SEI or time code: %s",
-		      reference[0].c_str());
+	ck_assert_msg(
+		reference[0].find("GstVideoSEIUserDataUnregisteredMetaAPI") != std::string::npos &&
+			reference[0].find("GstVideoTimeCodeMetaAPI") != std::string::npos,
+		"the reference's first frame has no SEI or time code: %s", reference[0].c_str());
 	for (const std::string &backend : { std::string("memfd"), std::string("cpu") }) {
 		const std::string socket = producerSocket("metas-" + backend);
-		const pid_t child = launchProducer(stamped + " ! gpuhandleupload backend=" + backend +
-							   " ! gpuhandlesink socket-path=" + socket +
-							   " wait-for-consumers=1",
-						   socket);
+		const pid_t child = launchProducer(
+			stamped + " ! gpuhandleupload backend=" + backend +
+				" ! gpuhandlesink socket-path=" + socket + " wait-for-consumers=1",
+			socket);
 		const std::vector<std::string> got = contentMetasPerFrame(
 			"gpuhandlesrc socket-path=" + socket + " ! appsink name=sink");
 		expectCleanExit(child, backend);

@@ -8,8 +8,6 @@
 
 #include "fd_count.h"
 
-#include <gst/gst.h>
-
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +17,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <vector>
+
+#include <gst/gst.h>
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -80,9 +80,9 @@ struct Samples {
 				secondHalfFds <= firstHalfFds + kFdSlack;
 		std::printf("soak %s: %llu frames in %.1f s, resident %ld -> %ld KiB after warm-up "
 			    "(+%ld KiB), fds %d..%d: %s\n",
-			    name, static_cast<unsigned long long>(frames), seconds, n > 1 ? rss[1] : 0,
-			    n ? rss.back() : 0, growth, minFds, std::max(firstHalfFds, secondHalfFds),
-			    ok ? "flat" : "GROWING");
+			    name, static_cast<unsigned long long>(frames), seconds,
+			    n > 1 ? rss[1] : 0, n ? rss.back() : 0, growth, minFds,
+			    std::max(firstHalfFds, secondHalfFds), ok ? "flat" : "GROWING");
 		return ok;
 	}
 };
@@ -109,7 +109,8 @@ bool soakPipeline(const char *name, const std::string &description, uint64_t fra
 	GError *parseError = nullptr;
 	GstElement *pipeline = gst_parse_launch(description.c_str(), &parseError);
 	if (!pipeline || parseError || !GST_IS_BIN(pipeline)) {
-		std::printf("soak %s: %s\n", name, parseError ? parseError->message : "no pipeline");
+		std::printf("soak %s: %s\n", name,
+			    parseError ? parseError->message : "no pipeline");
 		g_clear_error(&parseError);
 		if (pipeline)
 			gst_object_unref(pipeline);
@@ -124,7 +125,8 @@ bool soakPipeline(const char *name, const std::string &description, uint64_t fra
 	gst_element_set_state(pipeline, GST_STATE_PLAYING);
 	GstBus *bus = gst_element_get_bus(pipeline);
 	GstMessage *msg = gst_bus_timed_pop_filtered(
-		bus, GST_CLOCK_TIME_NONE, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+		bus, GST_CLOCK_TIME_NONE,
+		static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
 	const bool eos = msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS;
 	if (msg && !eos) {
 		GError *e = nullptr;
@@ -172,7 +174,8 @@ int consume(const std::string &path, uint64_t frames)
 	for (;;) {
 		auto frame = (*receiver)->receive(10s);
 		if (!frame.ok()) {
-			std::printf("soak transport consumer: %s\n", frame.error().message().c_str());
+			std::printf("soak transport consumer: %s\n",
+				    frame.error().message().c_str());
 			std::fflush(stdout);
 			return 3;
 		}
@@ -187,7 +190,8 @@ int consume(const std::string &path, uint64_t frames)
 	const bool ok = got == frames && samples.flat(frames, seconds);
 	if (got != frames)
 		std::printf("soak transport consumer: %llu of %llu frames\n",
-			    static_cast<unsigned long long>(got), static_cast<unsigned long long>(frames));
+			    static_cast<unsigned long long>(got),
+			    static_cast<unsigned long long>(frames));
 	std::fflush(stdout); // the child leaves with _exit
 	return ok ? 0 : 1;
 }
@@ -205,7 +209,9 @@ bool soakTransport(uint64_t frames)
 	{
 		FrameSenderOptions o;
 		o.socketPath = path;
-		o.log = [](const Error &e) { std::printf("soak transport producer: %s\n", e.message().c_str()); };
+		o.log = [](const Error &e) {
+			std::printf("soak transport producer: %s\n", e.message().c_str());
+		};
 		auto sender = FrameSender::create(std::move(o));
 		if (!sender.ok() || !(*sender)->waitForPeers(1, 10s).ok())
 			sent = false;
@@ -220,12 +226,14 @@ bool soakTransport(uint64_t frames)
 			d.width = 64;
 			d.height = 48;
 			d.numResources = 1;
-			d.resources[0] = ShmFd::create({ .fd = SharedFd(test::makeMemfd(layout.size, true)),
-							 .size = layout.size })
-						 .value();
+			d.resources[0] =
+				ShmFd::create({ .fd = SharedFd(test::makeMemfd(layout.size, true)),
+						.size = layout.size })
+					.value();
 			d.numPlanes = 2;
 			for (uint32_t p = 0; p < 2; ++p)
-				d.planes[p] = { 0, 0, layout.planes[p].offset, layout.planes[p].stride };
+				d.planes[p] = { 0, 0, layout.planes[p].offset,
+						layout.planes[p].stride };
 			d.release = gates.back();
 			pool.push_back(Frame::create(std::move(d)).value());
 		}
@@ -233,7 +241,8 @@ bool soakTransport(uint64_t frames)
 		for (uint64_t n = 0; n < frames && sent; ++n) {
 			const size_t slot = n % pool.size();
 			if (n >= pool.size())
-				sent = gates[slot].released().wait(10s).ok() && gates[slot].reset().ok();
+				sent = gates[slot].released().wait(10s).ok() &&
+				       gates[slot].reset().ok();
 			if (sent) {
 				auto delivered = (*sender)->send(*pool[slot]);
 				sent = delivered.ok() && *delivered == 1;
@@ -265,14 +274,16 @@ int main(int argc, char **argv)
 	}
 	// Forks happen before GStreamer starts any thread in this process.
 	const bool transport = soakTransport(frames);
-	const std::string path = "/tmp/gpuhandle-soak-elements-" + std::to_string(getpid()) + ".sock";
+	const std::string path =
+		"/tmp/gpuhandle-soak-elements-" + std::to_string(getpid()) + ".sock";
 	std::fflush(stdout);
 	const pid_t producer = fork();
 	if (producer == 0) {
 		gst_init(nullptr, nullptr);
 		_exit(soakPipeline("gpuhandlesink producer",
-				   source(frames) + " ! gpuhandleupload backend=memfd ! gpuhandlesink "
-						    "name=sink max-consumers=1 socket-path=" +
+				   source(frames) +
+					   " ! gpuhandleupload backend=memfd ! gpuhandlesink "
+					   "name=sink max-consumers=1 socket-path=" +
 					   path + " wait-for-consumers=1",
 				   frames)
 			      ? 0

@@ -40,7 +40,8 @@ Fence cpuFence()
 Fence eventFd()
 {
 	const int fd = eventfd(0, EFD_CLOEXEC);
-	auto point = SyncPoint::fromFenceFd(SharedFd(UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0)))).value();
+	auto point =
+		SyncPoint::fromFenceFd(SharedFd(UniqueFd(fcntl(fd, F_DUPFD_CLOEXEC, 0)))).value();
 	auto owner = std::shared_ptr<void>(nullptr, [fd](void *) { close(fd); });
 	return { point,
 		 [fd] {
@@ -127,9 +128,10 @@ START_TEST(eight_threads_wait_asynchronously_on_one_fence)
 		for (int t = 0; t < kThreads; ++t)
 			threads.emplace_back([&] {
 				start.arrive_and_wait();
-				auto ticket = waitAsync(fence.point, 5s, [&](Status s) {
-					(s.ok() ? done : failed)++;
-				}, waiter.get());
+				auto ticket = waitAsync(
+					fence.point, 5s,
+					[&](Status s) { (s.ok() ? done : failed)++; },
+					waiter.get());
 				if (!ticket.ok())
 					failed++;
 			});

@@ -1,9 +1,9 @@
 // Stress: gpuhandle elements under a 4-branch tee with queues, and pipelines switched between
 // PLAYING and NULL 500 times; no error, no hang (every wait bounded), every frame accounted for.
-#include <gst/gst.h>
-
 #include <chrono>
 #include <string>
+
+#include <gst/gst.h>
 
 #include "check_helpers.h"
 
@@ -24,9 +24,10 @@ std::string runToEos(const std::string &description, std::chrono::seconds timeou
 		error = "could not start";
 	GstBus *bus = gst_element_get_bus(pipeline);
 	const auto types = static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR);
-	GstMessage *msg = error.empty() ? gst_bus_timed_pop_filtered(
-						  bus, std::chrono::nanoseconds(timeout).count(), types)
-					: nullptr;
+	GstMessage *msg = error.empty()
+				  ? gst_bus_timed_pop_filtered(
+					    bus, std::chrono::nanoseconds(timeout).count(), types)
+				  : nullptr;
 	if (error.empty() && !msg)
 		error = "no EOS in time";
 	if (msg && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_ERROR) {
@@ -65,14 +66,17 @@ START_TEST(tee_with_four_branches)
 		" ! video/x-raw,format=NV12,width=320,height=240 ! gpuhandleupload backend=cpu"
 		" ! tee name=t";
 	for (int b = 0; b < 4; ++b)
-		description += " t. ! queue max-size-buffers=3 ! gpuhandledownload ! fakesink name=s" +
-			       std::to_string(b) + " sync=false";
+		description +=
+			" t. ! queue max-size-buffers=3 ! gpuhandledownload ! fakesink name=s" +
+			std::to_string(b) + " sync=false";
 	GstElement *pipeline = gst_parse_launch(description.c_str(), nullptr);
 	ck_assert_ptr_nonnull(pipeline);
-	ck_assert_int_ne(gst_element_set_state(pipeline, GST_STATE_PLAYING), GST_STATE_CHANGE_FAILURE);
+	ck_assert_int_ne(gst_element_set_state(pipeline, GST_STATE_PLAYING),
+			 GST_STATE_CHANGE_FAILURE);
 	GstBus *bus = gst_element_get_bus(pipeline);
 	GstMessage *msg = gst_bus_timed_pop_filtered(
-		bus, 60 * GST_SECOND, static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
+		bus, 60 * GST_SECOND,
+		static_cast<GstMessageType>(GST_MESSAGE_EOS | GST_MESSAGE_ERROR));
 	ck_assert_ptr_nonnull(msg);
 	ck_assert_int_eq(GST_MESSAGE_TYPE(msg), GST_MESSAGE_EOS);
 	gst_message_unref(msg);
@@ -101,7 +105,8 @@ START_TEST(five_hundred_state_changes)
 		// Every other time, wait until it really plays; otherwise switch back at once.
 		if (i % 2 == 0) {
 			GstState state;
-			ck_assert_int_eq(gst_element_get_state(pipeline, &state, nullptr, 10 * GST_SECOND),
+			ck_assert_int_eq(gst_element_get_state(pipeline, &state, nullptr,
+							       10 * GST_SECOND),
 					 GST_STATE_CHANGE_SUCCESS);
 			reachedPlaying += state == GST_STATE_PLAYING;
 		}
@@ -124,7 +129,8 @@ END_TEST
 int main()
 {
 	gst_init(nullptr, nullptr);
-	g_log_set_always_fatal(static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
+	g_log_set_always_fatal(
+		static_cast<GLogLevelFlags>(G_LOG_LEVEL_CRITICAL | G_LOG_LEVEL_WARNING));
 	Suite *s = suite_create("stress_pipelines");
 	TCase *tc = tcase_create("pipelines");
 	tcase_set_timeout(tc, 240);

@@ -5,6 +5,9 @@
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/sync_point.h>
 
+#include "alloc_counter.h"
+#include "fd_count.h"
+
 #include <atomic>
 #include <chrono>
 #include <sys/eventfd.h>
@@ -12,9 +15,7 @@
 #include <unistd.h>
 #include <vector>
 
-#include "alloc_counter.h"
 #include "check_helpers.h"
-#include "fd_count.h"
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
@@ -41,14 +42,22 @@ void signalEventfd(int fd)
 // A waiter whose driver fails: the error must pass through, never read as "not signalled".
 struct FailingWaiter final : SyncWaiter {
 	BackendKind backend() const noexcept override { return BackendKind::Vulkan; }
-	Status wait(WaitDuration) override { return Error(ErrorCode::DeviceLost, "device", "The device was lost."); }
-	Result<bool> isSignaled() override { return Error(ErrorCode::DeviceLost, "device", "The device was lost."); }
+	Status wait(WaitDuration) override
+	{
+		return Error(ErrorCode::DeviceLost, "device", "The device was lost.");
+	}
+	Result<bool> isSignaled() override
+	{
+		return Error(ErrorCode::DeviceLost, "device", "The device was lost.");
+	}
 };
 
 SyncPoint failingPoint()
 {
-	return SyncPoint::create(VulkanSemaphoreSync{ 1, VulkanSemaphoreKind::Timeline, 1, kHandle },
-				 std::make_shared<FailingWaiter>()).value();
+	return SyncPoint::create(VulkanSemaphoreSync{ 1, VulkanSemaphoreKind::Timeline, 1,
+						      kHandle },
+				 std::make_shared<FailingWaiter>())
+		.value();
 }
 
 } // namespace
@@ -68,32 +77,58 @@ END_TEST
 
 START_TEST(raw_carriers_validate_and_refuse_cpu_waits)
 {
-	auto vk = SyncPoint::create(VulkanSemaphoreSync{ 5, VulkanSemaphoreKind::Timeline, 42, kHandle }, nullptr);
+	auto vk = SyncPoint::create(
+		VulkanSemaphoreSync{ 5, VulkanSemaphoreKind::Timeline, 42, kHandle }, nullptr);
 	ck_assert_ok(vk);
 	ck_assert(vk->isRawCarrier());
 	ck_assert_uint_eq(vk->raw<VulkanSemaphoreSync>()->value, 42);
 	ck_assert(vk->backend() == BackendKind::Vulkan);
 	ck_assert_error(vk->wait(1ms), ErrorCode::NotSupported, "waiter");
 	ck_assert_error(vk->isSignaled(), ErrorCode::NotSupported, "waiter");
-	ck_assert_error(SyncPoint::create(VulkanSemaphoreSync{ 0, VulkanSemaphoreKind::Timeline, 1, kHandle }, nullptr), ErrorCode::NullHandle, "semaphore");
-	ck_assert_error(SyncPoint::create(VulkanSemaphoreSync{ 5, VulkanSemaphoreKind::Binary, 0, nullptr }, nullptr), ErrorCode::NullHandle, "device");
-	ck_assert_error(SyncPoint::create(VulkanSemaphoreSync{ 5, static_cast<VulkanSemaphoreKind>(7), 0, kHandle }, nullptr), ErrorCode::InvalidArgument, "kind");
-	ck_assert_error(SyncPoint::create(D3D12FenceSync{ nullptr, 1 }, nullptr), ErrorCode::NullHandle, "fence");
-	ck_assert_error(SyncPoint::create(D3D11KeyedMutexSync{ nullptr, 0 }, nullptr), ErrorCode::NullHandle, "keyedMutex");
-	ck_assert_error(SyncPoint::create(CudaExternalSemaphoreSync{ nullptr, 3u }, nullptr), ErrorCode::NullHandle, "semaphore");
-	ck_assert_error(SyncPoint::create(CudaEventSync{ nullptr, kHandle, 0 }, nullptr), ErrorCode::NullHandle, "event");
-	ck_assert_error(SyncPoint::create(CudaEventSync{ kHandle, kHandle, -1 }, nullptr), ErrorCode::OutOfRange, "ordinal");
-	ck_assert_error(SyncPoint::create(OpenClEventSync{ nullptr }, nullptr), ErrorCode::NullHandle, "event");
-	ck_assert_error(SyncPoint::create(MetalSharedEventSync{ nullptr, 1 }, nullptr), ErrorCode::NullHandle, "event");
-	ck_assert_error(SyncPoint::create(GlSemaphoreSync{ 0, kHandle }, nullptr), ErrorCode::NullHandle, "semaphore");
-	ck_assert_error(SyncPoint::create(GlSyncSync{ nullptr, kHandle, GlFlavour::Egl }, nullptr), ErrorCode::NullHandle, "sync");
-	ck_assert_error(SyncPoint::create(GlSyncSync{ kHandle, kHandle, static_cast<GlFlavour>(8) }, nullptr), ErrorCode::InvalidArgument, "flavour");
-	ck_assert_error(SyncPoint::create(WebGpuSubmissionSync{ nullptr, 1 }, nullptr), ErrorCode::NullHandle, "queue");
-	ck_assert_error(SyncPoint::create(FenceFdSync{ SharedFd() }, nullptr), ErrorCode::BadFd, "fd");
+	ck_assert_error(SyncPoint::create(VulkanSemaphoreSync{ 0, VulkanSemaphoreKind::Timeline, 1,
+							       kHandle },
+					  nullptr),
+			ErrorCode::NullHandle, "semaphore");
+	ck_assert_error(
+		SyncPoint::create(VulkanSemaphoreSync{ 5, VulkanSemaphoreKind::Binary, 0, nullptr },
+				  nullptr),
+		ErrorCode::NullHandle, "device");
+	ck_assert_error(SyncPoint::create(VulkanSemaphoreSync{ 5,
+							       static_cast<VulkanSemaphoreKind>(7),
+							       0, kHandle },
+					  nullptr),
+			ErrorCode::InvalidArgument, "kind");
+	ck_assert_error(SyncPoint::create(D3D12FenceSync{ nullptr, 1 }, nullptr),
+			ErrorCode::NullHandle, "fence");
+	ck_assert_error(SyncPoint::create(D3D11KeyedMutexSync{ nullptr, 0 }, nullptr),
+			ErrorCode::NullHandle, "keyedMutex");
+	ck_assert_error(SyncPoint::create(CudaExternalSemaphoreSync{ nullptr, 3u }, nullptr),
+			ErrorCode::NullHandle, "semaphore");
+	ck_assert_error(SyncPoint::create(CudaEventSync{ nullptr, kHandle, 0 }, nullptr),
+			ErrorCode::NullHandle, "event");
+	ck_assert_error(SyncPoint::create(CudaEventSync{ kHandle, kHandle, -1 }, nullptr),
+			ErrorCode::OutOfRange, "ordinal");
+	ck_assert_error(SyncPoint::create(OpenClEventSync{ nullptr }, nullptr),
+			ErrorCode::NullHandle, "event");
+	ck_assert_error(SyncPoint::create(MetalSharedEventSync{ nullptr, 1 }, nullptr),
+			ErrorCode::NullHandle, "event");
+	ck_assert_error(SyncPoint::create(GlSemaphoreSync{ 0, kHandle }, nullptr),
+			ErrorCode::NullHandle, "semaphore");
+	ck_assert_error(SyncPoint::create(GlSyncSync{ nullptr, kHandle, GlFlavour::Egl }, nullptr),
+			ErrorCode::NullHandle, "sync");
+	ck_assert_error(SyncPoint::create(GlSyncSync{ kHandle, kHandle, static_cast<GlFlavour>(8) },
+					  nullptr),
+			ErrorCode::InvalidArgument, "flavour");
+	ck_assert_error(SyncPoint::create(WebGpuSubmissionSync{ nullptr, 1 }, nullptr),
+			ErrorCode::NullHandle, "queue");
+	ck_assert_error(SyncPoint::create(FenceFdSync{ SharedFd() }, nullptr), ErrorCode::BadFd,
+			"fd");
 	ck_assert_ok(SyncPoint::create(D3D12FenceSync{ kHandle, 9 }, nullptr));
 	ck_assert_ok(SyncPoint::create(MetalSharedEventSync{ kHandle, 9 }, nullptr));
-	ck_assert_error(SyncPoint::fromWaiter(SyncKind::Cpu, nullptr), ErrorCode::NullHandle, "waiter");
-	ck_assert_error(SyncPoint::fromWaiter(SyncKind::GlSync, std::make_shared<FailingWaiter>()), ErrorCode::InvalidArgument, "kind");
+	ck_assert_error(SyncPoint::fromWaiter(SyncKind::Cpu, nullptr), ErrorCode::NullHandle,
+			"waiter");
+	ck_assert_error(SyncPoint::fromWaiter(SyncKind::GlSync, std::make_shared<FailingWaiter>()),
+			ErrorCode::InvalidArgument, "kind");
 }
 END_TEST
 
@@ -110,7 +145,10 @@ START_TEST(fence_fd_waits_by_poll)
 		auto waited = Clock::now() - start;
 		ck_assert(waited >= 50ms);
 		ck_assert(point.wait(1ms).error().kind() == ErrorKind::Recoverable);
-		std::thread signaller([raw] { std::this_thread::sleep_for(20ms); signalEventfd(raw); });
+		std::thread signaller([raw] {
+			std::this_thread::sleep_for(20ms);
+			signalEventfd(raw);
+		});
 		ck_assert_ok(point.wait(kWaitForever));
 		signaller.join();
 		ck_assert(*point.isSignaled());
@@ -130,7 +168,10 @@ START_TEST(cpu_fence_wakes_a_blocked_waiter)
 		ck_assert(point.kind() == SyncKind::Cpu);
 		ck_assert_int_ge((*fence)->pollFd(), 0);
 		ck_assert_error(point.wait(30ms), ErrorCode::Timeout, "timeout");
-		std::thread signaller([f = *fence] { std::this_thread::sleep_for(20ms); f->signal(); });
+		std::thread signaller([f = *fence] {
+			std::this_thread::sleep_for(20ms);
+			f->signal();
+		});
 		ck_assert_ok(point.wait()); // woken by the signal, not the default 10 s Timeout
 		signaller.join();
 		(*fence)->signal(); // a second signal does nothing
@@ -153,7 +194,8 @@ START_TEST(deadlines_saturate)
 {
 	ck_assert(Deadline::after(kWaitForever).isNever());
 	ck_assert(Deadline::after(kWaitForever).remaining() == kWaitForever);
-	Deadline huge = Deadline::after(kWaitForever - 1ns); // not the sentinel: saturates, never wraps
+	// Not the sentinel: saturates, never wraps.
+	Deadline huge = Deadline::after(kWaitForever - 1ns);
 	ck_assert(!huge.isNever());
 	ck_assert(huge.remaining() > std::chrono::hours(24 * 300));
 	ck_assert(!huge.expired());
@@ -178,7 +220,10 @@ START_TEST(composites_over_mixed_points)
 	ck_assert(all.kind() == SyncKind::Composite);
 	ck_assert(!*any.isSignaled());
 	ck_assert_error(any.wait(20ms), ErrorCode::Timeout, "timeout");
-	std::thread signaller([b] { std::this_thread::sleep_for(20ms); signalEventfd(b); });
+	std::thread signaller([b] {
+		std::this_thread::sleep_for(20ms);
+		signalEventfd(b);
+	});
 	ck_assert_ok(any.wait(kDefaultWaitTimeout));
 	signaller.join();
 	ck_assert(!*all.isSignaled());
@@ -196,8 +241,10 @@ START_TEST(composites_over_mixed_points)
 	const SyncPoint noops[] = { SyncPoint::noop(), SyncPoint::noop() };
 	ck_assert(SyncPoint::all(noops)->isNoop());
 	ck_assert(SyncPoint::any(noops)->isNoop());
-	ck_assert_error(SyncPoint::all(std::span<const SyncPoint>()), ErrorCode::ZeroSize, "points");
-	const SyncPoint raw[] = { first, SyncPoint::create(OpenClEventSync{ kHandle }, nullptr).value() };
+	ck_assert_error(SyncPoint::all(std::span<const SyncPoint>()), ErrorCode::ZeroSize,
+			"points");
+	const SyncPoint raw[] = { first,
+				  SyncPoint::create(OpenClEventSync{ kHandle }, nullptr).value() };
 	ck_assert_error(SyncPoint::chain(raw), ErrorCode::NotSupported, "points[1]");
 }
 END_TEST
@@ -221,7 +268,10 @@ START_TEST(release_gate_signals_the_producer)
 	ck_assert(gate.isSignaled());
 	ck_assert(!*released.isSignaled());
 	ck_assert_ok(gate.signal()); // only the first signal counts
-	std::thread gpu([consumerFd] { std::this_thread::sleep_for(20ms); signalEventfd(consumerFd); });
+	std::thread gpu([consumerFd] {
+		std::this_thread::sleep_for(20ms);
+		signalEventfd(consumerFd);
+	});
 	ck_assert_ok(released.wait(kDefaultWaitTimeout));
 	gpu.join();
 }
@@ -230,8 +280,11 @@ END_TEST
 START_TEST(frames_carry_acquire_and_release)
 {
 	std::vector<uint8_t> pixels(64 * 4);
-	Frame frame = Frame::wrap(PixelFormat::RGBA, 8, 8, {},
-				  CpuBytes::create({ .data = pixels.data(), .size = pixels.size() }).value()).value();
+	Frame frame =
+		Frame::wrap(
+			PixelFormat::RGBA, 8, 8, {},
+			CpuBytes::create({ .data = pixels.data(), .size = pixels.size() }).value())
+			.value();
 	auto fence = CpuFence::create().value();
 	ReleaseGate gate = ReleaseGate::create().value();
 	frame.setAcquire(fence->point());

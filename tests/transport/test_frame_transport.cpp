@@ -388,8 +388,8 @@ START_TEST(caps_changes_reach_consumers)
 	ck_assert_uint_eq((*sender)->send(*pool[0].frame).value(), 1);
 	ck_assert_uint_eq(consume(**receiver, 1), 1);
 	ck_assert_string_eq((*receiver)->caps(), newCaps.c_str());
-	ck_assert_error((*sender)->setCaps(std::string(kWireMaxCaps + 1, 'c')), ErrorCode::InvalidArgument,
-			"caps");
+	ck_assert_error((*sender)->setCaps(std::string(kWireMaxCaps + 1, 'c')),
+			ErrorCode::InvalidArgument, "caps");
 	freePool(pool);
 }
 END_TEST

@@ -209,29 +209,38 @@ START_TEST(cpu_and_gl_resources_do_not_cross)
 	d.planes[1] = { 0, 0, uint64_t(kW) * kH, kW };
 	auto cpu = Frame::create(d);
 	ck_assert_ok(cpu);
-	ck_assert_error(encodeFrame(*cpu, 1, false, m), ErrorCode::NotSupported, "resources[0].kind");
+	ck_assert_error(encodeFrame(*cpu, 1, false, m), ErrorCode::NotSupported,
+			"resources[0].kind");
 
 	CpuPlanesDesc planes;
 	planes.numPlanes = 2;
 	planes.planes[0] = { bytes.data(), kW, kH };
 	planes.planes[1] = { bytes.data() + kW * kH, kW, kH / 2 };
-	auto cpuPlanes = Frame::wrap(PixelFormat::NV12, kW, kH, {}, CpuPlanes::create(planes).value());
+	auto cpuPlanes =
+		Frame::wrap(PixelFormat::NV12, kW, kH, {}, CpuPlanes::create(planes).value());
 	ck_assert_ok(cpuPlanes);
 	ck_assert_error(encodeFrame(*cpuPlanes, 1, false, m), ErrorCode::NotSupported,
 			"resources[0].kind");
 
 	int context = 0;
-	GlTextureDesc texture{ .name = 3, .target = 0x0DE1, .internalFormat = 0x8058,
-			       .width = kW, .height = kH, .context = &context };
+	GlTextureDesc texture{ .name = 3,
+			       .target = 0x0DE1,
+			       .internalFormat = 0x8058,
+			       .width = kW,
+			       .height = kH,
+			       .context = &context };
 	auto gl = Frame::wrap(PixelFormat::RGBA, kW, kH, {}, GlTexture::create(texture).value());
 	ck_assert_ok(gl);
-	ck_assert_error(encodeFrame(*gl, 1, false, m), ErrorCode::NotSupported, "resources[0].kind");
+	ck_assert_error(encodeFrame(*gl, 1, false, m), ErrorCode::NotSupported,
+			"resources[0].kind");
 	// Shared memory that could shrink under a consumer's mapping does not cross either.
-	auto unsealed = ShmFd::create({ .fd = SharedFd(makeMemfd(kNv12Bytes)), .size = kNv12Bytes });
+	auto unsealed =
+		ShmFd::create({ .fd = SharedFd(makeMemfd(kNv12Bytes)), .size = kNv12Bytes });
 	ck_assert_ok(unsealed);
 	auto loose = Frame::wrap(PixelFormat::GRAY8, kW, kH * 3 / 2, kBt709, *unsealed);
 	ck_assert_ok(loose);
-	ck_assert_error(encodeFrame(*loose, 1, false, m), ErrorCode::NotSupported, "resources[0].fd");
+	ck_assert_error(encodeFrame(*loose, 1, false, m), ErrorCode::NotSupported,
+			"resources[0].fd");
 }
 END_TEST
 
@@ -255,7 +264,8 @@ START_TEST(hello_arguments_are_checked)
 	const std::string tooLong(kWireMaxCaps + 1, 'c');
 	ck_assert_error(encodeHello(tooLong, 2, m), ErrorCode::InvalidArgument, "caps");
 	ck_assert_error(encodeCaps(tooLong, m), ErrorCode::InvalidArgument, "caps");
-	ck_assert_error(encodeHello("video/x-raw", 0, m), ErrorCode::InvalidArgument, "maxInFlight");
+	ck_assert_error(encodeHello("video/x-raw", 0, m), ErrorCode::InvalidArgument,
+			"maxInFlight");
 	ck_assert_ok(encodeHello(std::string(kWireMaxCaps, 'c'), 1, m));
 }
 END_TEST

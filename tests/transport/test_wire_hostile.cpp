@@ -81,7 +81,8 @@ Base encoded(Frame frame)
 	return b;
 }
 
-template<typename T> Received patched(const Base &b, uint32_t offset, T value)
+template<typename T>
+Received patched(const Base &b, uint32_t offset, T value)
 {
 	Received r = receive(b.message);
 	r.patch(offset, value);
@@ -149,8 +150,8 @@ END_TEST
 START_TEST(bad_headers)
 {
 	const Base b = encoded(nv12Shm());
-	ck_assert(decodeHostile(patched<uint32_t>(b, 0, 0x31574848)));      // magic
-	ck_assert(decodeHostile(patched<uint16_t>(b, 4, 2)));               // version
+	ck_assert(decodeHostile(patched<uint32_t>(b, 0, 0x31574848))); // magic
+	ck_assert(decodeHostile(patched<uint16_t>(b, 4, 2)));          // version
 	ck_assert(decodeHostile(patched<uint16_t>(b, 4, 0)));
 	// Unknown types, then known types that are not a frame.
 	const uint16_t types[] = { 0, 6, 0xffff, 1, 3, 4, 5 };
@@ -159,7 +160,7 @@ START_TEST(bad_headers)
 	ck_assert(decodeHostile(patched<uint32_t>(b, 8, shm::kBytesNoop + 1))); // size != bytes
 	ck_assert(decodeHostile(patched<uint32_t>(b, 8, shm::kBytesNoop - 1)));
 	ck_assert(decodeHostile(patched<uint32_t>(b, 8, UINT32_MAX)));
-	ck_assert(decodeHostile(patched<uint32_t>(b, 12, 0)));              // header fds != fds
+	ck_assert(decodeHostile(patched<uint32_t>(b, 12, 0))); // header fds != fds
 	ck_assert(decodeHostile(patched<uint32_t>(b, 12, 2)));
 	Received none = receive(b.message);
 	none.numFds = 0; // the fd never arrived (MSG_CTRUNC)
@@ -246,8 +247,10 @@ START_TEST(wrong_fd_types)
 		ck_assert_int_eq(pipe2(pv, O_CLOEXEC), 0);
 		ck_assert(decodeHostile(withFd(*m, 0, pv[0])));
 		ck_assert(decodeHostile(withFd(*m, 0, pv[1])));
-		ck_assert(decodeHostile(withFd(*m, 0, open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC))));
-		ck_assert(decodeHostile(withFd(*m, 0, open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC))));
+		ck_assert(decodeHostile(
+			withFd(*m, 0, open("/tmp", O_PATH | O_DIRECTORY | O_CLOEXEC))));
+		ck_assert(decodeHostile(
+			withFd(*m, 0, open("/tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC))));
 		ck_assert(decodeHostile(withFd(*m, 0, eventfd(0, EFD_CLOEXEC))));
 		ck_assert(decodeHostile(withFd(*m, 0, open("/dev/null", O_RDWR | O_CLOEXEC))));
 		// A memfd that is not sealed against shrinking (it could vanish under a mapping).
@@ -346,8 +349,8 @@ END_TEST
 
 int main()
 {
-	void *shared = mmap(nullptr, sizeof(Tally), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-			    -1, 0);
+	void *shared = mmap(nullptr, sizeof(Tally), PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (shared != MAP_FAILED)
 		g_tally = new (shared) Tally{};
 	Suite *s = suite_create("wire_hostile");

@@ -43,7 +43,8 @@ inline std::vector<PoolSlot> makePool(size_t count)
 	for (PoolSlot &slot : pool) {
 		UniqueFd fd = makeMemfd(layout.size, true);
 		slot.size = layout.size;
-		void *map = mmap(nullptr, layout.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
+		void *map =
+			mmap(nullptr, layout.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd.get(), 0);
 		slot.bytes = static_cast<uint8_t *>(map);
 		slot.gate = ReleaseGate::create().value();
 		FrameDesc d;
@@ -52,7 +53,8 @@ inline std::vector<PoolSlot> makePool(size_t count)
 		d.height = kFrameH;
 		d.numResources = 1;
 		d.resources[0] =
-			ShmFd::create({ .fd = SharedFd(std::move(fd)), .size = layout.size }).value();
+			ShmFd::create({ .fd = SharedFd(std::move(fd)), .size = layout.size })
+				.value();
 		d.numPlanes = 2;
 		for (uint32_t p = 0; p < 2; ++p)
 			d.planes[p] = { 0, 0, layout.planes[p].offset, layout.planes[p].stride };

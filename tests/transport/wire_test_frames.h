@@ -42,7 +42,8 @@ constexpr uint32_t kResource1Fd = 73, kBytes = 185;
 
 inline SyncPoint eventfdPoint(int eventFd)
 {
-	return SyncPoint::fromFenceFd(SharedFd(UniqueFd(fcntl(eventFd, F_DUPFD_CLOEXEC, 0)))).value();
+	return SyncPoint::fromFenceFd(SharedFd(UniqueFd(fcntl(eventFd, F_DUPFD_CLOEXEC, 0))))
+		.value();
 }
 
 inline Resource shmOf(uint64_t size)
@@ -115,7 +116,8 @@ struct Received {
 
 	std::span<const std::byte> data() const noexcept { return { bytes.data(), size }; }
 	std::span<UniqueFd> fdList() noexcept { return { fds.data(), numFds }; }
-	template<typename T> void patch(uint32_t offset, T value)
+	template<typename T>
+	void patch(uint32_t offset, T value)
 	{
 		std::memcpy(bytes.data() + offset, &value, sizeof(T));
 	}
@@ -134,7 +136,8 @@ inline Received receive(const WireMessage &message)
 // The two fds name the same open file description's inode.
 inline bool sameFile(int a, int b)
 {
-	struct stat sa {}, sb {};
+	struct stat sa {
+	}, sb{};
 	return fstat(a, &sa) == 0 && fstat(b, &sb) == 0 && sa.st_ino == sb.st_ino &&
 	       sa.st_dev == sb.st_dev;
 }

@@ -1,9 +1,8 @@
 // Backend names, openBackend() dispatch to the backends this build has, and probeBackends().
-#include "common/backend_internal.h"
-
-#include "interop_config.h"
-
 #include <gpuhandle/fd_resources.h>
+
+#include "common/backend_internal.h"
+#include "interop_config.h"
 
 #include <algorithm>
 
@@ -13,13 +12,15 @@ Backend::~Backend() = default;
 
 Result<SyncPoint> Backend::exportFence(const SyncPoint &point)
 {
-	return Error::format(ErrorCode::NotSupported, "point", "%s: a %s point cannot be exported as a fence fd here.",
+	return Error::format(ErrorCode::NotSupported, "point",
+			     "%s: a %s point cannot be exported as a fence fd here.",
 			     backendKindName(kind()), syncKindName(point.kind()));
 }
 
 Result<SyncPoint> Backend::importFence(const SyncPoint &point)
 {
-	return Error::format(ErrorCode::NotSupported, "point", "%s: its queue cannot wait on a %s point without the CPU.",
+	return Error::format(ErrorCode::NotSupported, "point",
+			     "%s: its queue cannot wait on a %s point without the CPU.",
 			     backendKindName(kind()), syncKindName(point.kind()));
 }
 
@@ -68,10 +69,11 @@ namespace {
 
 [[maybe_unused]] Error notBuilt(const char *name, const char *package)
 {
-	return Error::format(ErrorCode::NotSupported, "kind",
-			     "The %s backend was not built: its development files (%s) were not found when "
-			     "gpuhandle was configured.",
-			     name, package);
+	return Error::format(
+		ErrorCode::NotSupported, "kind",
+		"The %s backend was not built: its development files (%s) were not found when "
+		"gpuhandle was configured.",
+		name, package);
 }
 
 } // namespace
@@ -117,13 +119,13 @@ Result<BackendRef> openUnwrapped(BackendKind kind, const BackendOpenOptions &opt
 #else
 		return notBuilt("vaapi", "libva-dev");
 #endif
-	default:
-		break;
+	default: break;
 	}
-	return Error::format(ErrorCode::NotSupported, "kind",
-			     "gpuhandle-interop has no %s backend (it has cpu, fd, vulkan, opengl, opencl, "
-			     "cuda and vaapi).",
-			     backendKindName(kind));
+	return Error::format(
+		ErrorCode::NotSupported, "kind",
+		"gpuhandle-interop has no %s backend (it has cpu, fd, vulkan, opengl, opencl, "
+		"cuda and vaapi).",
+		backendKindName(kind));
 }
 
 } // namespace

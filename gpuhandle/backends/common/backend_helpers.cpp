@@ -11,25 +11,29 @@ Result<FrameLayout> layoutForRequest(const AllocateRequest &request, uint32_t pr
 {
 	if (!request.width || !request.height)
 		return Error::format(ErrorCode::ZeroSize, request.width ? "height" : "width",
-				     "%s: cannot allocate a %ux%u frame.", backendName, request.width,
-				     request.height);
-	if (request.storage != FrameStorage::Buffer && request.storage != FrameStorage::LinearImage &&
+				     "%s: cannot allocate a %ux%u frame.", backendName,
+				     request.width, request.height);
+	if (request.storage != FrameStorage::Buffer &&
+	    request.storage != FrameStorage::LinearImage &&
 	    request.storage != FrameStorage::OptimalImage)
-		return Error::format(ErrorCode::InvalidArgument, "storage", "%s: storage %u is not a FrameStorage.",
-				     backendName, static_cast<unsigned>(request.storage));
+		return Error::format(ErrorCode::InvalidArgument, "storage",
+				     "%s: storage %u is not a FrameStorage.", backendName,
+				     static_cast<unsigned>(request.storage));
 	uint32_t align = request.strideAlign ? request.strideAlign : preferredAlign;
 	if (!std::has_single_bit(align) || align > 4096)
 		return Error::format(ErrorCode::InvalidArgument, "strideAlign",
-				     "%s: stride alignment %u is not a power of two up to 4096.", backendName,
-				     request.strideAlign);
+				     "%s: stride alignment %u is not a power of two up to 4096.",
+				     backendName, request.strideAlign);
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(request.format);
 	if (!info.ok())
 		return Error::format(ErrorCode::NotSupported, "format", "%s: %s", backendName,
 				     info.error().message().c_str());
-	return computeLayout(request.format, request.width, request.height, LayoutPolicy::StrideAlign, align);
+	return computeLayout(request.format, request.width, request.height,
+			     LayoutPolicy::StrideAlign, align);
 }
 
-Result<Frame> frameOverBuffer(const AllocateRequest &request, const FrameLayout &layout, Resource buffer)
+Result<Frame> frameOverBuffer(const AllocateRequest &request, const FrameLayout &layout,
+			      Resource buffer)
 {
 	FrameDesc desc;
 	desc.format = request.format;
@@ -40,7 +44,8 @@ Result<Frame> frameOverBuffer(const AllocateRequest &request, const FrameLayout 
 	desc.resources[0] = std::move(buffer);
 	desc.numPlanes = layout.numPlanes;
 	for (uint32_t i = 0; i < layout.numPlanes; ++i)
-		desc.planes[i] = PlaneView{ 0, 0, layout.planes[i].offset, layout.planes[i].stride };
+		desc.planes[i] =
+			PlaneView{ 0, 0, layout.planes[i].offset, layout.planes[i].stride };
 	return Frame::create(std::move(desc));
 }
 
@@ -48,7 +53,8 @@ Result<Frame> frameLike(const Frame &like, std::span<const Resource> resources)
 {
 	FrameDesc desc = like.desc();
 	if (resources.size() > desc.resources.size())
-		return Error::format(ErrorCode::OutOfRange, "resources", "A frame holds at most 4 resources, not %zu.",
+		return Error::format(ErrorCode::OutOfRange, "resources",
+				     "A frame holds at most 4 resources, not %zu.",
 				     resources.size());
 	desc.numResources = static_cast<uint32_t>(resources.size());
 	desc.resources = {};
@@ -59,9 +65,10 @@ Result<Frame> frameLike(const Frame &like, std::span<const Resource> resources)
 
 Error notThisBackendsFrame(const char *backendName, const char *operation)
 {
-	return Error::format(ErrorCode::WrongKind, "frame",
-			     "%s: %s takes frames the %s backend allocated or imported; this one is not.",
-			     backendName, operation, backendName);
+	return Error::format(
+		ErrorCode::WrongKind, "frame",
+		"%s: %s takes frames the %s backend allocated or imported; this one is not.",
+		backendName, operation, backendName);
 }
 
 Error routeNotSupported(const char *backendName, ImportRoute route, const char *why)
@@ -77,24 +84,28 @@ Status checkPlaneStrides(const Frame &frame, const char *backendName)
 		return Error::format(ErrorCode::NotSupported, "format", "%s: %s", backendName,
 				     info.error().message().c_str());
 	if (frame.numPlanes() != (*info)->numPlanes)
-		return Error::format(ErrorCode::FormatMismatch, "planes", "%s: a %s frame has %u planes, not %u.",
-				     backendName, pixelFormatName(frame.format()), (*info)->numPlanes,
+		return Error::format(ErrorCode::FormatMismatch, "planes",
+				     "%s: a %s frame has %u planes, not %u.", backendName,
+				     pixelFormatName(frame.format()), (*info)->numPlanes,
 				     frame.numPlanes());
 	for (uint32_t i = 0; i < frame.numPlanes(); ++i) {
 		uint64_t rowBytes = (*info)->planes[i].rowBytes(frame.width());
 		if (frame.plane(i).stride < rowBytes)
-			return Error::format(ErrorCode::FormatMismatch, "planes",
-					     "%s: plane %u has a stride of %u bytes, less than a %s row of %u pixels "
-					     "(%llu bytes).",
-					     backendName, i, frame.plane(i).stride, pixelFormatName(frame.format()),
-					     frame.width(), static_cast<unsigned long long>(rowBytes));
+			return Error::format(
+				ErrorCode::FormatMismatch, "planes",
+				"%s: plane %u has a stride of %u bytes, less than a %s row of %u pixels "
+				"(%llu bytes).",
+				backendName, i, frame.plane(i).stride,
+				pixelFormatName(frame.format()), frame.width(),
+				static_cast<unsigned long long>(rowBytes));
 	}
 	return {};
 }
 
 bool isCpuMemory(const Resource &resource) noexcept
 {
-	return resource.kind() == ResourceKind::CpuBytes || resource.kind() == ResourceKind::CpuPlanes;
+	return resource.kind() == ResourceKind::CpuBytes ||
+	       resource.kind() == ResourceKind::CpuPlanes;
 }
 
 bool isFdMemory(const Resource &resource) noexcept
@@ -122,17 +133,21 @@ bool HostMemoryBackend::supportsFormat(PixelFormat format, FrameStorage storage)
 
 Status HostMemoryBackend::copyFrame(const Frame &, const Frame &, WaitDuration)
 {
-	return Error::format(ErrorCode::NotSupported, "", "%s: host memory has no device copy; the planner copies it "
-			     "through the CPU.", backendKindName(kind()));
+	return Error::format(ErrorCode::NotSupported, "",
+			     "%s: host memory has no device copy; the planner copies it "
+			     "through the CPU.",
+			     backendKindName(kind()));
 }
 
-Result<FrameLayout> hostBufferLayout(const AllocateRequest &request, const char *backendName, uint64_t &pagedSize)
+Result<FrameLayout> hostBufferLayout(const AllocateRequest &request, const char *backendName,
+				     uint64_t &pagedSize)
 {
 	Result<FrameLayout> layout = layoutForRequest(request, 64, backendName);
 	if (!layout.ok())
 		return layout;
 	if (request.storage != FrameStorage::Buffer)
-		return Error::format(ErrorCode::NotSupported, "storage", "%s: host memory has no %s storage; ask for a buffer.",
+		return Error::format(ErrorCode::NotSupported, "storage",
+				     "%s: host memory has no %s storage; ask for a buffer.",
 				     backendName, frameStorageName(request.storage));
 	const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 	pagedSize = (layout->size + page - 1) / page * page;

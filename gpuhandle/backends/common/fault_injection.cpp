@@ -29,14 +29,16 @@ struct FaultCounter {
 		if (step != plan.step || (plan.only && *plan.only != kind))
 			return std::nullopt;
 		const uint64_t n = calls.fetch_add(1, std::memory_order_relaxed);
-		if (n < plan.afterCalls || (plan.count && n >= uint64_t(plan.afterCalls) + plan.count))
+		if (n < plan.afterCalls ||
+		    (plan.count && n >= uint64_t(plan.afterCalls) + plan.count))
 			return std::nullopt;
 		g_injected.fetch_add(1, std::memory_order_relaxed);
 		return Error::format(plan.code, faultStepName(step),
 				     "%s: injected fault: %s call %llu fails with %s "
 				     "(GPUHANDLE_FAULT_INJECTION or injectFaults()).",
 				     backendKindName(kind), faultStepName(step),
-				     static_cast<unsigned long long>(n + 1), errorCodeName(plan.code));
+				     static_cast<unsigned long long>(n + 1),
+				     errorCodeName(plan.code));
 	}
 };
 

@@ -1,7 +1,7 @@
 // The path planner: Direct, opaque fd, DMA-BUF, host pointer, GPU copy, CPU copy, in that order.
-#include "common/backend_internal.h"
-
 #include <gpuhandle/backends/planner.h>
+
+#include "common/backend_internal.h"
 
 #include <algorithm>
 #include <cstdarg>
@@ -14,7 +14,8 @@ namespace gpuhandle {
 
 namespace {
 
-template<typename T> bool contains(const std::vector<T> &values, T value)
+template<typename T>
+bool contains(const std::vector<T> &values, T value)
 {
 	return std::find(values.begin(), values.end(), value) != values.end();
 }
@@ -32,7 +33,8 @@ bool plannerLogging()
 {
 	static const bool enabled = [] {
 		const char *value = std::getenv("GPUHANDLE_DEBUG");
-		return value && (std::strstr(value, "planner") || std::strstr(value, "all") || std::strchr(value, '*'));
+		return value && (std::strstr(value, "planner") || std::strstr(value, "all") ||
+				 std::strchr(value, '*'));
 	}();
 	return enabled;
 }
@@ -74,18 +76,21 @@ class Planner
 {
 public:
 	Planner(const Frame &frame, Backend &target, const ImportOptions &options)
-		: frame_(frame), target_(target), options_(options), deadline_(Deadline::after(options.timeout))
+		: frame_(frame), target_(target), options_(options),
+		  deadline_(Deadline::after(options.timeout))
 	{
 	}
 
 	Result<ImportResult> run();
 
 private:
-	Result<ImportResult> finish(Frame out, ImportRoute route, ExecutionPath path, bool waitedOnCpu);
+	Result<ImportResult> finish(Frame out, ImportRoute route, ExecutionPath path,
+				    bool waitedOnCpu);
 	void refuse(ImportRoute route, Error why)
 	{
-		plannerLog("%s into %s: %s refused: %s", pixelFormatName(frame_.format()), target_.deviceInfo().name.c_str(),
-			   importRouteName(route), why.message().c_str());
+		plannerLog("%s into %s: %s refused: %s", pixelFormatName(frame_.format()),
+			   target_.deviceInfo().name.c_str(), importRouteName(route),
+			   why.message().c_str());
 		if (!stop_ && endsThePlan(why))
 			stop_ = why;
 		tried_.push_back({ route, std::move(why) });
@@ -128,7 +133,8 @@ private:
 	// semaphore's signal), which the target imports, or which is carried as is where the
 	// target waits on fence fds. `exported` gets the fd point even when the target refuses it,
 	// because the original point may no longer be waitable after the export.
-	std::optional<SyncPoint> fenceForTarget(const SyncPoint &point, std::optional<SyncPoint> &exported) const
+	std::optional<SyncPoint> fenceForTarget(const SyncPoint &point,
+						std::optional<SyncPoint> &exported) const
 	{
 		const BackendRef &source = options_.source;
 		if (!source || !contains(source->capabilities().fenceExports, point.kind()))
@@ -148,9 +154,9 @@ private:
 		}
 		return std::move(*imported);
 	}
-	// Whether the target's own queue can wait on a point of `kind`: fence fds it imports, or its
-	// own API's primitives when the frame comes from the same device object (a semaphore of one
-	// VkDevice means nothing to another without an export, which the planner does not do).
+	// Whether the target's own queue can wait on a point of `kind`: fence fds it imports, or
+	// its own API's primitives when the frame comes from the same device object (a semaphore of
+	// one VkDevice means nothing to another without an export, which the planner does not do).
 	bool targetWaitsOnDevice(SyncKind kind) const
 	{
 		if (!contains(target_.capabilities().fenceImports, kind))
@@ -159,7 +165,9 @@ private:
 			return true;
 		const BackendRef &source = options_.source;
 		return backendOf(kind) == target_.kind() &&
-		       (target_.holds(frame_) || (source && (source.get() == &target_ || source->context() == target_.context())));
+		       (target_.holds(frame_) ||
+			(source &&
+			 (source.get() == &target_ || source->context() == target_.context())));
 	}
 
 	const Frame &frame_;
@@ -173,9 +181,11 @@ private:
 	std::chrono::nanoseconds fenceWait_{ 0 };
 };
 
-Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath path, bool waitedOnCpu)
+Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath path,
+				     bool waitedOnCpu)
 {
-	ImportResult result{ std::move(out), route, path, FenceTransfer::None, fenceWait_, std::move(tried_) };
+	ImportResult result{ std::move(out),      route,      path,
+			     FenceTransfer::None, fenceWait_, std::move(tried_) };
 	result.tried.push_back({ route, std::nullopt });
 	const SyncPoint &acquire = frame_.acquire();
 	if (!acquire.isNoop()) {
@@ -189,8 +199,9 @@ Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath
 			result.fence = FenceTransfer::Carried;
 			result.frame.setAcquire(std::move(*moved));
 		} else {
-			// The target's queue cannot wait on this kind: wait here, so that what the caller
-			// gets is ready to use (on the exported fd when the export took the signal).
+			// The target's queue cannot wait on this kind: wait here, so that what the
+			// caller gets is ready to use (on the exported fd when the export took the
+			// signal).
 			Status waited = waitOnce(exported ? *exported : acquire);
 			if (!waited.ok())
 				return std::move(waited).error();
@@ -199,18 +210,19 @@ Result<ImportResult> Planner::finish(Frame out, ImportRoute route, ExecutionPath
 		}
 		result.fenceWait = fenceWait_;
 	}
-	plannerLog("%s %ux%u into %s: %s (%s%s%s), fence %s", pixelFormatName(frame_.format()), frame_.width(),
-		   frame_.height(), target_.deviceInfo().name.c_str(), importRouteName(route),
-		   executionPathKindName(path.kind()), *path.reason() ? ": " : "", path.reason(),
-		   fenceTransferName(result.fence));
+	plannerLog("%s %ux%u into %s: %s (%s%s%s), fence %s", pixelFormatName(frame_.format()),
+		   frame_.width(), frame_.height(), target_.deviceInfo().name.c_str(),
+		   importRouteName(route), executionPathKindName(path.kind()),
+		   *path.reason() ? ": " : "", path.reason(), fenceTransferName(result.fence));
 	return result;
 }
 
 std::optional<Frame> Planner::tryFdRoute(ImportRoute route, ResourceKind kind)
 {
 	if (!contains(target_.capabilities().routes, route)) {
-		refuse(route, Error::format(ErrorCode::NotSupported, "route", "%s does not import %ss.",
-					    target_.deviceInfo().name.c_str(), resourceKindName(kind)));
+		refuse(route,
+		       Error::format(ErrorCode::NotSupported, "route", "%s does not import %ss.",
+				     target_.deviceInfo().name.c_str(), resourceKindName(kind)));
 		return std::nullopt;
 	}
 	std::optional<Frame> candidate;
@@ -225,12 +237,16 @@ std::optional<Frame> Planner::tryFdRoute(ImportRoute route, ResourceKind kind)
 		candidate = std::move(*exported);
 	} else {
 		if (options_.source)
-			refuse(route, Error::format(ErrorCode::NotSupported, "source", "the frame is not in %ss and %s exports none.",
-						    resourceKindName(kind), options_.source->deviceInfo().name.c_str()));
-		else
 			refuse(route, Error::format(ErrorCode::NotSupported, "source",
-						    "the frame is not in %ss and no source backend was given to export it.",
-						    resourceKindName(kind)));
+						    "the frame is not in %ss and %s exports none.",
+						    resourceKindName(kind),
+						    options_.source->deviceInfo().name.c_str()));
+		else
+			refuse(route,
+			       Error::format(
+				       ErrorCode::NotSupported, "source",
+				       "the frame is not in %ss and no source backend was given to export it.",
+				       resourceKindName(kind)));
 		return std::nullopt;
 	}
 	Result<Frame> imported = target_.importFrame(*candidate, route);
@@ -245,29 +261,32 @@ std::optional<Frame> Planner::tryHostPointer()
 {
 	constexpr ImportRoute route = ImportRoute::HostPointer;
 	if (!contains(target_.capabilities().routes, route)) {
-		refuse(route, Error::format(ErrorCode::NotSupported, "route", "%s does not use host memory in place.",
+		refuse(route, Error::format(ErrorCode::NotSupported, "route",
+					    "%s does not use host memory in place.",
 					    target_.deviceInfo().name.c_str()));
 		return std::nullopt;
 	}
 	// Only memory that is host memory already: a GPU frame mapped through a staging copy is not
 	// zero-copy, and is left to the copy routes.
 	if (!allResources(frame_, isHostMemory)) {
-		refuse(route, Error(ErrorCode::NotSupported, "frame", "the frame is not in host memory, memfds or DMA-BUFs."));
+		refuse(route, Error(ErrorCode::NotSupported, "frame",
+				    "the frame is not in host memory, memfds or DMA-BUFs."));
 		return std::nullopt;
 	}
-	// Fd memory is mapped here (an mmap: still zero-copy), so every target sees plain host memory.
+	// Fd memory is mapped here (an mmap: still zero-copy), so every target sees plain host
+	// memory.
 	std::optional<Frame> candidate;
-	if (allResources(frame_, isCpuMemory) ||
-	    target_.holds(frame_)) {
+	if (allResources(frame_, isCpuMemory) || target_.holds(frame_)) {
 		candidate = frame_;
 	} else {
-		// Mapped for reading and writing as long as the import lives: a DMA-BUF's CPU-access
-		// bracket (DMA_BUF_IOCTL_SYNC) stays open until the imported frame goes.
+		// Mapped for reading and writing as long as the import lives: a DMA-BUF's
+		// CPU-access bracket (DMA_BUF_IOCTL_SYNC) stays open until the imported frame goes.
 		if (Status waited = waitAcquire(); !waited.ok()) {
 			refuse(route, std::move(waited).error());
 			return std::nullopt;
 		}
-		Result<Frame> mapped = mapAsCpuFrame(frame_, MapAccess::ReadWrite, nullptr, deadline_.remaining());
+		Result<Frame> mapped =
+			mapAsCpuFrame(frame_, MapAccess::ReadWrite, nullptr, deadline_.remaining());
 		if (!mapped.ok()) {
 			refuse(route, std::move(mapped).error());
 			return std::nullopt;
@@ -290,12 +309,15 @@ std::optional<Frame> Planner::tryGpuCopy()
 	const BackendRef &source = options_.source;
 	if (!source || !source->capabilities().gpuCopy) {
 		refuse(route, Error(ErrorCode::NotSupported, "source",
-				    source ? "the source backend has no device copy." : "no source backend to copy with."));
+				    source ? "the source backend has no device copy."
+					   : "no source backend to copy with."));
 		return std::nullopt;
 	}
 	if (sameDevice(source->deviceId(), target_.deviceId()) == DeviceMatch::Different) {
-		refuse(route, Error::format(ErrorCode::DeviceMismatch, "target", "%s and %s are different devices.",
-					    source->deviceInfo().name.c_str(), target_.deviceInfo().name.c_str()));
+		refuse(route, Error::format(ErrorCode::DeviceMismatch, "target",
+					    "%s and %s are different devices.",
+					    source->deviceInfo().name.c_str(),
+					    target_.deviceInfo().name.c_str()));
 		return std::nullopt;
 	}
 	Status waited = waitAcquire();
@@ -303,29 +325,41 @@ std::optional<Frame> Planner::tryGpuCopy()
 		refuse(route, std::move(waited).error());
 		return std::nullopt;
 	}
-	AllocateRequest request{ frame_.format(), frame_.width(), frame_.height(), frame_.colorimetry(),
-				 copyStorage(), 0, true };
+	AllocateRequest request{ frame_.format(),
+				 frame_.width(),
+				 frame_.height(),
+				 frame_.colorimetry(),
+				 copyStorage(),
+				 0,
+				 true };
 	// The same backend: a plain device copy.
 	if (source.get() == &target_) {
 		Result<Frame> dst = target_.allocate(request);
-		Status copied = dst.ok() ? target_.copyFrame(*dst, frame_, deadline_.remaining()) : Status(dst.error());
+		Status copied = dst.ok() ? target_.copyFrame(*dst, frame_, deadline_.remaining())
+					 : Status(dst.error());
 		if (!copied.ok()) {
 			refuse(route, std::move(copied).error());
 			return std::nullopt;
 		}
 		return std::move(*dst);
 	}
-	const std::pair<ResourceKind, ImportRoute> shared[] = { { ResourceKind::VulkanMemoryFd, ImportRoute::OpaqueFd },
-								 { ResourceKind::DmaBuf, ImportRoute::DmaBuf } };
+	const std::pair<ResourceKind, ImportRoute> shared[] = {
+		{ ResourceKind::VulkanMemoryFd, ImportRoute::OpaqueFd },
+		{ ResourceKind::DmaBuf, ImportRoute::DmaBuf }
+	};
 	std::string why;
 	// Into target memory that the source imports.
 	for (auto [kind, via] : shared) {
-		if (!contains(target_.capabilities().exports, kind) || !contains(source->capabilities().routes, via))
+		if (!contains(target_.capabilities().exports, kind) ||
+		    !contains(source->capabilities().routes, via))
 			continue;
 		Result<Frame> dst = target_.allocate(request);
-		Result<Frame> exported = dst.ok() ? target_.exportFrame(*dst, kind) : Result<Frame>(dst.error());
-		Result<Frame> view = exported.ok() ? source->importFrame(*exported, via) : Result<Frame>(exported.error());
-		Status copied = view.ok() ? source->copyFrame(*view, frame_, deadline_.remaining()) : Status(view.error());
+		Result<Frame> exported = dst.ok() ? target_.exportFrame(*dst, kind)
+						  : Result<Frame>(dst.error());
+		Result<Frame> view = exported.ok() ? source->importFrame(*exported, via)
+						   : Result<Frame>(exported.error());
+		Status copied = view.ok() ? source->copyFrame(*view, frame_, deadline_.remaining())
+					  : Status(view.error());
 		if (copied.ok())
 			return std::move(*dst);
 		if (endsThePlan(copied.error())) {
@@ -345,13 +379,17 @@ std::optional<Frame> Planner::tryGpuCopy()
 				break;
 			}
 	for (auto [kind, via] : shared) {
-		if (!contains(source->capabilities().exports, kind) || !contains(target_.capabilities().routes, via))
+		if (!contains(source->capabilities().exports, kind) ||
+		    !contains(target_.capabilities().routes, via))
 			continue;
 		Result<Frame> staging = source->allocate(staged);
-		Status copied = staging.ok() ? source->copyFrame(*staging, frame_, deadline_.remaining())
-					     : Status(staging.error());
-		Result<Frame> exported = copied.ok() ? source->exportFrame(*staging, kind) : Result<Frame>(copied.error());
-		Result<Frame> imported = exported.ok() ? target_.importFrame(*exported, via) : Result<Frame>(exported.error());
+		Status copied = staging.ok()
+					? source->copyFrame(*staging, frame_, deadline_.remaining())
+					: Status(staging.error());
+		Result<Frame> exported = copied.ok() ? source->exportFrame(*staging, kind)
+						     : Result<Frame>(copied.error());
+		Result<Frame> imported = exported.ok() ? target_.importFrame(*exported, via)
+						       : Result<Frame>(exported.error());
 		if (imported.ok())
 			return std::move(*imported);
 		if (endsThePlan(imported.error())) {
@@ -372,8 +410,13 @@ std::optional<Frame> Planner::tryGpuCopy()
 
 Result<Frame> Planner::cpuCopy()
 {
-	AllocateRequest request{ frame_.format(), frame_.width(), frame_.height(), frame_.colorimetry(),
-				 options_.copyStorage, 0, false };
+	AllocateRequest request{ frame_.format(),
+				 frame_.width(),
+				 frame_.height(),
+				 frame_.colorimetry(),
+				 options_.copyStorage,
+				 0,
+				 false };
 	Status waited = waitAcquire();
 	if (!waited.ok())
 		return std::move(waited).error();
@@ -382,14 +425,16 @@ Result<Frame> Planner::cpuCopy()
 	if (!dst.ok())
 		return std::move(dst).error();
 	const bool sourceMaps = options_.source && options_.source->holds(frame_);
-	Result<CpuMapping> src = sourceMaps ? options_.source->map(frame_, MapAccess::Read, deadline_.remaining())
-					    : mapFrame(frame_, MapAccess::Read, deadline_.remaining());
+	Result<CpuMapping> src =
+		sourceMaps ? options_.source->map(frame_, MapAccess::Read, deadline_.remaining())
+			   : mapFrame(frame_, MapAccess::Read, deadline_.remaining());
 	if (!src.ok())
 		return std::move(src).error();
 	Result<CpuMapping> out = target_.map(*dst, MapAccess::Write, deadline_.remaining());
 	if (!out.ok())
 		return std::move(out).error();
-	Status copied = copyMappedPlanes(*out, *src, frame_.format(), frame_.width(), frame_.height());
+	Status copied =
+		copyMappedPlanes(*out, *src, frame_.format(), frame_.width(), frame_.height());
 	if (!copied.ok())
 		return std::move(copied).error();
 	Status written = out->unmap();
@@ -400,8 +445,9 @@ Result<Frame> Planner::cpuCopy()
 
 Error Planner::noRoute() const
 {
-	std::string message = std::string("No zero-copy route takes this ") + pixelFormatName(frame_.format()) +
-			      " frame into " + target_.deviceInfo().name + " and copies are forbidden:";
+	std::string message = std::string("No zero-copy route takes this ") +
+			      pixelFormatName(frame_.format()) + " frame into " +
+			      target_.deviceInfo().name + " and copies are forbidden:";
 	for (const RouteAttempt &attempt : tried_)
 		message += std::string(" ") + importRouteName(attempt.route) + ": " +
 			   (attempt.why ? attempt.why->message() : std::string("taken")) + ";";
@@ -418,20 +464,25 @@ Result<ImportResult> Planner::run()
 	if (contains(target_.capabilities().routes, ImportRoute::Direct)) {
 		Result<Frame> wrapped = target_.importFrame(frame_, ImportRoute::Direct);
 		if (wrapped.ok())
-			return finish(std::move(*wrapped), ImportRoute::Direct, ExecutionPath::zeroCopy(), false);
+			return finish(std::move(*wrapped), ImportRoute::Direct,
+				      ExecutionPath::zeroCopy(), false);
 		refuse(ImportRoute::Direct, std::move(wrapped).error());
 	} else {
-		refuse(ImportRoute::Direct, Error::format(ErrorCode::NotSupported, "frame", "the frame is not in %s's memory.",
+		refuse(ImportRoute::Direct, Error::format(ErrorCode::NotSupported, "frame",
+							  "the frame is not in %s's memory.",
 							  target_.deviceInfo().name.c_str()));
 	}
 	// Each route in turn; a refusal that ends the plan (a lost device, a passed deadline) is
 	// the answer, others pass to the next route.
-	for (ImportRoute route : { ImportRoute::OpaqueFd, ImportRoute::DmaBuf, ImportRoute::HostPointer }) {
+	for (ImportRoute route :
+	     { ImportRoute::OpaqueFd, ImportRoute::DmaBuf, ImportRoute::HostPointer }) {
 		if (stop_)
 			return *stop_;
-		std::optional<Frame> out = route == ImportRoute::OpaqueFd ? tryFdRoute(route, ResourceKind::VulkanMemoryFd)
-					   : route == ImportRoute::DmaBuf ? tryFdRoute(route, ResourceKind::DmaBuf)
-									  : tryHostPointer();
+		std::optional<Frame> out = route == ImportRoute::OpaqueFd
+						   ? tryFdRoute(route, ResourceKind::VulkanMemoryFd)
+					   : route == ImportRoute::DmaBuf
+						   ? tryFdRoute(route, ResourceKind::DmaBuf)
+						   : tryHostPointer();
 		if (out)
 			return finish(std::move(*out), route, ExecutionPath::zeroCopy(), false);
 	}
@@ -440,8 +491,10 @@ Result<ImportResult> Planner::run()
 	if (!options_.allowCopies)
 		return noRoute();
 	if (std::optional<Frame> out = tryGpuCopy())
-		return finish(std::move(*out), ImportRoute::GpuCopy,
-			      ExecutionPath::gpuCopy("the target cannot use the frame's memory in place"), true);
+		return finish(
+			std::move(*out), ImportRoute::GpuCopy,
+			ExecutionPath::gpuCopy("the target cannot use the frame's memory in place"),
+			true);
 	if (stop_)
 		return *stop_;
 	Result<Frame> copied = cpuCopy();
@@ -450,8 +503,8 @@ Result<ImportResult> Planner::run()
 		refuse(ImportRoute::CpuCopy, error);
 		return error;
 	}
-	return finish(std::move(*copied), ImportRoute::CpuCopy, ExecutionPath::cpuCopy(copyReason(target_, options_.source)),
-		      true);
+	return finish(std::move(*copied), ImportRoute::CpuCopy,
+		      ExecutionPath::cpuCopy(copyReason(target_, options_.source)), true);
 }
 
 } // namespace

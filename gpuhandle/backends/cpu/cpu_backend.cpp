@@ -1,7 +1,7 @@
 // The cpu backend: frames in page-aligned host memory, and host memory of any kind used in place.
-#include "common/backend_internal.h"
-
 #include <gpuhandle/backends/planner.h>
+
+#include "common/backend_internal.h"
 
 #include <cstdlib>
 #include <new>
@@ -38,7 +38,8 @@ public:
 		auto allocation = std::make_shared<CpuAllocation>();
 		allocation->data = std::aligned_alloc(page, size);
 		if (!allocation->data)
-			return Error::format(ErrorCode::OutOfMemory, "size", "cpu: could not allocate %llu bytes.",
+			return Error::format(ErrorCode::OutOfMemory, "size",
+					     "cpu: could not allocate %llu bytes.",
 					     static_cast<unsigned long long>(size));
 		Result<CpuBytes> bytes = CpuBytes::create({ allocation->data, size, allocation });
 		if (!bytes.ok())
@@ -48,10 +49,11 @@ public:
 
 	Result<Frame> exportFrame(const Frame &, ResourceKind kind) override
 	{
-		return Error::format(ErrorCode::NotSupported, "kind",
-				     "cpu: host memory cannot be exported as a %s; allocate it in the fd backend "
-				     "(a memfd) to share it.",
-				     resourceKindName(kind));
+		return Error::format(
+			ErrorCode::NotSupported, "kind",
+			"cpu: host memory cannot be exported as a %s; allocate it in the fd backend "
+			"(a memfd) to share it.",
+			resourceKindName(kind));
 	}
 
 	Result<Frame> importFrame(const Frame &frame, ImportRoute route) override
@@ -62,12 +64,16 @@ public:
 			return routeNotSupported(kName, route, "the frame is not in host memory.");
 		}
 		if (route != ImportRoute::HostPointer)
-			return routeNotSupported(kName, route, "host memory takes frames in place only (direct or host pointer).");
+			return routeNotSupported(
+				kName, route,
+				"host memory takes frames in place only (direct or host pointer).");
 		if (holds(frame))
 			return frame;
 		if (allResources(frame, isFdMemory))
 			return mapAsCpuFrame(frame, MapAccess::ReadWrite, nullptr);
-		return routeNotSupported(kName, route, "only CPU memory, memfds and DMA-BUFs have host pointers here.");
+		return routeNotSupported(
+			kName, route,
+			"only CPU memory, memfds and DMA-BUFs have host pointers here.");
 	}
 
 	Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) override
@@ -85,9 +91,10 @@ public:
 Result<BackendRef> openCpuBackend(const BackendOpenOptions &options)
 {
 	if (options.context && options.context->backend() != BackendKind::Cpu)
-		return Error::format(ErrorCode::InvalidArgument, "context",
-				     "cpu: the backend works in host memory, not inside a %s context.",
-				     backendKindName(options.context->backend()));
+		return Error::format(
+			ErrorCode::InvalidArgument, "context",
+			"cpu: the backend works in host memory, not inside a %s context.",
+			backendKindName(options.context->backend()));
 	DeviceInfo info;
 	info.backend = BackendKind::Cpu;
 	info.name = "host memory";
@@ -95,11 +102,13 @@ Result<BackendRef> openCpuBackend(const BackendOpenOptions &options)
 	info.isIntegrated = true;
 	BackendCapabilities caps;
 	caps.allocates = { ResourceKind::CpuBytes };
-	caps.imports = { ResourceKind::CpuBytes, ResourceKind::CpuPlanes, ResourceKind::ShmFd, ResourceKind::DmaBuf };
+	caps.imports = { ResourceKind::CpuBytes, ResourceKind::CpuPlanes, ResourceKind::ShmFd,
+			 ResourceKind::DmaBuf };
 	caps.routes = { ImportRoute::Direct, ImportRoute::HostPointer };
 	caps.storages = { FrameStorage::Buffer };
 	caps.cpuMap = true;
-	return BackendRef(std::make_shared<CpuBackend>(std::move(info), std::move(caps), Context::cpu()));
+	return BackendRef(
+		std::make_shared<CpuBackend>(std::move(info), std::move(caps), Context::cpu()));
 }
 
 } // namespace gpuhandle

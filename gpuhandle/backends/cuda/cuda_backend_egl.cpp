@@ -2,9 +2,9 @@
 // libEGL is loaded with dlopen (the backend builds and links without EGL); the EGL names and
 // numbers used are declared below from the Khronos registry (EGL_EXT_platform_device,
 // EGL_EXT_image_dma_buf_import(_modifiers), EGL_NV_device_cuda).
-#include "cuda/cuda_backend_internal.h"
-
 #include <gpuhandle/format_mappings.h>
+
+#include "cuda/cuda_backend_internal.h"
 
 #include <cinttypes>
 #include <climits>
@@ -54,8 +54,8 @@ constexpr EGLint kEglPlaneModifierLo[4] = { 0x3443, 0x3445, 0x3447, 0x3449 };
 constexpr EGLint kEglPlaneModifierHi[4] = { 0x3444, 0x3446, 0x3448, 0x344A };
 
 #ifdef GPUHANDLE_CHECK_EGL_ABI
-static_assert(kEglExtensions == EGL_EXTENSIONS &&
-	      kEglHeight == EGL_HEIGHT && kEglWidth == EGL_WIDTH && kEglNone == EGL_NONE);
+static_assert(kEglExtensions == EGL_EXTENSIONS && kEglHeight == EGL_HEIGHT &&
+	      kEglWidth == EGL_WIDTH && kEglNone == EGL_NONE);
 static_assert(kEglPlatformDevice == EGL_PLATFORM_DEVICE_EXT &&
 	      kEglCudaDevice == EGL_CUDA_DEVICE_NV && kEglLinuxDmaBuf == EGL_LINUX_DMA_BUF_EXT &&
 	      kEglLinuxDrmFourcc == EGL_LINUX_DRM_FOURCC_EXT);
@@ -66,9 +66,10 @@ constexpr bool samePlaneAttributes(uint32_t p, EGLint fd, EGLint offset, EGLint 
 	return kEglPlaneFd[p] == fd && kEglPlaneOffset[p] == offset && kEglPlanePitch[p] == pitch &&
 	       kEglPlaneModifierLo[p] == lo && kEglPlaneModifierHi[p] == hi;
 }
-#define GPUHANDLE_EGL_PLANE(n)                                                                  \
-	samePlaneAttributes(n, EGL_DMA_BUF_PLANE##n##_FD_EXT, EGL_DMA_BUF_PLANE##n##_OFFSET_EXT, \
-			    EGL_DMA_BUF_PLANE##n##_PITCH_EXT, EGL_DMA_BUF_PLANE##n##_MODIFIER_LO_EXT, \
+#define GPUHANDLE_EGL_PLANE(n)                                                                     \
+	samePlaneAttributes(n, EGL_DMA_BUF_PLANE##n##_FD_EXT, EGL_DMA_BUF_PLANE##n##_OFFSET_EXT,   \
+			    EGL_DMA_BUF_PLANE##n##_PITCH_EXT,                                      \
+			    EGL_DMA_BUF_PLANE##n##_MODIFIER_LO_EXT,                                \
 			    EGL_DMA_BUF_PLANE##n##_MODIFIER_HI_EXT)
 static_assert(GPUHANDLE_EGL_PLANE(0) && GPUHANDLE_EGL_PLANE(1) && GPUHANDLE_EGL_PLANE(2) &&
 	      GPUHANDLE_EGL_PLANE(3));
@@ -139,8 +140,9 @@ EglLibrary loadEgl()
 	void *library = dlopen(kEglLibrary, RTLD_NOW | RTLD_LOCAL);
 	if (!library) {
 		const char *why = dlerror();
-		egl.failure = std::string("libEGL (") + kEglLibrary + ") could not be loaded: " +
-			      (why ? why : "unknown dlopen error") + ".";
+		egl.failure = std::string("libEGL (") + kEglLibrary +
+			      ") could not be loaded: " + (why ? why : "unknown dlopen error") +
+			      ".";
 		return egl;
 	}
 	if (!loadSymbol(library, "eglGetProcAddress", egl.getProcAddress) ||
@@ -206,9 +208,8 @@ std::string openDisplay(CUdevice device, EglInterop &out)
 			found = devices[static_cast<size_t>(i)];
 	}
 	if (!found)
-		return "none of the " + std::to_string(count) +
-		       " EGL devices is CUDA device " + std::to_string(device) +
-		       " (EGL_CUDA_DEVICE_NV).";
+		return "none of the " + std::to_string(count) + " EGL devices is CUDA device " +
+		       std::to_string(device) + " (EGL_CUDA_DEVICE_NV).";
 	EGLDisplay display = egl.getPlatformDisplay(kEglPlatformDevice, found, nullptr);
 	EGLint major = 0;
 	EGLint minor = 0;
@@ -309,18 +310,18 @@ Result<SourceImage> sourceImage(const Frame &frame, const EglInterop &interop)
 		}
 		const DmaBufDesc &d = dmaBuf->desc();
 		if (d.fourcc != image.fourcc)
-			return Error::format(ErrorCode::FormatMismatch, "fourcc",
-					     "%s: the DMA-BUF of resource %u has fourcc %s, but a %s "
-					     "frame's is %s.",
-					     kName, r, fourccText(d.fourcc).c_str(),
-					     pixelFormatName(frame.format()),
-					     fourccText(image.fourcc).c_str());
+			return Error::format(
+				ErrorCode::FormatMismatch, "fourcc",
+				"%s: the DMA-BUF of resource %u has fourcc %s, but a %s "
+				"frame's is %s.",
+				kName, r, fourccText(d.fourcc).c_str(),
+				pixelFormatName(frame.format()), fourccText(image.fourcc).c_str());
 		if (d.width != frame.width() || d.height != frame.height())
-			return Error::format(ErrorCode::FormatMismatch, "size",
-					     "%s: the DMA-BUF of resource %u is %ux%u, but the frame "
-					     "is %ux%u.",
-					     kName, r, d.width, d.height, frame.width(),
-					     frame.height());
+			return Error::format(
+				ErrorCode::FormatMismatch, "size",
+				"%s: the DMA-BUF of resource %u is %ux%u, but the frame "
+				"is %ux%u.",
+				kName, r, d.width, d.height, frame.width(), frame.height());
 		if (r == 0)
 			image.modifier = d.modifier;
 		else if (d.modifier != image.modifier)
@@ -348,7 +349,8 @@ Result<SourceImage> sourceImage(const Frame &frame, const EglInterop &interop)
 		// A tiled surface is described whole by its DmaBuf (with any metadata planes).
 		if (frame.numResources() != 1)
 			return Error::format(ErrorCode::NotSupported, "resources",
-					     "%s: a tiled DMA-BUF (modifier 0x%016" PRIx64 ") imports "
+					     "%s: a tiled DMA-BUF (modifier 0x%016" PRIx64
+					     ") imports "
 					     "from one DmaBuf resource, not %u.",
 					     kName, image.modifier, frame.numResources());
 		const DmaBufDesc &d = frame.resource(0).get<DmaBuf>()->desc();
@@ -371,12 +373,9 @@ Result<SourceImage> sourceImage(const Frame &frame, const EglInterop &interop)
 std::vector<EGLint> imageAttributes(const Frame &frame, const SourceImage &image,
 				    const EglInterop &interop)
 {
-	std::vector<EGLint> attributes = { kEglWidth,
-					   static_cast<EGLint>(frame.width()),
-					   kEglHeight,
-					   static_cast<EGLint>(frame.height()),
-					   kEglLinuxDrmFourcc,
-					   static_cast<EGLint>(image.fourcc) };
+	std::vector<EGLint> attributes = { kEglWidth,          static_cast<EGLint>(frame.width()),
+					   kEglHeight,         static_cast<EGLint>(frame.height()),
+					   kEglLinuxDrmFourcc, static_cast<EGLint>(image.fourcc) };
 	for (uint32_t p = 0; p < image.numPlanes; ++p) {
 		attributes.insert(attributes.end(),
 				  { kEglPlaneFd[p], image.planes[p].fd, kEglPlaneOffset[p],
@@ -384,11 +383,11 @@ std::vector<EGLint> imageAttributes(const Frame &frame, const SourceImage &image
 				    static_cast<EGLint>(image.planes[p].pitch) });
 		// Without the modifiers extension a linear buffer goes without one (implicit).
 		if (image.modifier != kDrmModifierInvalid && interop.modifiers)
-			attributes.insert(
-				attributes.end(),
-				{ kEglPlaneModifierLo[p],
-				  static_cast<EGLint>(image.modifier & 0xffffffffu),
-				  kEglPlaneModifierHi[p], static_cast<EGLint>(image.modifier >> 32) });
+			attributes.insert(attributes.end(),
+					  { kEglPlaneModifierLo[p],
+					    static_cast<EGLint>(image.modifier & 0xffffffffu),
+					    kEglPlaneModifierHi[p],
+					    static_cast<EGLint>(image.modifier >> 32) });
 	}
 	attributes.push_back(kEglNone);
 	return attributes;
@@ -432,8 +431,8 @@ void attachEglInterop(DeviceState &state)
 Result<Frame> CudaBackend::importDmaBuf(const Frame &frame)
 {
 	if (!state_->egl) {
-		std::string why = "DMA-BUFs import into CUDA through EGL, and " +
-				  state_->eglUnavailable;
+		std::string why =
+			"DMA-BUFs import into CUDA through EGL, and " + state_->eglUnavailable;
 		return routeNotSupported(kName, ImportRoute::DmaBuf, why.c_str());
 	}
 	const EglInterop &interop = *state_->egl;
@@ -451,7 +450,7 @@ Result<Frame> CudaBackend::importDmaBuf(const Frame &frame)
 	registration->interop = state_->egl;
 	registration->source = frame;
 	registration->image = interop.createImage(interop.display, nullptr, kEglLinuxDmaBuf,
-						       nullptr, attributes.data());
+						  nullptr, attributes.data());
 	if (!registration->image)
 		return Error::format(ErrorCode::Backend, "frame",
 				     "%s: eglCreateImageKHR of the %ux%u %s DMA-BUF (fourcc %s, "
@@ -476,11 +475,12 @@ Result<Frame> CudaBackend::importDmaBuf(const Frame &frame)
 			return error(d, "frame", "cuGraphicsResourceGetMappedEglFrame", r);
 	}
 	if (mapped.frameType != kEglFrameTypePitch)
-		return Error::format(ErrorCode::NotSupported, "modifier",
-				     "%s: CUDA maps this DMA-BUF (modifier 0x%016" PRIx64 ") as "
-				     "CUDA arrays (a block-linear frame), which this backend does "
-				     "not import yet; only pitch-linear frames become CUDA buffers.",
-				     kName, source->modifier);
+		return Error::format(
+			ErrorCode::NotSupported, "modifier",
+			"%s: CUDA maps this DMA-BUF (modifier 0x%016" PRIx64 ") as "
+			"CUDA arrays (a block-linear frame), which this backend does "
+			"not import yet; only pitch-linear frames become CUDA buffers.",
+			kName, source->modifier);
 	const PixelFormatInfo &format = **info;
 	if (mapped.planeCount != format.numPlanes)
 		return Error::format(ErrorCode::NotSupported, "planes",
@@ -512,10 +512,11 @@ Result<Frame> CudaBackend::importDmaBuf(const Frame &frame)
 		}
 		const uint64_t rowBytes = format.planes[p].rowBytes(frame.width());
 		if (stride < rowBytes)
-			return Error::format(ErrorCode::FormatMismatch, "planes",
-					     "%s: plane %u has a pitch of %u bytes in CUDA, less than "
-					     "a row of %" PRIu64 " bytes.",
-					     kName, p, stride, rowBytes);
+			return Error::format(
+				ErrorCode::FormatMismatch, "planes",
+				"%s: plane %u has a pitch of %u bytes in CUDA, less than "
+				"a row of %" PRIu64 " bytes.",
+				kName, p, stride, rowBytes);
 		auto allocation = std::make_shared<Allocation>();
 		allocation->device = state_;
 		allocation->origin = Allocation::Origin::Borrowed;

@@ -1,7 +1,7 @@
 // The CUDA backend: memory lifetimes, CPU mappings (staging copies), device copies, stream waits.
-#include "cuda/cuda_backend_stream.h"
-
 #include <gpuhandle/layout.h>
+
+#include "cuda/cuda_backend_stream.h"
 
 #include <algorithm>
 #include <cstring>

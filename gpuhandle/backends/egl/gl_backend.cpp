@@ -190,11 +190,11 @@ bool resolveCore(Functions &gl)
 	resolve(gl.checkFramebufferStatus, "glCheckFramebufferStatus");
 	return gl.getString && gl.getStringi && gl.getIntegerv && gl.getError && gl.finish &&
 	       gl.genBuffers && gl.deleteBuffers && gl.bindBuffer && gl.bufferData &&
-	       gl.mapBufferRange && gl.unmapBuffer && gl.getBufferParameteriv && gl.copyBufferSubData && gl.genTextures &&
-	       gl.deleteTextures && gl.bindTexture && gl.texStorage2D && gl.texParameteri &&
-	       gl.texSubImage2D && gl.pixelStorei && gl.readPixels && gl.genFramebuffers &&
-	       gl.deleteFramebuffers && gl.bindFramebuffer && gl.framebufferTexture2D &&
-	       gl.checkFramebufferStatus;
+	       gl.mapBufferRange && gl.unmapBuffer && gl.getBufferParameteriv &&
+	       gl.copyBufferSubData && gl.genTextures && gl.deleteTextures && gl.bindTexture &&
+	       gl.texStorage2D && gl.texParameteri && gl.texSubImage2D && gl.pixelStorei &&
+	       gl.readPixels && gl.genFramebuffers && gl.deleteFramebuffers && gl.bindFramebuffer &&
+	       gl.framebufferTexture2D && gl.checkFramebufferStatus;
 }
 
 // On the GL thread: the version, the extensions and the entry points they bring. Mesa hands out
@@ -337,13 +337,14 @@ BackendCapabilities capabilitiesOf(const Features &f)
 		caps.drmModifiers = { kDrmModifierLinear };
 		for (const auto &plane : f.planeModifiers)
 			for (uint64_t m : plane.second)
-				if (std::find(caps.drmModifiers.begin(), caps.drmModifiers.end(), m) ==
-				    caps.drmModifiers.end())
+				if (std::find(caps.drmModifiers.begin(), caps.drmModifiers.end(),
+					      m) == caps.drmModifiers.end())
 					caps.drmModifiers.push_back(m);
 	}
 	// No LinearImage: GL textures are opaque, with no CPU-visible linear layout (stride 0).
 	caps.storages = { FrameStorage::Buffer, FrameStorage::OptimalImage };
-	// No fenceExports: a GLsync does not become a fence fd without EGL_ANDROID_native_fence_sync.
+	// No fenceExports: a GLsync does not become a fence fd without
+	// EGL_ANDROID_native_fence_sync.
 	if (f.semaphoreFd)
 		caps.fenceImports = { SyncKind::GlSemaphore };
 	caps.cpuMap = true;
@@ -384,9 +385,10 @@ Result<BackendRef> openGlBackend(const BackendOpenOptions &options)
 	std::optional<DrmNode> renderNode;
 	Status ran = device->run([&device, &why, &renderNode] {
 		if (!resolveCore(device->gl)) {
-			why = Error(ErrorCode::NotSupported, "context",
-				    "opengl: eglGetProcAddress did not find the core GL entry points "
-				    "the backend uses.");
+			why = Error(
+				ErrorCode::NotSupported, "context",
+				"opengl: eglGetProcAddress did not find the core GL entry points "
+				"the backend uses.");
 			return;
 		}
 		why = queryFeatures(*device);
@@ -427,6 +429,5 @@ Result<BackendRef> openGlBackend(const BackendOpenOptions &options)
 	return BackendRef(std::make_shared<gl::GlBackend>(std::move(info), std::move(caps),
 							  std::move(context), std::move(device)));
 }
-
 
 } // namespace gpuhandle

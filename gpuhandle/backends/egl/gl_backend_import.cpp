@@ -57,10 +57,10 @@ std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> queryPlaneModifiers(v
 	std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> out;
 	if (!query)
 		return out;
-	for (PlaneFormat plane : { PlaneFormat::R8, PlaneFormat::RG8, PlaneFormat::RGBA8,
-				   PlaneFormat::BGRA8, PlaneFormat::R16, PlaneFormat::RG16,
-				   PlaneFormat::RGBA16, PlaneFormat::RGBA16F, PlaneFormat::RGB10A2,
-				   PlaneFormat::RGB565 }) {
+	for (PlaneFormat plane :
+	     { PlaneFormat::R8, PlaneFormat::RG8, PlaneFormat::RGBA8, PlaneFormat::BGRA8,
+	       PlaneFormat::R16, PlaneFormat::RG16, PlaneFormat::RGBA16, PlaneFormat::RGBA16F,
+	       PlaneFormat::RGB10A2, PlaneFormat::RGB565 }) {
 		const auto code = static_cast<EGLint>(planeFourcc(plane));
 		EGLint count = 0;
 		if (!query(display, code, 0, nullptr, nullptr, &count) || count <= 0)

@@ -93,8 +93,8 @@ struct Functions {
 	void (*deleteBuffers)(GLsizei, const GLuint *) = nullptr;
 	void (*bindBuffer)(GLenum, GLuint) = nullptr;
 	void (*bufferData)(GLenum, GLsizeiptr, const void *, GLenum) = nullptr;
-	void (*bufferStorage)(GLenum, GLsizeiptr, const void *, GLbitfield) = nullptr; // GL 4.4,
-										       // EXT
+	// GL 4.4, EXT.
+	void (*bufferStorage)(GLenum, GLsizeiptr, const void *, GLbitfield) = nullptr;
 	void *(*mapBufferRange)(GLenum, GLintptr, GLsizeiptr, GLbitfield) = nullptr;
 	unsigned char (*unmapBuffer)(GLenum) = nullptr;
 	void (*getBufferParameteriv)(GLenum, GLenum, GLint *) = nullptr;
@@ -144,8 +144,8 @@ struct Features {
 	// With it: each plane format's modifiers that a DMA-BUF plane imports with into a 2D
 	// texture (eglQueryDmaBufModifiersEXT of its planeFourcc, external-only ones left out).
 	std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> planeModifiers{};
-	bool norm16 = false;          // 16-bit normalised textures (desktop, GL_EXT_texture_norm16)
-	bool bgra8 = false;           // GLES GL_EXT_texture_format_BGRA8888
+	bool norm16 = false; // 16-bit normalised textures (desktop, GL_EXT_texture_norm16)
+	bool bgra8 = false;  // GLES GL_EXT_texture_format_BGRA8888
 	std::optional<Uuid> deviceUuid{};
 	std::optional<Uuid> driverUuid{};
 	std::string renderer{};
@@ -159,8 +159,8 @@ struct Transfer {
 	GLenum format = 0;
 	GLenum type = 0;
 	uint32_t bytesPerTexel = 0;
-	bool swapRedBlue = false; // an imported BGRA8 image stored as RGBA8 samples through a
-				  // swizzle
+	// An imported BGRA8 image stored as RGBA8 samples through a swizzle.
+	bool swapRedBlue = false;
 };
 // Test aid, on the GL thread: with GPUHANDLE_GL_DEBUG set (not "0") and KHR_debug in the
 // context, turns on synchronous debug output and, unless the context has a callback already,
@@ -195,8 +195,9 @@ public:
 	~Device() override;
 
 	// Runs `work` where the context is current and waits for it: inline on the GL thread when
-	// the context is current there, else through the executor. Timeout (nothing ran, nor will) when the executor did
-	// not start the work within `timeout`; InvalidState when the executor ran it elsewhere.
+	// the context is current there, else through the executor. Timeout (nothing ran, nor will)
+	// when the executor did not start the work within `timeout`; InvalidState when the executor
+	// ran it elsewhere.
 	Status run(const std::function<void()> &work,
 		   WaitDuration timeout = kDefaultWaitTimeout) const;
 	// Runs `work` (a release: deletes and what they keep alive) where the context is current,

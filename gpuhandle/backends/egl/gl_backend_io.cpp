@@ -131,8 +131,8 @@ GLenum beginAccess(MapState &state)
 		auto size = static_cast<GLsizeiptr>(object.size);
 		if (object.mappable) {
 			gl.bindBuffer(kCopyWriteBuffer, object.name);
-			// A buffer has one mapping at a time: a second is refused here, not left to a
-			// GL error (which debug output reports as the caller's mistake).
+			// A buffer has one mapping at a time: a second is refused here, not left to
+			// a GL error (which debug output reports as the caller's mistake).
 			GLint mapped = 0;
 			gl.getBufferParameteriv(kCopyWriteBuffer, kBufferMapped, &mapped);
 			if (mapped)
@@ -195,10 +195,11 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 	if (!ran.ok())
 		return std::move(ran).error();
 	if (error == kAlreadyMapped)
-		return Error::format(ErrorCode::Backend, "frame",
-				     "opengl: a buffer of the %ux%u %s frame is mapped already (a GL "
-				     "buffer has one mapping at a time); unmap it first.",
-				     frame.width(), frame.height(), pixelFormatName(frame.format()));
+		return Error::format(
+			ErrorCode::Backend, "frame",
+			"opengl: a buffer of the %ux%u %s frame is mapped already (a GL "
+			"buffer has one mapping at a time); unmap it first.",
+			frame.width(), frame.height(), pixelFormatName(frame.format()));
 	if (error != kNoError)
 		return Error::format(ErrorCode::Backend, "frame",
 				     "opengl: mapping a %ux%u %s frame failed with GL error 0x%x.",

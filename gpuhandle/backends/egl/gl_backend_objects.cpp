@@ -43,7 +43,7 @@ struct Call {
 	std::mutex mutex;
 	std::condition_variable changed;
 	Stage stage = Stage::Queued;
-	void *current = nullptr; // the context current where the executor ran the work
+	void *current = nullptr;  // the context current where the executor ran the work
 	std::thread::id thread{}; // where it ran
 	std::function<void()> work{};
 };
@@ -244,8 +244,8 @@ Result<Transfer> transferFor(const Features &features, PlaneFormat plane)
 			planeFormatName(plane));
 	if (plane == PlaneFormat::BGRA8) {
 		if (features.desktop)
-			t.internalFormat = 0x8058; // desktop GL has no GL_BGRA8: RGBA8 stores it,
-						   // uploaded as BGRA
+			// Desktop GL has no GL_BGRA8: RGBA8 stores it, uploaded as BGRA.
+			t.internalFormat = 0x8058;
 		else if (!features.bgra8)
 			return Error(
 				ErrorCode::NotSupported, "format",

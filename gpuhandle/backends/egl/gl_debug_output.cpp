@@ -18,8 +18,8 @@ constexpr GLenum kDebugCallbackFunction = 0x8244;
 constexpr GLenum kDebugTypeError = 0x824C;
 constexpr GLenum kDebugTypeUndefinedBehavior = 0x824E;
 
-using DebugProc = void (*)(GLenum source, GLenum type, GLuint id, GLenum severity,
-			   GLsizei length, const char *message, const void *user);
+using DebugProc = void (*)(GLenum source, GLenum type, GLuint id, GLenum severity, GLsizei length,
+			   const char *message, const void *user);
 
 // Errors and undefined behaviour only: what a test must fail on (performance and portability
 // notes are not wrong). The prefix is what the wrapper looks for.
@@ -50,10 +50,10 @@ void enableDebugOutput(const Features &features, bool khrDebug)
 	if (!wanted || !*wanted || std::strcmp(wanted, "0") == 0 || !khrDebug)
 		return;
 	auto enable = resolveDebug<void (*)(GLenum)>("glEnable", true);
-	auto getPointer = resolveDebug<void (*)(GLenum, void **)>("glGetPointerv", features.desktop);
-	auto setCallback =
-		resolveDebug<void (*)(DebugProc, const void *)>("glDebugMessageCallback",
-								 features.desktop);
+	auto getPointer =
+		resolveDebug<void (*)(GLenum, void **)>("glGetPointerv", features.desktop);
+	auto setCallback = resolveDebug<void (*)(DebugProc, const void *)>("glDebugMessageCallback",
+									   features.desktop);
 	if (!enable || !getPointer || !setCallback)
 		return;
 	enable(kDebugOutput);

@@ -340,8 +340,8 @@ Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &memory, GlExecut
 	auto buffer = GlBuffer::create(
 		{ names.buffer, target, size, glContext, GlFlavour::Egl, std::move(anchor) });
 	if (!buffer.ok())
-		return std::move(buffer).error(); // unreachable after the check above; the anchor
-						  // cleans up
+		// Unreachable after the check above; the anchor cleans up.
+		return std::move(buffer).error();
 	return Resource(std::move(buffer).value());
 }
 

@@ -16,11 +16,12 @@ Result<SyncPoint> importEglSync(void *, void *, KeepAliveRef)
 		     "gpuhandle-interop was built without EGL, so it cannot wait on an EGLSync.");
 }
 
-Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &, GlExecutor, void *, uint64_t, uint32_t,
-					  KeepAliveRef)
+Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &, GlExecutor, void *, uint64_t,
+					  uint32_t, KeepAliveRef)
 {
-	return Error(ErrorCode::NotSupported, "glContext",
-		     "gpuhandle-interop was built without EGL, so it cannot import Vulkan memory into GL.");
+	return Error(
+		ErrorCode::NotSupported, "glContext",
+		"gpuhandle-interop was built without EGL, so it cannot import Vulkan memory into GL.");
 }
 
 } // namespace gpuhandle

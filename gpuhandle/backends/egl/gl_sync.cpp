@@ -3,9 +3,6 @@
 
 #include "validation.h"
 
-#include <EGL/egl.h>
-#include <EGL/eglext.h>
-
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
@@ -13,6 +10,9 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+
+#include <EGL/egl.h>
+#include <EGL/eglext.h>
 
 namespace gpuhandle {
 
@@ -79,7 +79,8 @@ bool currentContextHasSync(const GlEntryPoints &gl)
 		return major >= 3;
 	if (major > 3 || (major == 3 && minor >= 2))
 		return true;
-	return hasExtension(reinterpret_cast<const char *>(gl.getString(kGlExtensions)), "GL_ARB_sync");
+	return hasExtension(reinterpret_cast<const char *>(gl.getString(kGlExtensions)),
+			    "GL_ARB_sync");
 }
 
 // How long isSignaled() waits for the GL thread to answer before it says "not yet".
@@ -104,10 +105,11 @@ struct GlSyncState {
 		if (raw.flavour == GlFlavour::Egl) {
 			void *current = eglGetCurrentContext();
 			if (current == EGL_NO_CONTEXT || (raw.context && current != raw.context))
-				return Error::format(ErrorCode::InvalidState, "executor",
-						     "The GL executor ran the GLsync %p wait on a thread where its "
-						     "context %p is not current (current: %p).",
-						     raw.sync, raw.context, current);
+				return Error::format(
+					ErrorCode::InvalidState, "executor",
+					"The GL executor ran the GLsync %p wait on a thread where its "
+					"context %p is not current (current: %p).",
+					raw.sync, raw.context, current);
 		}
 		int known = support.load();
 		if (known == kSupportUnknown) {
@@ -115,9 +117,11 @@ struct GlSyncState {
 			support.store(known);
 		}
 		if (known == kSupportNo)
-			return Error::format(ErrorCode::NotSupported, "sync",
-					     "The GL context %p has no sync objects (it needs GLES 3.0, GL 3.2 "
-					     "or GL_ARB_sync).", raw.context);
+			return Error::format(
+				ErrorCode::NotSupported, "sync",
+				"The GL context %p has no sync objects (it needs GLES 3.0, GL 3.2 "
+				"or GL_ARB_sync).",
+				raw.context);
 		return std::nullopt;
 	}
 };
@@ -157,7 +161,8 @@ public:
 			return {};
 		Deadline deadline = Deadline::after(timeout);
 		for (;;) {
-			WaitDuration slice = std::min<WaitDuration>(deadline.remaining(), kGlWaitSlice);
+			WaitDuration slice =
+				std::min<WaitDuration>(deadline.remaining(), kGlWaitSlice);
 			auto status = clientWait(static_cast<GLuint64>(slice.count()), deadline);
 			if (!status.ok()) {
 				if (status.error().code() == ErrorCode::Timeout)
@@ -175,9 +180,10 @@ public:
 	{
 		if (state_->signaled.load())
 			return true;
-		// A zero-timeout glClientWaitSync: unlike glGetSynciv it flushes on the first call, so
-		// polling alone makes progress. A poll must not block on a busy GL thread: when it
-		// does not answer within kGlQueryWindow the fence is not known to be signalled yet.
+		// A zero-timeout glClientWaitSync: unlike glGetSynciv it flushes on the first call,
+		// so polling alone makes progress. A poll must not block on a busy GL thread: when
+		// it does not answer within kGlQueryWindow the fence is not known to be signalled
+		// yet.
 		auto status = clientWait(0, Deadline::after(kGlQueryWindow));
 		if (!status.ok()) {
 			if (status.error().code() == ErrorCode::Timeout)
@@ -204,10 +210,13 @@ private:
 			}
 			error = state->checkThread();
 			if (!error) {
-				GLbitfield flags = state->flushed.exchange(true) ? 0 : kGlSyncFlushCommandsBit;
-				status = state->gl.clientWaitSync(state->raw.sync, flags, timeoutNs);
+				GLbitfield flags =
+					state->flushed.exchange(true) ? 0 : kGlSyncFlushCommandsBit;
+				status =
+					state->gl.clientWaitSync(state->raw.sync, flags, timeoutNs);
 				if (status == kGlAlreadySignaled || status == kGlConditionSatisfied)
-					state->signaled.store(true); // a signalled GLsync stays signalled
+					// A signalled GLsync stays signalled.
+					state->signaled.store(true);
 				else if (status != kGlTimeoutExpired)
 					error = waitFailed(*state, status);
 			}
@@ -224,9 +233,10 @@ private:
 			call->ran.wait(lock, ran);
 		else if (!call->ran.wait_until(lock, deadline.when(), ran)) {
 			call->abandoned = true;
-			return Error::format(ErrorCode::Timeout, "executor",
-					     "The GL executor did not run the GLsync %p wait on the GL thread in time.",
-					     state_->raw.sync);
+			return Error::format(
+				ErrorCode::Timeout, "executor",
+				"The GL executor did not run the GLsync %p wait on the GL thread in time.",
+				state_->raw.sync);
 		}
 		if (call->error)
 			return std::move(*call->error);
@@ -237,12 +247,14 @@ private:
 	{
 		GLenum glError = state.gl.getError();
 		if (status == kGlWaitFailed)
-			return Error::format(ErrorCode::Backend, "sync",
-					     "glClientWaitSync on GLsync %p failed (GL_WAIT_FAILED, GL error 0x%x).",
-					     state.raw.sync, glError);
-		return Error::format(ErrorCode::Backend, "sync",
-				     "glClientWaitSync on GLsync %p returned 0x%x, not a wait status (GL error 0x%x).",
-				     state.raw.sync, status, glError);
+			return Error::format(
+				ErrorCode::Backend, "sync",
+				"glClientWaitSync on GLsync %p failed (GL_WAIT_FAILED, GL error 0x%x).",
+				state.raw.sync, glError);
+		return Error::format(
+			ErrorCode::Backend, "sync",
+			"glClientWaitSync on GLsync %p returned 0x%x, not a wait status (GL error 0x%x).",
+			state.raw.sync, status, glError);
 	}
 
 	std::shared_ptr<GlSyncState> state_;
@@ -275,26 +287,31 @@ public:
 	{
 		Deadline deadline = Deadline::after(timeout);
 		for (;;) {
-			EGLTimeKHR left = deadline.isNever() ? EGL_FOREVER_KHR
-							     : static_cast<EGLTimeKHR>(deadline.remaining().count());
-			// The flush bit flushes the calling thread's current context, if any: it is what
-			// makes a wait on the producer's own thread terminate.
-			EGLint flags = flushed_.exchange(true) ? 0 : EGL_SYNC_FLUSH_COMMANDS_BIT_KHR;
+			EGLTimeKHR left =
+				deadline.isNever()
+					? EGL_FOREVER_KHR
+					: static_cast<EGLTimeKHR>(deadline.remaining().count());
+			// The flush bit flushes the calling thread's current context, if any: it is
+			// what makes a wait on the producer's own thread terminate.
+			EGLint flags = flushed_.exchange(true) ? 0
+							       : EGL_SYNC_FLUSH_COMMANDS_BIT_KHR;
 			EGLint status = egl_.clientWaitSync(display_, sync_, flags, left);
 			if (status == EGL_CONDITION_SATISFIED_KHR)
 				return {};
 			if (status != EGL_TIMEOUT_EXPIRED_KHR) {
 				EGLint error = eglGetError();
 				if (error != EGL_SUCCESS)
-					return Error::format(ErrorCode::Backend, "sync",
-							     "eglClientWaitSyncKHR on EGLSync %p failed (EGL error 0x%x).",
-							     sync_, static_cast<unsigned>(error));
-				// EGL_FALSE with no error: Mesa 22's timed wait on a reusable sync returns
-				// its condition variable's result on wake-ups, spurious ones included.
-				// The status decides.
+					return Error::format(
+						ErrorCode::Backend, "sync",
+						"eglClientWaitSyncKHR on EGLSync %p failed (EGL error 0x%x).",
+						sync_, static_cast<unsigned>(error));
+				// EGL_FALSE with no error: Mesa 22's timed wait on a reusable sync
+				// returns its condition variable's result on wake-ups, spurious
+				// ones included. The status decides.
 				auto done = isSignaled();
 				if (!done.ok() || *done)
-					return done.ok() ? Status() : Status(std::move(done).error());
+					return done.ok() ? Status()
+							 : Status(std::move(done).error());
 			}
 			if (deadline.expired())
 				return waitTimeoutError(BackendKind::OpenGL, timeout);
@@ -305,9 +322,10 @@ public:
 	{
 		EGLint value = 0;
 		if (!egl_.getSyncAttrib(display_, sync_, EGL_SYNC_STATUS_KHR, &value))
-			return Error::format(ErrorCode::Backend, "sync",
-					     "eglGetSyncAttribKHR(EGL_SYNC_STATUS_KHR) on EGLSync %p failed (EGL error 0x%x).",
-					     sync_, static_cast<unsigned>(eglGetError()));
+			return Error::format(
+				ErrorCode::Backend, "sync",
+				"eglGetSyncAttribKHR(EGL_SYNC_STATUS_KHR) on EGLSync %p failed (EGL error 0x%x).",
+				sync_, static_cast<unsigned>(eglGetError()));
 		return value == EGL_SIGNALED_KHR;
 	}
 
@@ -330,15 +348,18 @@ Result<SyncPoint> importGlSync(const GlSyncSync &raw, GlExecutor executor, KeepA
 	auto state = std::make_shared<GlSyncState>();
 	state->raw = raw;
 	GlEntryPoints &gl = state->gl;
-	if (!resolve(gl.clientWaitSync, "glClientWaitSync") || !resolve(gl.deleteSync, "glDeleteSync") ||
-	    !resolve(gl.getString, "glGetString") || !resolve(gl.getError, "glGetError"))
-		return Error(ErrorCode::NotSupported, "sync",
-			     "eglGetProcAddress found no glClientWaitSync, glDeleteSync, glGetString or glGetError.");
+	if (!resolve(gl.clientWaitSync, "glClientWaitSync") ||
+	    !resolve(gl.deleteSync, "glDeleteSync") || !resolve(gl.getString, "glGetString") ||
+	    !resolve(gl.getError, "glGetError"))
+		return Error(
+			ErrorCode::NotSupported, "sync",
+			"eglGetProcAddress found no glClientWaitSync, glDeleteSync, glGetString or glGetError.");
 	// Validates the rest of the raw fields before anything is adopted.
 	auto checked = SyncPoint::create(raw, nullptr);
 	if (!checked.ok())
 		return std::move(checked).error();
-	return SyncPoint::create(raw, std::make_shared<GlSyncWaiter>(std::move(state), std::move(executor),
+	return SyncPoint::create(raw, std::make_shared<GlSyncWaiter>(std::move(state),
+								     std::move(executor),
 								     std::move(owner)));
 }
 
@@ -350,25 +371,28 @@ Result<SyncPoint> importEglSync(void *display, void *eglSync, KeepAliveRef owner
 		return detail::nullHandle("EGLSync", "sync");
 	const char *extensions = eglQueryString(display, EGL_EXTENSIONS);
 	if (!extensions)
-		return Error::format(ErrorCode::Backend, "display",
-				     "EGL display %p is not initialized (eglQueryString failed with EGL error 0x%x).",
-				     display, static_cast<unsigned>(eglGetError()));
+		return Error::format(
+			ErrorCode::Backend, "display",
+			"EGL display %p is not initialized (eglQueryString failed with EGL error 0x%x).",
+			display, static_cast<unsigned>(eglGetError()));
 	if (!hasExtension(extensions, "EGL_KHR_fence_sync"))
 		return Error::format(ErrorCode::NotSupported, "display",
 				     "EGL display %p does not offer EGL_KHR_fence_sync.", display);
 	EglEntryPoints egl;
 	if (!resolve(egl.clientWaitSync, "eglClientWaitSyncKHR") ||
-	    !resolve(egl.getSyncAttrib, "eglGetSyncAttribKHR") || !resolve(egl.destroySync, "eglDestroySyncKHR"))
+	    !resolve(egl.getSyncAttrib, "eglGetSyncAttribKHR") ||
+	    !resolve(egl.destroySync, "eglDestroySyncKHR"))
 		return Error(ErrorCode::NotSupported, "display",
 			     "EGL_KHR_fence_sync is listed but its entry points were not found.");
 	// Asking for the type proves the handle is a sync of this display before it is adopted.
 	EGLint type = 0;
 	if (!egl.getSyncAttrib(display, eglSync, EGL_SYNC_TYPE_KHR, &type))
 		return Error::format(ErrorCode::Backend, "sync",
-				     "%p is not an EGLSync of display %p (EGL error 0x%x).", eglSync, display,
-				     static_cast<unsigned>(eglGetError()));
+				     "%p is not an EGLSync of display %p (EGL error 0x%x).",
+				     eglSync, display, static_cast<unsigned>(eglGetError()));
 	GlSyncSync raw{ eglSync, nullptr, GlFlavour::Egl };
-	return SyncPoint::create(raw, std::make_shared<EglSyncWaiter>(display, eglSync, egl, std::move(owner)));
+	return SyncPoint::create(raw, std::make_shared<EglSyncWaiter>(display, eglSync, egl,
+								      std::move(owner)));
 }
 
 } // namespace gpuhandle

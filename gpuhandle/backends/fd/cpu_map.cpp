@@ -3,8 +3,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <new>
 #include <linux/dma-buf.h>
+#include <new>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -15,7 +15,9 @@ namespace {
 
 int protection(MapAccess access)
 {
-	return (static_cast<int>(access) & static_cast<int>(MapAccess::Write)) ? PROT_READ | PROT_WRITE : PROT_READ;
+	return (static_cast<int>(access) & static_cast<int>(MapAccess::Write))
+		       ? PROT_READ | PROT_WRITE
+		       : PROT_READ;
 }
 
 uint64_t dmaBufSyncFlags(MapAccess access)
@@ -75,8 +77,11 @@ Status CpuMapping::unmap() noexcept
 	Status status;
 	for (uint32_t i = 0; i < numRegions_; ++i) {
 		Region &region = regions_[i];
-		if (region.dmaBufFd >= 0 && dmaBufSync(region.dmaBufFd, DMA_BUF_SYNC_END | dmaBufSyncFlags(access_)) < 0 && status.ok())
-			status = Error::format(ErrorCode::Io, "fd", "Ending the CPU access to dma-buf fd %d failed: %s.",
+		if (region.dmaBufFd >= 0 &&
+		    dmaBufSync(region.dmaBufFd, DMA_BUF_SYNC_END | dmaBufSyncFlags(access_)) < 0 &&
+		    status.ok())
+			status = Error::format(ErrorCode::Io, "fd",
+					       "Ending the CPU access to dma-buf fd %d failed: %s.",
 					       region.dmaBufFd, std::strerror(errno));
 		if (region.address)
 			munmap(region.address, region.length);
@@ -90,9 +95,11 @@ Status CpuMapping::unmap() noexcept
 		try {
 			ended = end();
 		} catch (const std::bad_alloc &) {
-			ended = Error(ErrorCode::OutOfMemory, "", "Ending a CPU mapping ran out of memory.");
+			ended = Error(ErrorCode::OutOfMemory, "",
+				      "Ending a CPU mapping ran out of memory.");
 		} catch (...) {
-			ended = Error(ErrorCode::Fatal, "", "Ending a CPU mapping threw an exception.");
+			ended = Error(ErrorCode::Fatal, "",
+				      "Ending a CPU mapping threw an exception.");
 		}
 		if (!ended.ok() && status.ok())
 			status = std::move(ended);
@@ -104,8 +111,8 @@ Status CpuMapping::unmap() noexcept
 }
 
 CpuMapping CpuMapping::adopt(const Frame &frame, MapAccess access, uint32_t numPlanes,
-			     const std::array<uint8_t *, 4> &planes, const std::array<uint32_t, 4> &strides,
-			     std::function<Status()> end)
+			     const std::array<uint8_t *, 4> &planes,
+			     const std::array<uint32_t, 4> &strides, std::function<Status()> end)
 {
 	CpuMapping mapping;
 	mapping.frame_ = frame;
@@ -128,8 +135,10 @@ struct Bases {
 
 Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access, WaitDuration timeout)
 {
-	if (access != MapAccess::Read && access != MapAccess::Write && access != MapAccess::ReadWrite)
-		return Error::format(ErrorCode::InvalidArgument, "access", "mapFrame: access %u is not read, write or both.",
+	if (access != MapAccess::Read && access != MapAccess::Write &&
+	    access != MapAccess::ReadWrite)
+		return Error::format(ErrorCode::InvalidArgument, "access",
+				     "mapFrame: access %u is not read, write or both.",
 				     static_cast<unsigned>(access));
 	// The producer's work must be done before the CPU touches the memory.
 	Status acquired = frame.acquire().wait(timeout);
@@ -148,7 +157,8 @@ Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access, WaitDuration t
 		void *address = mmap(nullptr, length, protection(access), MAP_SHARED, fd,
 				     static_cast<off_t>(offset - pageOffset));
 		if (address == MAP_FAILED)
-			return Error::format(ErrorCode::Io, "fd", "mapFrame: mmap of fd %d (%zu bytes) failed: %s.", fd,
+			return Error::format(ErrorCode::Io, "fd",
+					     "mapFrame: mmap of fd %d (%zu bytes) failed: %s.", fd,
 					     length, std::strerror(errno));
 		CpuMapping::Region &region = mapping.regions_[mapping.numRegions_++];
 		region.address = address;
@@ -156,8 +166,10 @@ Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access, WaitDuration t
 		if (dmaBuf) {
 			int synced = dmaBufSync(fd, DMA_BUF_SYNC_START | dmaBufSyncFlags(access));
 			if (synced < 0)
-				return Error::format(ErrorCode::Io, "fd", "mapFrame: starting the CPU access to dma-buf fd %d failed: %s.",
-						     fd, std::strerror(errno));
+				return Error::format(
+					ErrorCode::Io, "fd",
+					"mapFrame: starting the CPU access to dma-buf fd %d failed: %s.",
+					fd, std::strerror(errno));
 			if (synced == 0)
 				region.dmaBufFd = fd;
 		}
@@ -170,19 +182,24 @@ Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access, WaitDuration t
 			bases[r].at[0] = static_cast<uint8_t *>(bytes->desc().data);
 		} else if (const CpuPlanes *planes = resource.get<CpuPlanes>()) {
 			for (uint32_t i = 0; i < planes->desc().numPlanes; ++i)
-				bases[r].at[i] = static_cast<uint8_t *>(planes->desc().planes[i].data);
+				bases[r].at[i] =
+					static_cast<uint8_t *>(planes->desc().planes[i].data);
 		} else if (const ShmFd *shm = resource.get<ShmFd>()) {
-			auto base = mapFd(shm->desc().fd.get(), shm->desc().offset, shm->desc().size, false);
+			auto base = mapFd(shm->desc().fd.get(), shm->desc().offset,
+					  shm->desc().size, false);
 			if (!base.ok())
 				return std::move(base).error();
 			bases[r].at[0] = *base;
 		} else if (const DmaBuf *dmabuf = resource.get<DmaBuf>()) {
-			// A tiled or compressed layout has no CPU rows: the bytes would be scrambled.
-			if (dmabuf->desc().modifier != kDrmModifierLinear && dmabuf->desc().modifier != kDrmModifierInvalid)
-				return Error::format(ErrorCode::NotSupported, "modifier",
-						     "mapFrame: a DMA-BUF with modifier 0x%016llx is tiled or compressed; only "
-						     "linear (or implicit) DMA-BUFs map for the CPU.",
-						     static_cast<unsigned long long>(dmabuf->desc().modifier));
+			// A tiled or compressed layout has no CPU rows: the bytes would be
+			// scrambled.
+			if (dmabuf->desc().modifier != kDrmModifierLinear &&
+			    dmabuf->desc().modifier != kDrmModifierInvalid)
+				return Error::format(
+					ErrorCode::NotSupported, "modifier",
+					"mapFrame: a DMA-BUF with modifier 0x%016llx is tiled or compressed; only "
+					"linear (or implicit) DMA-BUFs map for the CPU.",
+					static_cast<unsigned long long>(dmabuf->desc().modifier));
 			for (uint32_t i = 0; i < dmabuf->desc().numObjects; ++i) {
 				const DmaBufObject &object = dmabuf->desc().objects[i];
 				auto base = mapFd(object.fd.get(), 0, object.size, true);
@@ -191,16 +208,20 @@ Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access, WaitDuration t
 				bases[r].at[i] = *base;
 			}
 		} else {
-			return Error::format(ErrorCode::NotSupported, "resources",
-					     "mapFrame: a %s cannot be mapped here; map it through its %s backend.",
-					     resourceKindName(resource.kind()), backendKindName(resource.backend()));
+			return Error::format(
+				ErrorCode::NotSupported, "resources",
+				"mapFrame: a %s cannot be mapped here; map it through its %s backend.",
+				resourceKindName(resource.kind()),
+				backendKindName(resource.backend()));
 		}
 	}
 	for (uint32_t i = 0; i < frame.numPlanes(); ++i) {
 		const PlaneView &plane = frame.plane(i);
 		if (!plane.stride)
-			return Error::format(ErrorCode::InvalidArgument, "planes",
-					     "mapFrame: plane %u has no stride (opaque memory cannot be read by the CPU).", i);
+			return Error::format(
+				ErrorCode::InvalidArgument, "planes",
+				"mapFrame: plane %u has no stride (opaque memory cannot be read by the CPU).",
+				i);
 		mapping.planes_[i] = bases[plane.resource].at[plane.subresource] + plane.offset;
 		mapping.strides_[i] = plane.stride;
 	}

@@ -6,14 +6,17 @@ namespace gpuhandle {
 
 Result<SyncPoint> importOpenClEvent(const OpenClEventSync &, KeepAliveRef)
 {
-	return Error(ErrorCode::NotSupported, "event",
-		     "gpuhandle-interop was built without OpenCL, so it cannot wait on a cl_event.");
+	return Error(
+		ErrorCode::NotSupported, "event",
+		"gpuhandle-interop was built without OpenCL, so it cannot wait on a cl_event.");
 }
 
-Result<Resource> importHostMemoryIntoOpenCl(const CpuBytes &, void *, void *, MapAccess, KeepAliveRef)
+Result<Resource> importHostMemoryIntoOpenCl(const CpuBytes &, void *, void *, MapAccess,
+					    KeepAliveRef)
 {
-	return Error(ErrorCode::NotSupported, "clContext",
-		     "gpuhandle-interop was built without OpenCL, so it cannot import host memory.");
+	return Error(
+		ErrorCode::NotSupported, "clContext",
+		"gpuhandle-interop was built without OpenCL, so it cannot import host memory.");
 }
 
 } // namespace gpuhandle

@@ -1,11 +1,10 @@
-// OpenCL cl_event waits: a CL_COMPLETE callback signals a CpuFence, so waits are exact and pollable.
+// OpenCL cl_event waits: a CL_COMPLETE callback signals a CpuFence, so waits are exact and
+// pollable.
 #define CL_TARGET_OPENCL_VERSION 120
 #include <gpuhandle/backends/opencl_sync.h>
 #include <gpuhandle/cpu_fence.h>
 
 #include "validation.h"
-
-#include <CL/cl.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +13,8 @@
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+
+#include <CL/cl.h>
 
 namespace gpuhandle {
 
@@ -79,22 +80,27 @@ void CL_CALLBACK onComplete(cl_event, cl_int status, void *data)
 
 Error failedCommand(cl_event event, cl_int status)
 {
-	return Error::format(ErrorCode::Backend, "event",
-			     "The OpenCL command of event %p terminated abnormally with execution status %d.",
-			     static_cast<void *>(event), status);
+	return Error::format(
+		ErrorCode::Backend, "event",
+		"The OpenCL command of event %p terminated abnormally with execution status %d.",
+		static_cast<void *>(event), status);
 }
 
 Error clCallFailed(const char *call, cl_event event, cl_int error)
 {
-	return Error::format(ErrorCode::Backend, "event", "%s on OpenCL event %p failed with error %d.",
-			     call, static_cast<void *>(event), error);
+	return Error::format(ErrorCode::Backend, "event",
+			     "%s on OpenCL event %p failed with error %d.", call,
+			     static_cast<void *>(event), error);
 }
 
 class OpenClEventWaiter final : public SyncWaiter
 {
 public:
 	// Takes over one reference to `event` (already retained).
-	OpenClEventWaiter(cl_event event, KeepAliveRef owner) : event_(event), owner_(std::move(owner)) {}
+	OpenClEventWaiter(cl_event event, KeepAliveRef owner)
+		: event_(event), owner_(std::move(owner))
+	{
+	}
 	// owner_ is released after this body, once the event reference is gone.
 	~OpenClEventWaiter() override
 	{
@@ -113,18 +119,22 @@ public:
 		state_ = std::make_shared<CallbackState>();
 		state_->fence = std::move(*fence);
 
-		// clWaitForEvents flushes the event's queue; a callback does not, so flush once here
-		// or a command that was never flushed would never complete. User events have no queue.
+		// clWaitForEvents flushes the event's queue; a callback does not, so flush once
+		// here or a command that was never flushed would never complete. User events have
+		// no queue.
 		cl_command_queue queue = nullptr;
-		cl_int error = clGetEventInfo(event_, CL_EVENT_COMMAND_QUEUE, sizeof(queue), &queue, nullptr);
+		cl_int error = clGetEventInfo(event_, CL_EVENT_COMMAND_QUEUE, sizeof(queue), &queue,
+					      nullptr);
 		if (error != CL_SUCCESS)
-			return clCallFailed("clGetEventInfo(CL_EVENT_COMMAND_QUEUE)", event_, error);
+			return clCallFailed("clGetEventInfo(CL_EVENT_COMMAND_QUEUE)", event_,
+					    error);
 		if (queue && (error = clFlush(queue)) != CL_SUCCESS)
 			return clCallFailed("clFlush of the event's queue", event_, error);
 
 		// Runs at once (maybe on this thread) when the event is already complete or failed.
 		callbackId_ = registerCallback(state_);
-		error = clSetEventCallback(event_, CL_COMPLETE, onComplete, reinterpret_cast<void *>(callbackId_));
+		error = clSetEventCallback(event_, CL_COMPLETE, onComplete,
+					   reinterpret_cast<void *>(callbackId_));
 		if (error != CL_SUCCESS)
 			return clCallFailed("clSetEventCallback(CL_COMPLETE)", event_, error);
 		return {};
@@ -136,7 +146,8 @@ public:
 	{
 		// The callback makes completion exact. A driver may skip it when the command fails
 		// (PoCL 3.1 calls CL_COMPLETE callbacks only on CL_COMPLETE), so the status is also
-		// read between fence waits that grow to kFailureCheck: a failure surfaces that late.
+		// read between fence waits that grow to kFailureCheck: a failure surfaces that
+		// late.
 		Deadline deadline = Deadline::after(timeout);
 		WaitDuration slice = std::chrono::milliseconds(1);
 		for (;;) {
@@ -163,9 +174,11 @@ public:
 	Result<bool> isSignaled() override
 	{
 		cl_int status = CL_QUEUED;
-		cl_int error = clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status), &status, nullptr);
+		cl_int error = clGetEventInfo(event_, CL_EVENT_COMMAND_EXECUTION_STATUS,
+					      sizeof(status), &status, nullptr);
 		if (error != CL_SUCCESS)
-			return clCallFailed("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)", event_, error);
+			return clCallFailed("clGetEventInfo(CL_EVENT_COMMAND_EXECUTION_STATUS)",
+					    event_, error);
 		if (status < 0)
 			return failedCommand(event_, status);
 		return status == CL_COMPLETE;
@@ -195,9 +208,10 @@ Result<SyncPoint> importOpenClEvent(const OpenClEventSync &raw, KeepAliveRef own
 	auto event = static_cast<cl_event>(raw.event);
 	cl_int error = clRetainEvent(event);
 	if (error != CL_SUCCESS)
-		return Error::format(ErrorCode::Backend, "event",
-				     "clRetainEvent(%p) failed with error %d: it is not a valid cl_event.",
-				     raw.event, error);
+		return Error::format(
+			ErrorCode::Backend, "event",
+			"clRetainEvent(%p) failed with error %d: it is not a valid cl_event.",
+			raw.event, error);
 	auto waiter = std::make_shared<OpenClEventWaiter>(event, std::move(owner));
 	Status started = waiter->start();
 	if (!started.ok())

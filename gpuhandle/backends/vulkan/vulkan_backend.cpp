@@ -3,9 +3,9 @@
 // vulkan_backend_io.cpp, export and import in vulkan_backend_import.cpp and (DMA-BUF)
 // vulkan_backend_dmabuf.cpp. libvulkan is never linked: the host's vkGetInstanceProcAddr, or
 // the one of a dlopen()ed libvulkan.so.1, resolves everything.
-#include "vulkan_backend_internal.h"
-
 #include <gpuhandle/backends/vulkan_sync.h>
+
+#include "vulkan_backend_internal.h"
 
 #include <algorithm>
 #include <cstring>
@@ -21,9 +21,12 @@ namespace {
 
 // The extensions opened with the backend's own device, when the driver offers them.
 constexpr const char *kWantedExtensions[] = {
-	VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,    VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
-	VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,  VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
-	VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME,
+	VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME,
+	VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME,
+	VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
+	VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME,
+	VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME,
+	VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME,
 };
 
 bool contains(const std::vector<std::string> &names, const char *name)
@@ -53,7 +56,8 @@ MaybeError loadLoader(DeviceState &state)
 	return std::nullopt;
 }
 
-template<typename Pfn> Pfn instanceFn(const DeviceState &state, const char *name)
+template<typename Pfn>
+Pfn instanceFn(const DeviceState &state, const char *name)
 {
 	return reinterpret_cast<Pfn>(state.getInstanceProcAddr(state.instance, name));
 }
@@ -80,11 +84,13 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 	if (auto e = loadLoader(state))
 		return e;
 	uint32_t loaderVersion = VK_API_VERSION_1_0;
-	if (auto version = instanceFn<PFN_vkEnumerateInstanceVersion>(state,
-								       "vkEnumerateInstanceVersion"))
+	if (auto version =
+		    instanceFn<PFN_vkEnumerateInstanceVersion>(state, "vkEnumerateInstanceVersion"))
 		version(&loaderVersion);
 	if (loaderVersion < VK_API_VERSION_1_1)
-		return notSupported("context", "the Vulkan loader offers only Vulkan 1.0; the backend needs 1.1.");
+		return notSupported(
+			"context",
+			"the Vulkan loader offers only Vulkan 1.0; the backend needs 1.1.");
 	VkApplicationInfo app{};
 	app.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO;
 	app.pApplicationName = "gpuhandle";
@@ -101,22 +107,25 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 	state.ownsInstance = true;
 	state.destroyInstance = instanceFn<PFN_vkDestroyInstance>(state, "vkDestroyInstance");
 
-	auto enumerate = instanceFn<PFN_vkEnumeratePhysicalDevices>(state, "vkEnumeratePhysicalDevices");
+	auto enumerate =
+		instanceFn<PFN_vkEnumeratePhysicalDevices>(state, "vkEnumeratePhysicalDevices");
 	uint32_t count = 0;
 	enumerate(state.instance, &count, nullptr);
 	std::vector<VkPhysicalDevice> devices(count);
 	enumerate(state.instance, &count, devices.data());
 	if (index >= count)
-		return notSupported("deviceIndex", "device index " + std::to_string(index) +
-							   " was asked for but the Vulkan driver lists " +
-							   std::to_string(count) + " devices.");
+		return notSupported("deviceIndex",
+				    "device index " + std::to_string(index) +
+					    " was asked for but the Vulkan driver lists " +
+					    std::to_string(count) + " devices.");
 	state.physical = devices[index];
 	VkPhysicalDeviceProperties properties{};
 	instanceFn<PFN_vkGetPhysicalDeviceProperties>(state, "vkGetPhysicalDeviceProperties")(
 		state.physical, &properties);
 	if (properties.apiVersion < VK_API_VERSION_1_1)
-		return notSupported("deviceIndex", std::string(properties.deviceName) +
-							   " offers only Vulkan 1.0; the backend needs 1.1.");
+		return notSupported("deviceIndex",
+				    std::string(properties.deviceName) +
+					    " offers only Vulkan 1.0; the backend needs 1.1.");
 
 	auto families = instanceFn<PFN_vkGetPhysicalDeviceQueueFamilyProperties>(
 		state, "vkGetPhysicalDeviceQueueFamilyProperties");
@@ -133,8 +142,9 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 		if (familyList[i].queueFlags & VK_QUEUE_TRANSFER_BIT)
 			family = i;
 	if (!family)
-		return notSupported("deviceIndex", std::string(properties.deviceName) +
-							   " has no queue family that can transfer.");
+		return notSupported("deviceIndex",
+				    std::string(properties.deviceName) +
+					    " has no queue family that can transfer.");
 	state.queueFamily = *family;
 
 	std::vector<std::string> offered = offeredExtensions(state);
@@ -220,15 +230,19 @@ MaybeError adoptHostDevice(DeviceState &state, const ContextRef &context, const 
 
 void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool told)
 {
-	auto resolves = [&](const char *fn) { return state.getDeviceProcAddr(state.device, fn) != nullptr; };
+	auto resolves = [&](const char *fn) {
+		return state.getDeviceProcAddr(state.device, fn) != nullptr;
+	};
 	if (!told) {
 		// Extensions without entry points (dma_buf, queue_family_foreign) cannot be
 		// detected: without the host's word they are taken as not enabled.
 		const std::pair<const char *, const char *> probes[] = {
 			{ VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME, "vkGetMemoryFdKHR" },
 			{ VK_KHR_EXTERNAL_SEMAPHORE_FD_EXTENSION_NAME, "vkGetSemaphoreFdKHR" },
-			{ VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME, "vkGetMemoryHostPointerPropertiesEXT" },
-			{ VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME, "vkGetImageDrmFormatModifierPropertiesEXT" },
+			{ VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME,
+			  "vkGetMemoryHostPointerPropertiesEXT" },
+			{ VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME,
+			  "vkGetImageDrmFormatModifierPropertiesEXT" },
 		};
 		for (const auto &[name, fn] : probes)
 			if (resolves(fn))
@@ -242,7 +256,8 @@ void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool 
 	state.ext.dmaBuf = contains(enabled, VK_EXT_EXTERNAL_MEMORY_DMA_BUF_EXTENSION_NAME) &&
 			   state.ext.memoryFd;
 	state.ext.drmModifier = contains(enabled, VK_EXT_IMAGE_DRM_FORMAT_MODIFIER_EXTENSION_NAME);
-	state.ext.queueFamilyForeign = contains(enabled, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME);
+	state.ext.queueFamilyForeign =
+		contains(enabled, VK_EXT_QUEUE_FAMILY_FOREIGN_EXTENSION_NAME);
 	if (told)
 		state.ext.timeline = resolves("vkGetSemaphoreCounterValue");
 }
@@ -250,10 +265,10 @@ void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool 
 // Entry points, the queue and a command pool: what every later call needs.
 MaybeError prepareDevice(DeviceState &state)
 {
-	state.getDeviceProcAddr =
-		instanceFn<PFN_vkGetDeviceProcAddr>(state, "vkGetDeviceProcAddr");
+	state.getDeviceProcAddr = instanceFn<PFN_vkGetDeviceProcAddr>(state, "vkGetDeviceProcAddr");
 	if (!state.getDeviceProcAddr)
-		return notSupported("getInstanceProcAddr", "the loader has no vkGetDeviceProcAddr.");
+		return notSupported("getInstanceProcAddr",
+				    "the loader has no vkGetDeviceProcAddr.");
 	state.dispatch.device = state.device;
 	state.dispatch.getDeviceProcAddr = reinterpret_cast<void *>(state.getDeviceProcAddr);
 	state.physicalDispatch = { state.instance, state.physical,
@@ -263,13 +278,14 @@ MaybeError prepareDevice(DeviceState &state)
 		return e;
 	const char *absent = nullptr;
 #define LOAD(name)                                                                                 \
-	state.fn.name = reinterpret_cast<PFN_vk##name>(                                            \
-		state.getDeviceProcAddr(state.device, "vk" #name));                                \
+	state.fn.name =                                                                            \
+		reinterpret_cast<PFN_vk##name>(state.getDeviceProcAddr(state.device, "vk" #name)); \
 	absent = !absent && !state.fn.name ? "vk" #name : absent;
 	GPUHANDLE_VKB_FUNCTIONS(LOAD)
 #undef LOAD
 	if (absent)
-		return notSupported("device", std::string("the device resolves no ") + absent + ".");
+		return notSupported("device",
+				    std::string("the device resolves no ") + absent + ".");
 	state.getFormatProperties = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties>(
 		state, "vkGetPhysicalDeviceFormatProperties");
 	state.getFormatProperties2 = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties2>(
@@ -342,11 +358,13 @@ DeviceInfo describe(DeviceState &state, VulkanContext &context)
 	context.deviceUuid = state.deviceUuid;
 	context.driverUuid = state.driverUuid;
 	if (hasPci)
-		if (auto bus = PciBusId::create(pci.pciDomain, pci.pciBus, pci.pciDevice, pci.pciFunction))
+		if (auto bus = PciBusId::create(pci.pciDomain, pci.pciBus, pci.pciDevice,
+						pci.pciFunction))
 			info.id.pciBusId = context.pciBusId = *bus;
 	if (hasDrm && drm.hasRender)
 		info.id.drmRenderNode = context.renderNode =
-			DrmNode{ static_cast<uint32_t>(drm.renderMajor), static_cast<uint32_t>(drm.renderMinor) };
+			DrmNode{ static_cast<uint32_t>(drm.renderMajor),
+				 static_cast<uint32_t>(drm.renderMinor) };
 	if (hasDrm && drm.hasPrimary)
 		info.id.drmPrimaryNode = DrmNode{ static_cast<uint32_t>(drm.primaryMajor),
 						  static_cast<uint32_t>(drm.primaryMinor) };
@@ -376,7 +394,8 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 {
 	BackendCapabilities caps;
 	caps.allocates = { ResourceKind::VulkanBuffer, ResourceKind::VulkanImage };
-	caps.storages = { FrameStorage::Buffer, FrameStorage::LinearImage, FrameStorage::OptimalImage };
+	caps.storages = { FrameStorage::Buffer, FrameStorage::LinearImage,
+			  FrameStorage::OptimalImage };
 	caps.routes = { ImportRoute::Direct };
 	if (state.ext.memoryFd) {
 		caps.exports.push_back(ResourceKind::VulkanMemoryFd);
@@ -400,9 +419,11 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 	}
 	caps.fenceImports = { SyncKind::VulkanSemaphore };
 	if (state.ext.semaphoreFd) {
-		// exportFence() gives a binary semaphore's SYNC_FD: only where the driver makes one.
-		Result<bool> exports = vulkanCanExportSemaphoreFd(
-			state.physicalDispatch, VulkanSemaphoreKind::Binary, VulkanSemaphoreFdType::SyncFd);
+		// exportFence() gives a binary semaphore's SYNC_FD: only where the driver makes
+		// one.
+		Result<bool> exports = vulkanCanExportSemaphoreFd(state.physicalDispatch,
+								  VulkanSemaphoreKind::Binary,
+								  VulkanSemaphoreFdType::SyncFd);
 		if (exports.ok() && *exports)
 			caps.fenceExports = { SyncKind::VulkanSemaphore };
 		VkPhysicalDeviceExternalSemaphoreInfo query{
@@ -412,8 +433,8 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 		VkExternalSemaphoreProperties answer{};
 		answer.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
 		auto get = reinterpret_cast<PFN_vkGetPhysicalDeviceExternalSemaphoreProperties>(
-			state.getInstanceProcAddr(state.instance,
-						  "vkGetPhysicalDeviceExternalSemaphoreProperties"));
+			state.getInstanceProcAddr(
+				state.instance, "vkGetPhysicalDeviceExternalSemaphoreProperties"));
 		if (get) {
 			get(state.physical, &query, &answer);
 			if (answer.externalSemaphoreFeatures &
@@ -480,9 +501,10 @@ Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
 	if (options.context) {
 		Result<const VulkanContext *> host = options.context->vulkan();
 		if (!host)
-			return Error::format(ErrorCode::InvalidArgument, "context",
-					     "vulkan: the context is a %s context, not a Vulkan one.",
-					     backendKindName(options.context->backend()));
+			return Error::format(
+				ErrorCode::InvalidArgument, "context",
+				"vulkan: the context is a %s context, not a Vulkan one.",
+				backendKindName(options.context->backend()));
 		told = !(*host)->enabledDeviceExtensions.empty();
 		if (auto e = adoptHostDevice(*state, options.context, **host, enabled))
 			return std::move(*e);

@@ -1,8 +1,8 @@
 // The Vulkan backend's allocations: which formats it makes, buffers and images on their own
 // memory (exportable when asked), and the Allocation anchor that finds them back.
-#include "vulkan_backend_internal.h"
-
 #include <gpuhandle/format_mappings.h>
+
+#include "vulkan_backend_internal.h"
 
 namespace gpuhandle {
 
@@ -39,7 +39,8 @@ VkExternalMemoryProperties exportProperties(const DeviceState &s, const VulkanEx
 	const detail::Api &api = s.api;
 	if (x.format == 0) {
 		VkPhysicalDeviceExternalBufferInfo query{
-			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO, nullptr, 0, x.usage, type
+			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO, nullptr, 0, x.usage,
+			type
 		};
 		VkExternalBufferProperties answer{};
 		answer.sType = VK_STRUCTURE_TYPE_EXTERNAL_BUFFER_PROPERTIES;
@@ -49,19 +50,22 @@ VkExternalMemoryProperties exportProperties(const DeviceState &s, const VulkanEx
 	VkPhysicalDeviceExternalImageFormatInfo external{
 		VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO, nullptr, type
 	};
-	VkPhysicalDeviceImageFormatInfo2 query{ VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
-						&external,
-						static_cast<VkFormat>(x.format),
-						VK_IMAGE_TYPE_2D,
-						static_cast<VkImageTiling>(x.tiling),
-						x.usage,
-						0 };
+	VkPhysicalDeviceImageFormatInfo2 query{
+		VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+		&external,
+		static_cast<VkFormat>(x.format),
+		VK_IMAGE_TYPE_2D,
+		static_cast<VkImageTiling>(x.tiling),
+		x.usage,
+		0
+	};
 	VkExternalImageFormatProperties externalAnswer{};
 	externalAnswer.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES;
 	VkImageFormatProperties2 answer{};
 	answer.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
 	answer.pNext = &externalAnswer;
-	if (api.GetPhysicalDeviceImageFormatProperties2(api.physical, &query, &answer) != VK_SUCCESS)
+	if (api.GetPhysicalDeviceImageFormatProperties2(api.physical, &query, &answer) !=
+	    VK_SUCCESS)
 		return {};
 	return externalAnswer.externalMemoryProperties;
 }
@@ -69,17 +73,18 @@ VkExternalMemoryProperties exportProperties(const DeviceState &s, const VulkanEx
 // OPAQUE_FD, plus DMA_BUF for a buffer or linear image where the device has the extension and
 // both export from one allocation (optimal tiling has no DRM modifier to describe it with).
 // Sets x.dedicated when either type needs a dedicated allocation.
-Result<VkExternalMemoryHandleTypeFlags> exportHandleTypes(const DeviceState &s,
-							  VulkanExportDesc &x)
+Result<VkExternalMemoryHandleTypeFlags> exportHandleTypes(const DeviceState &s, VulkanExportDesc &x)
 {
 	const VkExternalMemoryProperties opaque = exportProperties(s, x, detail::kOpaqueFd);
 	if (!(opaque.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
-		return Error::format(ErrorCode::NotSupported, "format",
-				     "vulkan: allocate: the driver cannot export a %s (VkFormat %u, "
-				     "usage 0x%x) as an opaque fd.",
-				     x.format ? "image" : "buffer", x.format, x.usage);
+		return Error::format(
+			ErrorCode::NotSupported, "format",
+			"vulkan: allocate: the driver cannot export a %s (VkFormat %u, "
+			"usage 0x%x) as an opaque fd.",
+			x.format ? "image" : "buffer", x.format, x.usage);
 	VkExternalMemoryHandleTypeFlags types = detail::kOpaqueFd;
-	x.dedicated |= (opaque.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
+	x.dedicated |= (opaque.externalMemoryFeatures &
+			VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
 	if (!s.ext.dmaBuf || (x.format != 0 && x.tiling != VK_IMAGE_TILING_LINEAR))
 		return types;
 	const VkExternalMemoryProperties dmaBuf = exportProperties(s, x, kDmaBufHandle);
@@ -123,9 +128,10 @@ Result<uint8_t *> Allocation::mapped(const char *fn)
 			"allocated; it is read through a copy.",
 			fn);
 	if (!state->hasMemoryFlags(memoryTypeIndex, VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT))
-		return Error::format(ErrorCode::NotSupported, "frame",
-				     "vulkan: %s: memory type %u is not host-visible, so it cannot be mapped.",
-				     fn, memoryTypeIndex);
+		return Error::format(
+			ErrorCode::NotSupported, "frame",
+			"vulkan: %s: memory type %u is not host-visible, so it cannot be mapped.",
+			fn, memoryTypeIndex);
 	void *data = nullptr;
 	if (VkResult r = state->fn.MapMemory(state->device, memory, 0, VK_WHOLE_SIZE, 0, &data);
 	    r != VK_SUCCESS)
@@ -158,7 +164,8 @@ Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
 	}
 	const VulkanImage *image = allocation->bound.get<VulkanImage>();
 	if (!image)
-		return Error(ErrorCode::Fatal, "bound", "vulkan: an allocation holds neither a buffer nor an image.");
+		return Error(ErrorCode::Fatal, "bound",
+			     "vulkan: an allocation holds neither a buffer nor an image.");
 	VulkanImageDesc desc = image->desc();
 	desc.anchor = std::make_shared<ResourceAnchor>(user, std::move(allocation));
 	auto made = VulkanImage::create(std::move(desc));
@@ -188,17 +195,17 @@ Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState
 			a->imageOffset = layout.offset;
 		}
 	} else {
-		return Error(ErrorCode::Fatal, "bound", "vulkan: the memory call returned neither a buffer nor an image.");
+		return Error(ErrorCode::Fatal, "bound",
+			     "vulkan: the memory call returned neither a buffer nor an image.");
 	}
 	a->bound = std::move(bound.native);
 	return a;
 }
 
-Result<std::shared_ptr<detail::BoundObject>> createObject(const DeviceState &state,
-							  KeepAliveRef owner, VulkanExportDesc &x,
-							  VkMemoryPropertyFlags wanted,
-							  std::optional<VulkanMemoryFd> *exported,
-							  VkExternalMemoryHandleTypeFlags *handleTypes)
+Result<std::shared_ptr<detail::BoundObject>>
+createObject(const DeviceState &state, KeepAliveRef owner, VulkanExportDesc &x,
+	     VkMemoryPropertyFlags wanted, std::optional<VulkanMemoryFd> *exported,
+	     VkExternalMemoryHandleTypeFlags *handleTypes)
 {
 	const char *fn = "vulkan: allocate";
 	const detail::Api &api = state.api;
@@ -237,8 +244,8 @@ Result<std::shared_ptr<detail::BoundObject>> createObject(const DeviceState &sta
 		type = detail::pickMemoryType(api, object->requirements.memoryTypeBits, 0);
 	if (!type)
 		return Error::format(ErrorCode::NotSupported, "format",
-				     "%s: no memory type is allowed for the object (bits 0x%x).", fn,
-				     object->requirements.memoryTypeBits);
+				     "%s: no memory type is allowed for the object (bits 0x%x).",
+				     fn, object->requirements.memoryTypeBits);
 	// Either handle struct starts the chain; flags 0 asks nothing of a plain allocation.
 	VkExportMemoryAllocateInfo exportInfo{ VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
 					       nullptr, handles };
@@ -296,8 +303,8 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size,
 	if (!object)
 		return std::move(object).error();
 	Identity identity{ s.deviceUuid, s.driverUuid };
-	auto bound = detail::wrap("vulkan: allocate", *object, x.allocationSize,
-				  x.memoryTypeIndex, identity, false);
+	auto bound = detail::wrap("vulkan: allocate", *object, x.allocationSize, x.memoryTypeIndex,
+				  identity, false);
 	if (!bound)
 		return std::move(bound).error();
 	auto allocation = adoptBound(state_, std::move(*bound));
@@ -308,9 +315,9 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size,
 	return allocation;
 }
 
-Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat format,
-								 uint32_t width, uint32_t height,
-								 bool optimal, bool exportable)
+Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat format, uint32_t width,
+								 uint32_t height, bool optimal,
+								 bool exportable)
 {
 	const DeviceState &s = *state_;
 	std::optional<VulkanMemoryFd> exported;
@@ -336,9 +343,11 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat for
 		x.depth = 1;
 		x.tiling = optimal ? VK_IMAGE_TILING_OPTIMAL : VK_IMAGE_TILING_LINEAR;
 		x.usage = kImageUsage;
-		auto object = createObject(s, state_, x,
-					   optimal ? VkMemoryPropertyFlags{ VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT } : kHostMemory,
-					   exportable && s.ext.memoryFd ? &exported : nullptr, &handles);
+		auto object = createObject(
+			s, state_, x,
+			optimal ? VkMemoryPropertyFlags{ VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT }
+				: kHostMemory,
+			exportable && s.ext.memoryFd ? &exported : nullptr, &handles);
 		if (!object)
 			return std::move(object).error();
 		Identity identity{ s.deviceUuid, s.driverUuid };
@@ -372,9 +381,10 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat for
 					a, VK_IMAGE_LAYOUT_UNDEFINED, VK_QUEUE_FAMILY_IGNORED,
 					VK_QUEUE_FAMILY_IGNORED, 0,
 					VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
-				ds.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-							 VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr, 0,
-							 nullptr, 1, &barrier);
+				ds.fn.CmdPipelineBarrier(commands,
+							 VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+							 VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr,
+							 0, nullptr, 1, &barrier);
 			},
 			[&] { a.layout = VK_IMAGE_LAYOUT_GENERAL; }, kDefaultWaitTimeout,
 			{ *allocation });
@@ -415,15 +425,16 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 	if (!layout)
 		return std::move(layout).error();
 	if (!supportsFormat(request.format, request.storage))
-		return Error::format(ErrorCode::NotSupported, "format",
-				     "vulkan: %s cannot be allocated as a %s on %s (a plane has no "
-				     "VkFormat, or the format lacks transfer support with that tiling).",
-				     pixelFormatName(request.format), frameStorageName(request.storage),
-				     info_.name.c_str());
+		return Error::format(
+			ErrorCode::NotSupported, "format",
+			"vulkan: %s cannot be allocated as a %s on %s (a plane has no "
+			"VkFormat, or the format lacks transfer support with that tiling).",
+			pixelFormatName(request.format), frameStorageName(request.storage),
+			info_.name.c_str());
 	if (request.storage == FrameStorage::Buffer) {
-		// Exportable buffers get a little headroom past the last plane: llvmpipe (and so any
-		// GL that imports through GL_EXT_memory_object_fd on Mesa's software stack) refuses
-		// buffer storage that fills the whole memory object.
+		// Exportable buffers get a little headroom past the last plane: llvmpipe (and so
+		// any GL that imports through GL_EXT_memory_object_fd on Mesa's software stack)
+		// refuses buffer storage that fills the whole memory object.
 		const uint64_t size = layout->size + (request.exportable ? kExportHeadroom : 0);
 		auto allocation = allocateBuffer(size, request.exportable);
 		if (!allocation)
@@ -460,7 +471,7 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 }
 
 Result<std::array<Allocation *, 4>> VulkanBackend::allocationsOf(const Frame &frame,
-								  const char *operation) const
+								 const char *operation) const
 {
 	std::array<Allocation *, 4> out{};
 	for (uint32_t i = 0; i < frame.numResources(); i++) {

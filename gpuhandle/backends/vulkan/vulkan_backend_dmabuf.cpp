@@ -1,9 +1,9 @@
 // The Vulkan backend's DMA-BUFs (VK_EXT_external_memory_dma_buf): import as buffers (linear) or
 // as images with the DMA-BUF's modifier (VK_EXT_image_drm_format_modifier), and export of
 // memory allocated DMA-BUF-exportable as LINEAR DMA-BUFs.
-#include "vulkan_backend_internal.h"
-
 #include <gpuhandle/format_mappings.h>
+
+#include "vulkan_backend_internal.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -60,7 +60,8 @@ Result<uint32_t> importObjectMemory(const DeviceState &s, detail::BoundObject &o
 			       ? Error::format(ErrorCode::InvalidArgument, "fd",
 					       "%s: the driver does not take fd %d as a DMA-BUF.",
 					       kImportDmaBuf, object.fd.get())
-			       : detail::vulkanError(kImportDmaBuf, "vkGetMemoryFdPropertiesKHR", r);
+			       : detail::vulkanError(kImportDmaBuf, "vkGetMemoryFdPropertiesKHR",
+						     r);
 	const uint32_t bits = o.requirements.memoryTypeBits & fdProperties.memoryTypeBits;
 	// Host-visible first, so that map() reads the memory in place.
 	std::optional<uint32_t> type = detail::pickMemoryType(s.api, bits, kHostMemory);
@@ -69,11 +70,12 @@ Result<uint32_t> importObjectMemory(const DeviceState &s, detail::BoundObject &o
 	if (!type)
 		type = detail::pickMemoryType(s.api, bits, 0);
 	if (!type)
-		return Error::format(ErrorCode::NotSupported, "fd",
-				     "%s: no memory type is allowed both for the object (bits 0x%x) "
-				     "and for the DMA-BUF fd %d (bits 0x%x).",
-				     kImportDmaBuf, o.requirements.memoryTypeBits, object.fd.get(),
-				     fdProperties.memoryTypeBits);
+		return Error::format(
+			ErrorCode::NotSupported, "fd",
+			"%s: no memory type is allowed both for the object (bits 0x%x) "
+			"and for the DMA-BUF fd %d (bits 0x%x).",
+			kImportDmaBuf, o.requirements.memoryTypeBits, object.fd.get(),
+			fdProperties.memoryTypeBits);
 	const uint64_t size = o.requirements.size;
 	struct stat st = {};
 	if (fstat(object.fd.get(), &st) == 0 && st.st_size > 0 &&
@@ -112,7 +114,8 @@ std::vector<uint64_t> dmaBufModifiers(const DeviceState &s)
 		for (const VkDrmFormatModifierPropertiesEXT &p :
 		     modifiersOf(s, static_cast<VkFormat>(m.value)))
 			if (p.drmFormatModifierPlaneCount == 1 &&
-			    (p.drmFormatModifierTilingFeatures & kTransferFeatures) == kTransferFeatures &&
+			    (p.drmFormatModifierTilingFeatures & kTransferFeatures) ==
+				    kTransferFeatures &&
 			    std::find(out.begin(), out.end(), p.drmFormatModifier) == out.end())
 				out.push_back(p.drmFormatModifier);
 	return out;
@@ -141,7 +144,8 @@ std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) c
 		std::vector<uint64_t> plane;
 		for (const VkDrmFormatModifierPropertiesEXT &m :
 		     modifiersOf(s, static_cast<VkFormat>(mapping->value)))
-			if ((m.drmFormatModifierTilingFeatures & kTransferFeatures) == kTransferFeatures &&
+			if ((m.drmFormatModifierTilingFeatures & kTransferFeatures) ==
+				    kTransferFeatures &&
 			    (m.drmFormatModifierPlaneCount == 1 || (*info)->numPlanes == 1) &&
 			    m.drmFormatModifier != kDrmModifierLinear &&
 			    m.drmFormatModifier != kDrmModifierInvalid)
@@ -151,7 +155,8 @@ std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) c
 		else
 			tiled.erase(std::remove_if(tiled.begin(), tiled.end(),
 						   [&](uint64_t m) {
-							   return std::find(plane.begin(), plane.end(),
+							   return std::find(plane.begin(),
+									    plane.end(),
 									    m) == plane.end();
 						   }),
 				    tiled.end());
@@ -168,8 +173,9 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 {
 	const DeviceState &s = *state_;
 	if (!s.ext.dmaBuf || !s.getMemoryFdProperties)
-		return routeNotSupported(kName, ImportRoute::DmaBuf,
-					 "the device does not offer VK_EXT_external_memory_dma_buf.");
+		return routeNotSupported(
+			kName, ImportRoute::DmaBuf,
+			"the device does not offer VK_EXT_external_memory_dma_buf.");
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
 	if (!info)
 		return std::move(info).error();
@@ -179,34 +185,38 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 		const DmaBuf *dmabuf = frame.resource(r).get<DmaBuf>();
 		if (!dmabuf) {
 			std::string why = "resource " + std::to_string(r) + " is a " +
-					  resourceKindName(frame.resource(r).kind()) + ", not a DmaBuf.";
+					  resourceKindName(frame.resource(r).kind()) +
+					  ", not a DmaBuf.";
 			return routeNotSupported(kName, ImportRoute::DmaBuf, why.c_str());
 		}
 		const DmaBufDesc &d = dmabuf->desc();
 		if (fourcc && *fourcc != d.fourcc)
-			return Error::format(ErrorCode::FormatMismatch, "fourcc",
-					     "vulkan: the DMA-BUF's fourcc is %s (0x%08x) but a %s frame's "
-					     "is %s (0x%08x).",
-					     fourccName(d.fourcc).c_str(), d.fourcc,
-					     pixelFormatName(frame.format()), fourccName(*fourcc).c_str(),
-					     *fourcc);
+			return Error::format(
+				ErrorCode::FormatMismatch, "fourcc",
+				"vulkan: the DMA-BUF's fourcc is %s (0x%08x) but a %s frame's "
+				"is %s (0x%08x).",
+				fourccName(d.fourcc).c_str(), d.fourcc,
+				pixelFormatName(frame.format()), fourccName(*fourcc).c_str(),
+				*fourcc);
 		if (d.modifier == kDrmModifierLinear || d.modifier == kDrmModifierInvalid)
 			continue;
 		if (!s.ext.drmModifier || !s.getFormatProperties2)
-			return Error::format(ErrorCode::NotSupported, "modifier",
-					     "vulkan: the DMA-BUF's modifier 0x%016" PRIx64 " is not "
-					     "linear; importing it as an image needs "
-					     "VK_EXT_image_drm_format_modifier, which %s does not offer.",
-					     d.modifier, info_.name.c_str());
+			return Error::format(
+				ErrorCode::NotSupported, "modifier",
+				"vulkan: the DMA-BUF's modifier 0x%016" PRIx64 " is not "
+				"linear; importing it as an image needs "
+				"VK_EXT_image_drm_format_modifier, which %s does not offer.",
+				d.modifier, info_.name.c_str());
 		images = true;
 	}
 	FrameDesc desc = frame.desc();
 	if (images) {
 		if (frame.numResources() != 1)
-			return Error::format(ErrorCode::NotSupported, "resources",
-					     "vulkan: a tiled DMA-BUF imports from one DmaBuf resource, "
-					     "not %u.",
-					     frame.numResources());
+			return Error::format(
+				ErrorCode::NotSupported, "resources",
+				"vulkan: a tiled DMA-BUF imports from one DmaBuf resource, "
+				"not %u.",
+				frame.numResources());
 		const DmaBufDesc &d = frame.resource(0).get<DmaBuf>()->desc();
 		desc.numResources = desc.numPlanes = (*info)->numPlanes;
 		std::vector<Allocation *> acquired;
@@ -234,9 +244,10 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 		const DmaBufDesc &d = frame.resource(r).get<DmaBuf>()->desc();
 		base[r] = count;
 		if (count + d.numObjects > 4)
-			return Error::format(ErrorCode::NotSupported, "resources",
-					     "vulkan: the frame's DMA-BUFs hold more than 4 objects, one "
-					     "buffer each.");
+			return Error::format(
+				ErrorCode::NotSupported, "resources",
+				"vulkan: the frame's DMA-BUFs hold more than 4 objects, one "
+				"buffer each.");
 		for (uint32_t o = 0; o < d.numObjects; o++) {
 			auto allocation = importDmaBufObject(d.objects[o], frame.resource(r));
 			if (!allocation)
@@ -294,9 +305,8 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufObject(const DmaB
 // Plane `plane` of the frame as an image with the DMA-BUF's modifier: one memory plane taken
 // from the frame's plane view, or (a one-plane format whose modifier adds planes, such as a
 // compression plane) every plane of the DMA-BUF, all in one object.
-Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame &frame,
-								     uint32_t plane,
-								     const DmaBufDesc &d)
+Result<std::shared_ptr<Allocation>>
+VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBufDesc &d)
 {
 	const DeviceState &s = *state_;
 	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
@@ -324,21 +334,23 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 		object = d.planes[0].objectIndex;
 		for (uint32_t i = 0; i < memoryPlanes; i++) {
 			if (d.planes[i].objectIndex != object)
-				return Error::format(ErrorCode::NotSupported, "planes",
-						     "vulkan: the planes of modifier 0x%016" PRIx64
-						     " must share one object (disjoint images are not "
-						     "imported).",
-						     d.modifier);
+				return Error::format(
+					ErrorCode::NotSupported, "planes",
+					"vulkan: the planes of modifier 0x%016" PRIx64
+					" must share one object (disjoint images are not "
+					"imported).",
+					d.modifier);
 			layouts[i] = { d.planes[i].offset, 0, d.planes[i].pitch, 0, 0 };
 		}
 	} else {
-		return Error::format(ErrorCode::NotSupported, "modifier",
-				     "vulkan: modifier 0x%016" PRIx64 " has %u memory planes for %s; "
-				     "the backend imports such a modifier only for one-plane formats "
-				     "with that many DMA-BUF planes (a %s frame has %u planes, the "
-				     "DMA-BUF %u).",
-				     d.modifier, memoryPlanes, mapping->name,
-				     pixelFormatName(frame.format()), info->numPlanes, d.numPlanes);
+		return Error::format(
+			ErrorCode::NotSupported, "modifier",
+			"vulkan: modifier 0x%016" PRIx64 " has %u memory planes for %s; "
+			"the backend imports such a modifier only for one-plane formats "
+			"with that many DMA-BUF planes (a %s frame has %u planes, the "
+			"DMA-BUF %u).",
+			d.modifier, memoryPlanes, mapping->name, pixelFormatName(frame.format()),
+			info->numPlanes, d.numPlanes);
 	}
 	const uint32_t width = planeInfo.rowTexels(frame.width());
 	const uint32_t height = planeInfo.rows(frame.height());
@@ -349,8 +361,9 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 		VK_STRUCTURE_TYPE_IMAGE_DRM_FORMAT_MODIFIER_EXPLICIT_CREATE_INFO_EXT, nullptr,
 		d.modifier, memoryPlanes, layouts.data()
 	};
-	VkExternalMemoryImageCreateInfo external{ VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO,
-						  &explicitInfo, kDmaBufHandle };
+	VkExternalMemoryImageCreateInfo external{
+		VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, &explicitInfo, kDmaBufHandle
+	};
 	VkImageCreateInfo create{};
 	create.sType = VK_STRUCTURE_TYPE_IMAGE_CREATE_INFO;
 	create.pNext = &external;
@@ -364,19 +377,29 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 	create.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
 	create.initialLayout = VK_IMAGE_LAYOUT_UNDEFINED; // external memory images must start so
 	VkExternalMemoryFeatureFlags features = 0;
-	for (VkImageUsageFlags usage : { kImageUsage, VkImageUsageFlags{ VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
-									VK_IMAGE_USAGE_TRANSFER_DST_BIT } }) {
+	for (VkImageUsageFlags usage :
+	     { kImageUsage, VkImageUsageFlags{ VK_IMAGE_USAGE_TRANSFER_SRC_BIT |
+					       VK_IMAGE_USAGE_TRANSFER_DST_BIT } }) {
 		VkPhysicalDeviceImageDrmFormatModifierInfoEXT modifierQuery{
-			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT, nullptr,
-			d.modifier, VK_SHARING_MODE_EXCLUSIVE, 0, nullptr
+			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_DRM_FORMAT_MODIFIER_INFO_EXT,
+			nullptr,
+			d.modifier,
+			VK_SHARING_MODE_EXCLUSIVE,
+			0,
+			nullptr
 		};
 		VkPhysicalDeviceExternalImageFormatInfo externalQuery{
-			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO, &modifierQuery,
-			kDmaBufHandle
+			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_IMAGE_FORMAT_INFO,
+			&modifierQuery, kDmaBufHandle
 		};
 		VkPhysicalDeviceImageFormatInfo2 query{
-			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2, &externalQuery, format,
-			VK_IMAGE_TYPE_2D, VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT, usage, 0
+			VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_IMAGE_FORMAT_INFO_2,
+			&externalQuery,
+			format,
+			VK_IMAGE_TYPE_2D,
+			VK_IMAGE_TILING_DRM_FORMAT_MODIFIER_EXT,
+			usage,
+			0
 		};
 		VkExternalImageFormatProperties externalAnswer{};
 		externalAnswer.sType = VK_STRUCTURE_TYPE_EXTERNAL_IMAGE_FORMAT_PROPERTIES;
@@ -399,7 +422,8 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 				     info_.name.c_str(), width, height, mapping->name, d.modifier);
 
 	auto o = std::make_shared<detail::BoundObject>(s.api, state_);
-	if (VkResult r = s.api.CreateImage(s.device, &create, nullptr, &o->image); r != VK_SUCCESS) {
+	if (VkResult r = s.api.CreateImage(s.device, &create, nullptr, &o->image);
+	    r != VK_SUCCESS) {
 		o->image = VK_NULL_HANDLE;
 		return detail::vulkanError(kImportDmaBuf, "vkCreateImage", r);
 	}
@@ -408,7 +432,9 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufImage(const Frame
 	if (s.getImageRequirements2) {
 		VkMemoryDedicatedRequirements wants{};
 		wants.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS;
-		VkMemoryRequirements2 requirements{ VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2, &wants, {} };
+		VkMemoryRequirements2 requirements{ VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2,
+						    &wants,
+						    {} };
 		VkImageMemoryRequirementsInfo2 which{
 			VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2, nullptr, o->image
 		};
@@ -455,11 +481,12 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 				     info_.name.c_str());
 	if (std::find(caps_.exports.begin(), caps_.exports.end(), ResourceKind::DmaBuf) ==
 	    caps_.exports.end())
-		return Error::format(ErrorCode::NotSupported, "kind",
-				     "vulkan: %s imports DMA-BUFs but exports none beside an opaque "
-				     "fd (VK_EXT_external_memory_dma_buf without the exportable "
-				     "bit for them).",
-				     info_.name.c_str());
+		return Error::format(
+			ErrorCode::NotSupported, "kind",
+			"vulkan: %s imports DMA-BUFs but exports none beside an opaque "
+			"fd (VK_EXT_external_memory_dma_buf without the exportable "
+			"bit for them).",
+			info_.name.c_str());
 	Result<uint32_t> fourcc = toApiFormat(FormatApi::DrmFourcc, frame.format());
 	if (!fourcc)
 		return Error::format(ErrorCode::NotSupported, "format",
@@ -468,14 +495,15 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 				     pixelFormatName(frame.format()));
 	for (uint32_t i = 0; i < frame.numResources(); i++)
 		if (!(allocations[i]->handleTypes & kDmaBufHandle))
-			return Error::format(ErrorCode::NotSupported, "frame",
-					     "vulkan: resource %u is not exportable as a DMA-BUF: %s.", i,
-					     allocations[i]->image && allocations[i]->optimal
-						     ? "an optimal-tiled image has no DRM format modifier "
-						       "(allocate a Buffer or a LinearImage)"
-						     : "it was allocated with exportable false, imported, "
-						       "or the driver cannot export it as a DMA-BUF and "
-						       "an opaque fd at once");
+			return Error::format(
+				ErrorCode::NotSupported, "frame",
+				"vulkan: resource %u is not exportable as a DMA-BUF: %s.", i,
+				allocations[i]->image && allocations[i]->optimal
+					? "an optimal-tiled image has no DRM format modifier "
+					  "(allocate a Buffer or a LinearImage)"
+					: "it was allocated with exportable false, imported, "
+					  "or the driver cannot export it as a DMA-BUF and "
+					  "an opaque fd at once");
 	// A DMA-BUF's consumer need not be a Vulkan device: the foreign family where the device
 	// has it.
 	if (Status shared = shareImages(frame, allocations,
@@ -495,7 +523,8 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 					     a.memory, kDmaBufHandle };
 		int raw = -1;
 		if (VkResult r = s.api.GetMemoryFdKHR(s.device, &fdInfo, &raw); r != VK_SUCCESS)
-			return detail::vulkanError("vulkan: exportFrame(DmaBuf)", "vkGetMemoryFdKHR", r);
+			return detail::vulkanError("vulkan: exportFrame(DmaBuf)",
+						   "vkGetMemoryFdKHR", r);
 		desc.objects[i] = DmaBufObject{ SharedFd(UniqueFd(raw)), a.allocationSize };
 	}
 	desc.numPlanes = frame.numPlanes();

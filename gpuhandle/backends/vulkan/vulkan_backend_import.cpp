@@ -1,9 +1,9 @@
 // The Vulkan backend's exports and imports: the host's own images and buffers of its device
 // (foreign views, the Direct route), opaque fds (between devices of one driver) and host
 // pointers (VK_EXT_external_memory_host); DMA-BUFs are in vulkan_backend_dmabuf.cpp.
-#include "vulkan_backend_internal.h"
-
 #include <gpuhandle/format_mappings.h>
+
+#include "vulkan_backend_internal.h"
 
 #include <cerrno>
 #include <cinttypes>
@@ -134,16 +134,18 @@ Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
 	if (kind == ResourceKind::DmaBuf)
 		return exportDmaBuf(frame, *allocations);
 	if (kind != ResourceKind::VulkanMemoryFd)
-		return Error::format(ErrorCode::NotSupported, "kind",
-				     "vulkan: exportFrame() gives VulkanMemoryFd resources, not %s.",
-				     resourceKindName(kind));
+		return Error::format(
+			ErrorCode::NotSupported, "kind",
+			"vulkan: exportFrame() gives VulkanMemoryFd resources, not %s.",
+			resourceKindName(kind));
 	for (uint32_t i = 0; i < frame.numResources(); i++)
 		if (!(*allocations)[i]->exported)
-			return Error::format(ErrorCode::NotSupported, "frame",
-					     "vulkan: resource %u has no opaque fd: it was allocated "
-					     "with exportable false, imported, or made on a device "
-					     "without VK_KHR_external_memory_fd.",
-					     i);
+			return Error::format(
+				ErrorCode::NotSupported, "frame",
+				"vulkan: resource %u has no opaque fd: it was allocated "
+				"with exportable false, imported, or made on a device "
+				"without VK_KHR_external_memory_fd.",
+				i);
 	if (Status shared = shareImages(frame, *allocations, VK_QUEUE_FAMILY_EXTERNAL); !shared)
 		return std::move(shared).error();
 	std::array<Resource, 4> out{};
@@ -170,23 +172,24 @@ Result<Frame> VulkanBackend::importFrame(const Frame &frame, ImportRoute route)
 	case ImportRoute::Direct:
 		if (holds(frame))
 			return frame;
-		return routeNotSupported(kName, route,
-					 "the frame's resources are not this device's Vulkan memory.");
+		return routeNotSupported(
+			kName, route, "the frame's resources are not this device's Vulkan memory.");
 	case ImportRoute::OpaqueFd: return importOpaqueFd(frame);
 	case ImportRoute::HostPointer: return importHostPointer(frame);
 	case ImportRoute::DmaBuf: return importDmaBuf(frame);
 	default: break;
 	}
-	return routeNotSupported(kName, route,
-				 "the backend imports without copies only; the planner makes copies.");
+	return routeNotSupported(
+		kName, route, "the backend imports without copies only; the planner makes copies.");
 }
 
 Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 {
 	const DeviceState &s = *state_;
 	if (!s.ext.memoryFd)
-		return routeNotSupported(kName, ImportRoute::OpaqueFd,
-					 "the device was opened without VK_KHR_external_memory_fd.");
+		return routeNotSupported(
+			kName, ImportRoute::OpaqueFd,
+			"the device was opened without VK_KHR_external_memory_fd.");
 	std::array<Resource, 4> out{};
 	std::vector<Allocation *> acquired;
 	std::vector<KeepAliveRef> keep;
@@ -203,13 +206,15 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 		     { std::tuple{ "deviceUuid", d.deviceUuid, s.deviceUuid },
 		       std::tuple{ "driverUuid", d.driverUuid, s.driverUuid } })
 			if (theirs && *theirs != ours)
-				return Error::format(ErrorCode::DeviceMismatch, field,
-						     "vulkan: the memory was exported with %s %s, but "
-						     "this device's is %s; an opaque fd imports only on "
-						     "the device and driver that made it.",
-						     field, formatUuid(*theirs).c_str(),
-						     formatUuid(ours).c_str());
-		auto bound = importVulkanMemoryFd(s.dispatch, s.physicalDispatch, *memoryFd, state_);
+				return Error::format(
+					ErrorCode::DeviceMismatch, field,
+					"vulkan: the memory was exported with %s %s, but "
+					"this device's is %s; an opaque fd imports only on "
+					"the device and driver that made it.",
+					field, formatUuid(*theirs).c_str(),
+					formatUuid(ours).c_str());
+		auto bound =
+			importVulkanMemoryFd(s.dispatch, s.physicalDispatch, *memoryFd, state_);
 		if (!bound)
 			return std::move(bound).error();
 		auto allocation = adoptBound(state_, std::move(*bound));
@@ -219,7 +224,8 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 		a.source = frame.resource(i);
 		if (a.image) {
 			const VulkanExportDesc &x = d.exportDesc;
-			Result<PlaneFormat> format = fromPlaneApiFormat(PlaneApi::VkFormat, x.format);
+			Result<PlaneFormat> format =
+				fromPlaneApiFormat(PlaneApi::VkFormat, x.format);
 			if (!format)
 				return std::move(format).error();
 			a.planeFormat = *format;
@@ -235,10 +241,11 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 			for (uint32_t p = 0; p < frame.numPlanes(); p++)
 				if (frame.plane(p).resource == i && !a.optimal &&
 				    frame.plane(p).stride != a.rowPitch)
-					return Error::format(ErrorCode::FormatMismatch, "planes",
-							     "vulkan: plane %u has a stride of %u bytes but the "
-							     "imported image's rows are %u bytes apart.",
-							     p, frame.plane(p).stride, a.rowPitch);
+					return Error::format(
+						ErrorCode::FormatMismatch, "planes",
+						"vulkan: plane %u has a stride of %u bytes but the "
+						"imported image's rows are %u bytes apart.",
+						p, frame.plane(p).stride, a.rowPitch);
 		}
 		if (a.image) {
 			acquired.push_back(&a);
@@ -258,8 +265,9 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 {
 	const DeviceState &s = *state_;
 	if (!s.ext.memoryHost || !s.hostPointerAlignment)
-		return routeNotSupported(kName, ImportRoute::HostPointer,
-					 "the device was opened without VK_EXT_external_memory_host.");
+		return routeNotSupported(
+			kName, ImportRoute::HostPointer,
+			"the device was opened without VK_EXT_external_memory_host.");
 	if (Status checked = checkPlaneStrides(frame, kName); !checked)
 		return std::move(checked).error();
 	const uint64_t align = s.hostPointerAlignment;
@@ -267,12 +275,12 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 	auto importBytes = [&](const CpuBytes &bytes, const Resource &source) -> Result<Resource> {
 		const CpuBytesDesc &d = bytes.desc();
 		if (reinterpret_cast<uintptr_t>(d.data) % align || d.size % align)
-			return Error::format(ErrorCode::NotSupported, "alignment",
-					     "vulkan: no host-pointer import of %" PRIu64
-					     " bytes at %p: address and size must be multiples of the "
-					     "device's minImportedHostPointerAlignment (%" PRIu64
-					     " bytes).",
-					     d.size, d.data, align);
+			return Error::format(
+				ErrorCode::NotSupported, "alignment",
+				"vulkan: no host-pointer import of %" PRIu64
+				" bytes at %p: address and size must be multiples of the "
+				"device's minImportedHostPointerAlignment (%" PRIu64 " bytes).",
+				d.size, d.data, align);
 		auto bound = importHostMemoryIntoVulkan(s.dispatch, s.physicalDispatch, bytes,
 							kBufferUsage, state_);
 		if (!bound)
@@ -301,17 +309,18 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 			desc.resources[i] = std::move(*resource);
 		}
 		for (uint32_t p = 0; p < desc.numPlanes; p++)
-			desc.planes[p] = PlaneView{ frame.plane(p).subresource, 0, frame.plane(p).offset,
-						    frame.plane(p).stride };
+			desc.planes[p] = PlaneView{ frame.plane(p).subresource, 0,
+						    frame.plane(p).offset, frame.plane(p).stride };
 		return Frame::create(std::move(desc));
 	}
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
 		const CpuBytes *bytes = frame.resource(i).get<CpuBytes>();
 		if (!bytes) {
-			std::string why = std::string("it takes CpuBytes or one CpuPlanes resource; "
-						      "resource ") +
-					  std::to_string(i) + " is a " +
-					  resourceKindName(frame.resource(i).kind()) + ".";
+			std::string why =
+				std::string("it takes CpuBytes or one CpuPlanes resource; "
+					    "resource ") +
+				std::to_string(i) + " is a " +
+				resourceKindName(frame.resource(i).kind()) + ".";
 			return routeNotSupported(kName, ImportRoute::HostPointer, why.c_str());
 		}
 		auto resource = importBytes(*bytes, frame.resource(i));
@@ -405,18 +414,22 @@ Result<SyncPoint> VulkanBackend::exportFence(const SyncPoint &point)
 {
 	const VulkanSemaphoreSync *raw = point.raw<VulkanSemaphoreSync>();
 	if (!raw || raw->device != state_->device)
-		return Error::format(ErrorCode::NotSupported, "point",
-				     "vulkan: only semaphores of this device export as fence fds; this is a %s point.",
-				     syncKindName(point.kind()));
+		return Error::format(
+			ErrorCode::NotSupported, "point",
+			"vulkan: only semaphores of this device export as fence fds; this is a %s point.",
+			syncKindName(point.kind()));
 	if (raw->kind != VulkanSemaphoreKind::Binary)
-		return Error(ErrorCode::NotSupported, "point",
-			     "vulkan: a timeline semaphore has no SYNC_FD export (Vulkan allows it for binary "
-			     "semaphores only); it is waited on the CPU instead.");
+		return Error(
+			ErrorCode::NotSupported, "point",
+			"vulkan: a timeline semaphore has no SYNC_FD export (Vulkan allows it for binary "
+			"semaphores only); it is waited on the CPU instead.");
 	if (!point.isRawCarrier())
-		return Error(ErrorCode::NotSupported, "point",
-			     "vulkan: the binary semaphore was imported already, and its waiter consumed the "
-			     "signal; export it before importing it.");
-	auto fd = exportVulkanSemaphoreFd(*raw, state_->dispatch, state_->physicalDispatch, VulkanSemaphoreFdType::SyncFd);
+		return Error(
+			ErrorCode::NotSupported, "point",
+			"vulkan: the binary semaphore was imported already, and its waiter consumed the "
+			"signal; export it before importing it.");
+	auto fd = exportVulkanSemaphoreFd(*raw, state_->dispatch, state_->physicalDispatch,
+					  VulkanSemaphoreFdType::SyncFd);
 	if (!fd)
 		return std::move(fd).error();
 	return SyncPoint::fromFenceFd(std::move(*fd));

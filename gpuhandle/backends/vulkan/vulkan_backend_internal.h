@@ -1,12 +1,12 @@
 // Private to the Vulkan backend: its device state, the anchor of its allocations, the class.
 #pragma once
 
-#include "common/backend_internal.h"
-#include "vulkan_memory_internal.h" // VK_NO_PROTOTYPES, <vulkan/vulkan.h>, detail::Api
-
 #include <gpuhandle/context.h>
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/sync_waiter.h>
+
+#include "common/backend_internal.h"
+#include "vulkan_memory_internal.h" // VK_NO_PROTOTYPES, <vulkan/vulkan.h>, detail::Api
 
 #include <array>
 #include <cstdint>
@@ -26,7 +26,7 @@ inline constexpr VkImageUsageFlags kImageUsage = VK_IMAGE_USAGE_TRANSFER_SRC_BIT
 						 VK_IMAGE_USAGE_TRANSFER_DST_BIT |
 						 VK_IMAGE_USAGE_SAMPLED_BIT;
 inline constexpr VkFormatFeatureFlags kTransferFeatures = VK_FORMAT_FEATURE_TRANSFER_SRC_BIT |
-							   VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
+							  VK_FORMAT_FEATURE_TRANSFER_DST_BIT;
 inline constexpr VkExternalMemoryHandleTypeFlagBits kDmaBufHandle =
 	VK_EXTERNAL_MEMORY_HANDLE_TYPE_DMA_BUF_BIT_EXT;
 inline constexpr VkMemoryPropertyFlags kHostMemory = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
@@ -86,10 +86,10 @@ public:
 	~DeviceState() override;
 
 	// Records commands with `record`, submits them on the queue and waits up to `timeout` for
-	// them. `submitted` (when set) runs under queueMutex once vkQueueSubmit succeeded: the place
-	// to update what the commands change (image layouts), which a failed submit must not. On
-	// Timeout the commands and `keep` stay alive until they finish (reclaimed by later submits
-	// and by drain()). `keep` must not hold a DeviceUser of this state.
+	// them. `submitted` (when set) runs under queueMutex once vkQueueSubmit succeeded: the
+	// place to update what the commands change (image layouts), which a failed submit must not.
+	// On Timeout the commands and `keep` stay alive until they finish (reclaimed by later
+	// submits and by drain()). `keep` must not hold a DeviceUser of this state.
 	Status submit(const char *fn, const std::function<void(VkCommandBuffer)> &record,
 		      const std::function<void()> &submitted, WaitDuration timeout,
 		      std::vector<KeepAliveRef> keep = {});
@@ -130,7 +130,7 @@ public:
 	VkPhysicalDeviceMemoryProperties memory{};
 	std::mutex queueMutex;
 	std::function<void(bool lock)> queueLock{}; // the host's, around each vkQueueSubmit
-	VkCommandPool pool = VK_NULL_HANDLE; // under queueMutex
+	VkCommandPool pool = VK_NULL_HANDLE;        // under queueMutex
 
 private:
 	// Frees the pending submissions whose fences signalled, waiting for them until `deadline`
@@ -174,7 +174,8 @@ public:
 	Resource source{};                  // what imported memory lives in (kept alive)
 	Resource bound{};                   // the detail::BoundObject-anchored buffer or image
 	std::optional<VulkanMemoryFd> exported{};
-	VkExternalMemoryHandleTypeFlags handleTypes = 0; // what the memory was allocated exportable as
+	// What the memory was allocated exportable as.
+	VkExternalMemoryHandleTypeFlags handleTypes = 0;
 	VkDeviceMemory memory = VK_NULL_HANDLE;
 	uint64_t allocationSize = 0;
 	uint32_t memoryTypeIndex = 0;
@@ -287,7 +288,7 @@ public:
 private:
 	// The allocation of each resource of a frame of this backend, or WrongKind.
 	Result<std::array<Allocation *, 4>> allocationsOf(const Frame &frame,
-							   const char *operation) const;
+							  const char *operation) const;
 	// allocationsOf, where foreign resources of this VkDevice get foreign views (see
 	// Allocation::foreign): WrongKind for resources of other devices, APIs or backends.
 	Result<FrameAllocations> accessOf(const Frame &frame, const char *operation) const;
@@ -302,7 +303,8 @@ private:
 							       const Resource &source);
 	Result<std::shared_ptr<Allocation>> importDmaBufImage(const Frame &frame, uint32_t plane,
 							      const DmaBufDesc &dmabuf);
-	Result<Frame> exportDmaBuf(const Frame &frame, const std::array<Allocation *, 4> &allocations);
+	Result<Frame> exportDmaBuf(const Frame &frame,
+				   const std::array<Allocation *, 4> &allocations);
 	// Hands the frame's images to `family` (VK_QUEUE_FAMILY_EXTERNAL or _FOREIGN_EXT) before
 	// their first export: moved to GENERAL (so that no later transition from UNDEFINED lets the
 	// driver discard what the other side writes) and released to that family.

@@ -17,7 +17,8 @@ namespace vkbackend {
 
 static uint64_t remainingNs(const Deadline &deadline)
 {
-	return deadline.isNever() ? UINT64_MAX : static_cast<uint64_t>(deadline.remaining().count());
+	return deadline.isNever() ? UINT64_MAX
+				  : static_cast<uint64_t>(deadline.remaining().count());
 }
 
 std::vector<KeepAliveRef> DeviceState::reclaimLocked(const Deadline *deadline)
@@ -28,8 +29,8 @@ std::vector<KeepAliveRef> DeviceState::reclaimLocked(const Deadline *deadline)
 		VkResult r = fn.GetFenceStatus(device, p.fence);
 		// A driver may wake before the deadline with VK_TIMEOUT: wait out the whole budget.
 		while (r == VK_NOT_READY && deadline && !deadline->expired())
-			if ((r = fn.WaitForFences(device, 1, &p.fence, VK_TRUE, remainingNs(*deadline))) ==
-			    VK_TIMEOUT)
+			if ((r = fn.WaitForFences(device, 1, &p.fence, VK_TRUE,
+						  remainingNs(*deadline))) == VK_TIMEOUT)
 				r = VK_NOT_READY;
 		if (r == VK_NOT_READY) {
 			left.push_back(std::move(p));
@@ -58,13 +59,15 @@ bool DeviceState::drain(WaitDuration budget)
 		left = pending_.size();
 	}
 	if (left)
-		std::fprintf(stderr,
-			     "gpuhandle: vulkan: %zu submission(s) did not finish within %lld ms; "
-			     "their command buffers, the memory they use and the device are leaked on "
-			     "purpose rather than waited on without end.\n",
-			     left,
-			     static_cast<long long>(
-				     std::chrono::duration_cast<std::chrono::milliseconds>(budget).count()));
+		std::fprintf(
+			stderr,
+			"gpuhandle: vulkan: %zu submission(s) did not finish within %lld ms; "
+			"their command buffers, the memory they use and the device are leaked on "
+			"purpose rather than waited on without end.\n",
+			left,
+			static_cast<long long>(
+				std::chrono::duration_cast<std::chrono::milliseconds>(budget)
+					.count()));
 	return left == 0;
 }
 
@@ -79,17 +82,22 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 		std::lock_guard lock(queueMutex);
 		released = reclaimLocked(nullptr);
 		VkCommandBufferAllocateInfo info{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
-						  nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY, 1 };
-		if (VkResult r = fn.AllocateCommandBuffers(device, &info, &commands); r != VK_SUCCESS)
+						  nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
+						  1 };
+		if (VkResult r = fn.AllocateCommandBuffers(device, &info, &commands);
+		    r != VK_SUCCESS)
 			return detail::vulkanError(name, "vkAllocateCommandBuffers", r);
-		VkCommandBufferBeginInfo begin{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO, nullptr,
-						VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT, nullptr };
+		VkCommandBufferBeginInfo begin{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
+						nullptr,
+						VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
+						nullptr };
 		VkResult r = fn.BeginCommandBuffer(commands, &begin);
 		if (r == VK_SUCCESS) {
 			record(commands);
 			// What the copies wrote is for the host to read once the fence signals.
 			VkMemoryBarrier toHost{ VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
-						VK_ACCESS_TRANSFER_WRITE_BIT, VK_ACCESS_HOST_READ_BIT };
+						VK_ACCESS_TRANSFER_WRITE_BIT,
+						VK_ACCESS_HOST_READ_BIT };
 			fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
 					      VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr,
 					      0, nullptr);
@@ -137,7 +145,8 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 }
 
 VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uint32_t srcFamily,
-				    uint32_t dstFamily, VkAccessFlags srcAccess, VkAccessFlags dstAccess)
+				    uint32_t dstFamily, VkAccessFlags srcAccess,
+				    VkAccessFlags dstAccess)
 {
 	VkImageMemoryBarrier barrier{};
 	barrier.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_BARRIER;
@@ -156,13 +165,14 @@ VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uin
 
 namespace {
 
-constexpr VkAccessFlags kTransferAccess = VK_ACCESS_TRANSFER_READ_BIT | VK_ACCESS_TRANSFER_WRITE_BIT;
+constexpr VkAccessFlags kTransferAccess = VK_ACCESS_TRANSFER_READ_BIT |
+					  VK_ACCESS_TRANSFER_WRITE_BIT;
 
 // The images one command buffer uses, all in GENERAL (transfers and host access both allow it).
 // The first use in the buffer moves an image there from its recorded layout (a linear image is
 // in GENERAL from its allocation on, so host-written bytes stay), or acquires a shared image from
-// its external family; the end releases shared images back. Recorded layouts change only once the commands were submitted.
-// Used under queueMutex only.
+// its external family; the end releases shared images back. Recorded layouts change only once the
+// commands were submitted. Used under queueMutex only.
 class ImageUses
 {
 public:
@@ -174,7 +184,8 @@ public:
 			return;
 		images_.push_back(&a);
 		if (a.externalFamily != VK_QUEUE_FAMILY_IGNORED) {
-			// The other side leaves a shared image in GENERAL; acquiring it keeps its bytes.
+			// The other side leaves a shared image in GENERAL; acquiring it keeps its
+			// bytes.
 			VkImageMemoryBarrier acquire =
 				generalBarrier(a, VK_IMAGE_LAYOUT_GENERAL, a.externalFamily,
 					       s_.queueFamily, 0, kTransferAccess);
@@ -182,10 +193,9 @@ public:
 						 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
 						 nullptr, 1, &acquire);
 		} else if (a.layout != VK_IMAGE_LAYOUT_GENERAL) {
-			VkImageMemoryBarrier barrier =
-				generalBarrier(a, a.layout, VK_QUEUE_FAMILY_IGNORED,
-					       VK_QUEUE_FAMILY_IGNORED, VK_ACCESS_HOST_WRITE_BIT,
-					       kTransferAccess);
+			VkImageMemoryBarrier barrier = generalBarrier(
+				a, a.layout, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED,
+				VK_ACCESS_HOST_WRITE_BIT, kTransferAccess);
 			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
 						 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
 						 nullptr, 1, &barrier);
@@ -202,8 +212,9 @@ public:
 								  kTransferAccess, 0));
 		if (!releases.empty())
 			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
-						 VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0, nullptr,
-						 0, nullptr, static_cast<uint32_t>(releases.size()),
+						 VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
+						 nullptr, 0, nullptr,
+						 static_cast<uint32_t>(releases.size()),
 						 releases.data());
 	}
 
@@ -233,14 +244,16 @@ struct PlaneCopy {
 // buffer and an image counts rows in texels).
 Status checkTexelAligned(const PlaneCopy &c, uint32_t plane)
 {
-	for (const auto &[a, view] : { std::pair{ c.src, c.srcView }, std::pair{ c.dst, c.dstView } })
+	for (const auto &[a, view] :
+	     { std::pair{ c.src, c.srcView }, std::pair{ c.dst, c.dstView } })
 		if (a->buffer && (c.src->image || c.dst->image) &&
 		    (view.stride % c.texelBytes || view.offset % c.texelBytes))
-			return Error::format(ErrorCode::NotSupported, "planes",
-					     "vulkan: plane %u's stride (%u) or offset (%" PRIu64
-					     ") is not a multiple of its %u-byte texel, which a copy "
-					     "between a buffer and an image needs.",
-					     plane, view.stride, view.offset, c.texelBytes);
+			return Error::format(
+				ErrorCode::NotSupported, "planes",
+				"vulkan: plane %u's stride (%u) or offset (%" PRIu64
+				") is not a multiple of its %u-byte texel, which a copy "
+				"between a buffer and an image needs.",
+				plane, view.stride, view.offset, c.texelBytes);
 	return {};
 }
 
@@ -251,21 +264,22 @@ VkImageSubresourceLayers imageLayers(const Allocation &a, const PlaneView &view)
 	return { vulkanPlaneAspect(a.imagePlanes, view.subresource), 0, 0, 1 };
 }
 
-void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c,
-		ImageUses &uses)
+void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c, ImageUses &uses)
 {
 	const VkExtent3D extent{ c.texels, c.rows, 1 };
 	const uint64_t rowBytes = uint64_t{ c.texels } * c.texelBytes;
 	if (c.src->buffer && c.dst->buffer) {
 		std::vector<VkBufferCopy> regions;
 		if (c.srcView.stride == c.dstView.stride)
-			regions.push_back({ c.srcView.offset, c.dstView.offset,
-					    uint64_t{ c.srcView.stride } * (c.rows - 1) + rowBytes });
+			regions.push_back(
+				{ c.srcView.offset, c.dstView.offset,
+				  uint64_t{ c.srcView.stride } * (c.rows - 1) + rowBytes });
 		else
 			for (uint32_t y = 0; y < c.rows; y++)
-				regions.push_back({ c.srcView.offset + uint64_t{ c.srcView.stride } * y,
-						    c.dstView.offset + uint64_t{ c.dstView.stride } * y,
-						    rowBytes });
+				regions.push_back(
+					{ c.srcView.offset + uint64_t{ c.srcView.stride } * y,
+					  c.dstView.offset + uint64_t{ c.dstView.stride } * y,
+					  rowBytes });
 		s.fn.CmdCopyBuffer(commands, c.src->buffer, c.dst->buffer,
 				   static_cast<uint32_t>(regions.size()), regions.data());
 		return;
@@ -275,15 +289,18 @@ void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy 
 	if (c.dst->image)
 		uses.use(commands, *c.dst);
 	if (c.src->image && c.dst->image) {
-		VkImageCopy region{ imageLayers(*c.src, c.srcView), { 0, 0, 0 },
-				    imageLayers(*c.dst, c.dstView), { 0, 0, 0 }, extent };
+		VkImageCopy region{ imageLayers(*c.src, c.srcView),
+				    { 0, 0, 0 },
+				    imageLayers(*c.dst, c.dstView),
+				    { 0, 0, 0 },
+				    extent };
 		s.fn.CmdCopyImage(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL, c.dst->image,
 				  VK_IMAGE_LAYOUT_GENERAL, 1, &region);
 		return;
 	}
 	const PlaneView &view = c.src->buffer ? c.srcView : c.dstView;
-	const VkImageSubresourceLayers layers =
-		c.src->buffer ? imageLayers(*c.dst, c.dstView) : imageLayers(*c.src, c.srcView);
+	const VkImageSubresourceLayers layers = c.src->buffer ? imageLayers(*c.dst, c.dstView)
+							      : imageLayers(*c.src, c.srcView);
 	VkBufferImageCopy region{ view.offset, view.stride / c.texelBytes, 0, layers, { 0, 0, 0 },
 				  extent };
 	if (c.src->buffer)
@@ -359,13 +376,15 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 			PlaneCopy c;
 			c.src = a;
 			c.srcView = a->buffer ? view : PlaneView{ 0, view.subresource, 0, 0 };
-			// A single-plane image's own extent; a buffer's or an aspect's from the frame.
+			// A single-plane image's own extent; a buffer's or an aspect's from the
+			// frame.
 			const bool whole = a->image && a->imagePlanes == 1;
 			c.texels = whole ? a->width : plane.rowTexels(frame.width());
 			c.rows = whole ? a->height : plane.rows(frame.height());
 			c.texelBytes = bytesPerTexel(whole ? a->planeFormat : plane.format);
 			c.dstView = PlaneView{ 0, 0, stagingSize, c.texels * c.texelBytes };
-			stagingSize += (uint64_t{ c.dstView.stride } * c.rows + 15) & ~uint64_t{ 15 };
+			stagingSize += (uint64_t{ c.dstView.stride } * c.rows + 15) &
+				       ~uint64_t{ 15 };
 			strides[p] = c.dstView.stride;
 			staged.push_back(c);
 			continue;
@@ -373,7 +392,8 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 		Result<uint8_t *> base = a->mapped("map()");
 		if (!base)
 			return std::move(base).error();
-		if (!state_->hasMemoryFlags(a->memoryTypeIndex, VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
+		if (!state_->hasMemoryFlags(a->memoryTypeIndex,
+					    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
 			VkMappedMemoryRange range{ VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr,
 						   a->memory, 0, VK_WHOLE_SIZE };
 			state_->fn.InvalidateMappedMemoryRanges(state_->device, 1, &range);
@@ -407,8 +427,11 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 	auto staging = createObject(*state_, state_, x, kHostMemory, nullptr);
 	if (!staging)
 		return std::move(staging).error();
-	auto stagingBuffer = VulkanBuffer::create(
-		{ reinterpret_cast<uint64_t>((*staging)->buffer), state_->device, stagingSize, {}, *staging });
+	auto stagingBuffer = VulkanBuffer::create({ reinterpret_cast<uint64_t>((*staging)->buffer),
+						    state_->device,
+						    stagingSize,
+						    {},
+						    *staging });
 	if (!stagingBuffer)
 		return std::move(stagingBuffer).error();
 	auto stagingAllocation = adoptBound(
@@ -460,18 +483,20 @@ Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 		return std::move(from).error();
 	if (dst.format() != src.format() || dst.width() != src.width() ||
 	    dst.height() != src.height() || dst.numPlanes() != src.numPlanes())
-		return Error::format(ErrorCode::FormatMismatch, "dst",
-				     "vulkan: copyFrame() copies between frames of one format and size, "
-				     "not a %ux%u %s into a %ux%u %s.",
-				     src.width(), src.height(), pixelFormatName(src.format()),
-				     dst.width(), dst.height(), pixelFormatName(dst.format()));
+		return Error::format(
+			ErrorCode::FormatMismatch, "dst",
+			"vulkan: copyFrame() copies between frames of one format and size, "
+			"not a %ux%u %s into a %ux%u %s.",
+			src.width(), src.height(), pixelFormatName(src.format()), dst.width(),
+			dst.height(), pixelFormatName(dst.format()));
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(src.format());
 	if (!info)
 		return std::move(info).error();
 	if ((*info)->numPlanes != src.numPlanes())
 		return Error::format(ErrorCode::FormatMismatch, "src",
 				     "vulkan: a %s frame has %u planes, not %u.",
-				     pixelFormatName(src.format()), (*info)->numPlanes, src.numPlanes());
+				     pixelFormatName(src.format()), (*info)->numPlanes,
+				     src.numPlanes());
 	if (Status s = src.acquire().wait(timeout); !s)
 		return s;
 	if (Status s = dst.acquire().wait(timeout); !s)
@@ -479,9 +504,13 @@ Status VulkanBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 	std::vector<PlaneCopy> copies;
 	for (uint32_t p = 0; p < src.numPlanes(); p++) {
 		const PlaneInfo &plane = (*info)->planes[p];
-		PlaneCopy c{ from->at[src.plane(p).resource], to->at[dst.plane(p).resource],
-			     src.plane(p), dst.plane(p), plane.rowTexels(src.width()),
-			     plane.rows(src.height()), bytesPerTexel(plane.format) };
+		PlaneCopy c{ from->at[src.plane(p).resource],
+			     to->at[dst.plane(p).resource],
+			     src.plane(p),
+			     dst.plane(p),
+			     plane.rowTexels(src.width()),
+			     plane.rows(src.height()),
+			     bytesPerTexel(plane.format) };
 		if (Status s = checkTexelAligned(c, p); !s)
 			return s;
 		copies.push_back(c);

@@ -137,20 +137,23 @@ MaybeError moveToGeneral(const char *fn, const Api &api, const VulkanDeviceDispa
 		barrier.image = image;
 		barrier.subresourceRange = { VK_IMAGE_ASPECT_COLOR_BIT, 0, 1, 0, 1 };
 		api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-				       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0, nullptr,
-				       1, &barrier);
+				       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
+				       nullptr, 1, &barrier);
 		VkSubmitInfo submit{};
 		submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
 		submit.commandBufferCount = 1;
 		submit.pCommandBuffers = &commands;
 		if (step("vkEndCommandBuffer", api.EndCommandBuffer(commands)) &&
-		    step("vkCreateFence", api.CreateFence(api.device, &fenceInfo, nullptr, &fence))) {
+		    step("vkCreateFence",
+			 api.CreateFence(api.device, &fenceInfo, nullptr, &fence))) {
 			if (dispatch.lockQueue)
-				dispatch.lockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
-			VkResult r = api.QueueSubmit(static_cast<VkQueue>(dispatch.queue), 1, &submit,
-						     fence);
+				dispatch.lockQueue(dispatch.queueLockUserData,
+						   dispatch.queueFamily);
+			VkResult r = api.QueueSubmit(static_cast<VkQueue>(dispatch.queue), 1,
+						     &submit, fence);
 			if (dispatch.unlockQueue)
-				dispatch.unlockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
+				dispatch.unlockQueue(dispatch.queueLockUserData,
+						     dispatch.queueFamily);
 			submitted = step("vkQueueSubmit", r);
 		}
 	}
@@ -158,10 +161,11 @@ MaybeError moveToGeneral(const char *fn, const Api &api, const VulkanDeviceDispa
 	if (submitted) {
 		VkResult r = api.WaitForFences(api.device, 1, &fence, VK_TRUE, 10'000'000'000ull);
 		if (r == VK_TIMEOUT)
-			failed = Error::format(ErrorCode::Timeout, "queue",
-					       "%s: moving the new image to VK_IMAGE_LAYOUT_GENERAL "
-					       "did not finish within 10 s.",
-					       fn);
+			failed =
+				Error::format(ErrorCode::Timeout, "queue",
+					      "%s: moving the new image to VK_IMAGE_LAYOUT_GENERAL "
+					      "did not finish within 10 s.",
+					      fn);
 		else
 			step("vkWaitForFences", r);
 		stillRunning = r != VK_SUCCESS;
@@ -249,7 +253,8 @@ allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
 	auto made = allocateAndExport(fn, std::move(object), x, memoryProperties);
 	if (made && dispatch.queue)
 		if (auto e = moveToGeneral(fn, api, dispatch, image)) {
-			// A barrier still running on the image keeps it: leaked, not freed under it.
+			// A barrier still running on the image keeps it: leaked, not freed under
+			// it.
 			if (e->code() == ErrorCode::Timeout)
 				static_cast<void>(new VulkanExportedMemory(std::move(*made)));
 			return std::move(*e);

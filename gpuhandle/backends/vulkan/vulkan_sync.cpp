@@ -128,8 +128,8 @@ public:
 	}
 
 private:
-	KeepAliveRef owner_; // keeps the device and semaphore valid for as long as this waiter
-			     // lives
+	// Keeps the device and semaphore valid for as long as this waiter lives.
+	KeepAliveRef owner_;
 	Device device_;
 	VkSemaphore semaphore_;
 	uint64_t value_;
@@ -285,8 +285,8 @@ Result<SyncWaiterRef> binaryWaiter(const VulkanSemaphoreSync &raw,
 	if (dispatch.unlockQueue)
 		dispatch.unlockQueue(dispatch.queueLockUserData, dispatch.queueFamily);
 	if (result != VK_SUCCESS) {
-		fns.destroyFence(device.device, fence, nullptr); // never submitted, so safe to
-								 // destroy
+		// Never submitted, so safe to destroy.
+		fns.destroyFence(device.device, fence, nullptr);
 		return vulkanError(result, "vkQueueSubmit");
 	}
 	return SyncWaiterRef(std::make_shared<BinaryWaiter>(std::move(owner), device, fns, fence));

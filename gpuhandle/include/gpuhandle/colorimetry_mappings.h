@@ -1,4 +1,5 @@
-// Colorimetry to and from GStreamer's GstVideoColorimetry, FFmpeg's AVColor* and Vulkan's YCbCr model.
+// Colorimetry to and from GStreamer's GstVideoColorimetry, FFmpeg's AVColor* and Vulkan's YCbCr
+// model.
 #pragma once
 
 #include <gpuhandle/colorimetry.h>

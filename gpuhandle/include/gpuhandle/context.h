@@ -44,18 +44,19 @@ struct VulkanContext {
 };
 
 struct GlContext {
-	void *display = nullptr;            // EGLDisplay / X11 Display* / HDC; null only for CGL
-	void *context = nullptr;            // EGLContext / GLXContext / HGLRC / CGLContextObj
-	std::optional<uint64_t> shareGroup{}; // opaque token: contexts with equal tokens share names
+	void *display = nullptr; // EGLDisplay / X11 Display* / HDC; null only for CGL
+	void *context = nullptr; // EGLContext / GLXContext / HGLRC / CGLContextObj
+	// Opaque token: contexts with equal tokens share names.
+	std::optional<uint64_t> shareGroup{};
 	GlFlavour flavour = GlFlavour::Egl;
 	std::optional<Uuid> deviceUuid{};    // GL_DEVICE_UUID_EXT (GL_EXT_memory_object)
 	std::optional<DrmNode> renderNode{}; // EGL_EXT_device_drm_render_node
 };
 
 struct CudaContext {
-	void *context = nullptr;          // CUcontext
-	void *stream = nullptr;           // CUstream; null is the legacy default stream
-	int32_t ordinal = 0;              // CUdevice ordinal, >= 0
+	void *context = nullptr;            // CUcontext
+	void *stream = nullptr;             // CUstream; null is the legacy default stream
+	int32_t ordinal = 0;                // CUdevice ordinal, >= 0
 	std::optional<Uuid> uuid{};         // cuDeviceGetUuid
 	std::optional<PciBusId> pciBusId{}; // cuDeviceGetPCIBusId
 };
@@ -78,14 +79,14 @@ struct OpenClContext {
 };
 
 struct VaApiContext {
-	void *display = nullptr;           // VADisplay
+	void *display = nullptr;             // VADisplay
 	std::optional<DrmNode> renderNode{}; // the render node a DRM display was opened on
 };
 
 struct D3D11Context {
 	void *device = nullptr;        // ID3D11Device*
 	void *deviceContext = nullptr; // ID3D11DeviceContext* (the immediate context)
-	std::optional<Luid> luid{};      // DXGI_ADAPTER_DESC::AdapterLuid
+	std::optional<Luid> luid{};    // DXGI_ADAPTER_DESC::AdapterLuid
 };
 
 struct D3D12Context {
@@ -95,8 +96,8 @@ struct D3D12Context {
 };
 
 struct MetalContext {
-	void *device = nullptr;             // id<MTLDevice>
-	void *queue = nullptr;              // id<MTLCommandQueue>
+	void *device = nullptr;               // id<MTLDevice>
+	void *queue = nullptr;                // id<MTLCommandQueue>
 	std::optional<uint64_t> registryId{}; // MTLDevice.registryID
 };
 

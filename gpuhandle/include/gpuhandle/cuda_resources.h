@@ -18,7 +18,7 @@ namespace gpuhandle {
 struct CudaPitched2DDesc {
 	uint64_t pointer = 0; // CUdeviceptr
 	uint32_t pitch = 0;
-	uint32_t numPlanes = 1; // 1..4
+	uint32_t numPlanes = 1;                 // 1..4
 	std::array<uint64_t, 4> planeOffsets{}; // strictly increasing, each < size
 	uint64_t size = 0;
 	void *context = nullptr; // CUcontext the pointer belongs to (may be null: current context)

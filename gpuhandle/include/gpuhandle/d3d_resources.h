@@ -13,9 +13,9 @@ namespace gpuhandle {
 
 // A borrowed ID3D11Texture2D (slice `arraySlice` of a decoder's texture array).
 struct D3D11TextureDesc {
-	void *texture = nullptr;  // ID3D11Texture2D*
+	void *texture = nullptr; // ID3D11Texture2D*
 	uint32_t arraySlice = 0;
-	uint32_t rowPitch = 0;    // bytes per row when known (staging textures); 0 otherwise
+	uint32_t rowPitch = 0; // bytes per row when known (staging textures); 0 otherwise
 	std::optional<Luid> adapterLuid{};
 	KeepAliveRef anchor{};
 };

@@ -100,12 +100,13 @@ DeviceMatch sameDevice(const DeviceId &a, const DeviceId &b) noexcept;
 // What a backend reports about a device it opened (gpuhandle-info prints these).
 struct DeviceInfo {
 	BackendKind backend = BackendKind::Cpu;
-	std::string name{}; // "AMD Radeon RX 7600 (RADV NAVI33)", "llvmpipe (LLVM 15.0.6, 256 bits)"
+	// "AMD Radeon RX 7600 (RADV NAVI33)", "llvmpipe (LLVM 15.0.6, 256 bits)".
+	std::string name{};
 	DeviceId id{};
 	// PCI vendor (0x1002, 0x10de, 0x8086), or a Khronos vendor id (0x10005 Mesa) for non-PCI.
 	std::optional<uint32_t> vendorId{};
 	std::optional<uint32_t> pciDeviceId{}; // PCI device id
-	std::string driverVersion{};         // as the driver spells it ("Mesa 22.3.6", "535.104.05")
+	std::string driverVersion{};       // as the driver spells it ("Mesa 22.3.6", "535.104.05")
 	uint64_t dedicatedMemoryBytes = 0; // device-local, not shared with the host; 0 when none
 	bool isIntegrated = false;         // shares memory with the host
 	bool isSoftware = false;           // a CPU rasteriser behind a GPU API (lavapipe, WARP)

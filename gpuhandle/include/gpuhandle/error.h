@@ -1,4 +1,5 @@
-// Error values returned by every fallible gpuhandle call: a code, the field at fault and a sentence.
+// Error values returned by every fallible gpuhandle call: a code, the field at fault and a
+// sentence.
 #pragma once
 
 #include <cstdint>
@@ -48,7 +49,7 @@ public:
 
 	// printf-style constructor: the message is a whole sentence with the values in it.
 	[[gnu::format(printf, 3, 4)]] static Error format(ErrorCode code, std::string field,
-							    const char *fmt, ...);
+							  const char *fmt, ...);
 
 	ErrorCode code() const noexcept { return code_; }
 	ErrorKind kind() const noexcept { return errorKindOf(code_); }

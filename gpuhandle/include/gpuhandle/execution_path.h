@@ -19,8 +19,14 @@ public:
 	constexpr ExecutionPath() = default;
 	static constexpr ExecutionPath zeroCopy() { return ExecutionPath(Kind::ZeroCopy, ""); }
 	// `reason` must have static storage: tests and counters compare it as a string.
-	static constexpr ExecutionPath gpuCopy(const char *reason) { return { Kind::GpuCopy, reason }; }
-	static constexpr ExecutionPath cpuCopy(const char *reason) { return { Kind::CpuCopy, reason }; }
+	static constexpr ExecutionPath gpuCopy(const char *reason)
+	{
+		return { Kind::GpuCopy, reason };
+	}
+	static constexpr ExecutionPath cpuCopy(const char *reason)
+	{
+		return { Kind::CpuCopy, reason };
+	}
 
 	constexpr Kind kind() const { return kind_; }
 	constexpr const char *reason() const { return reason_; }
@@ -28,7 +34,8 @@ public:
 
 	friend constexpr bool operator==(const ExecutionPath &a, const ExecutionPath &b)
 	{
-		return a.kind_ == b.kind_ && std::string_view(a.reason_) == std::string_view(b.reason_);
+		return a.kind_ == b.kind_ &&
+		       std::string_view(a.reason_) == std::string_view(b.reason_);
 	}
 
 private:

@@ -45,10 +45,10 @@ bool canRepresent(FormatApi api, PixelFormat format) noexcept;
 
 // APIs that describe each plane separately (a multi-plane frame is a set of textures).
 enum class PlaneApi : uint32_t {
-	VkFormat = 0,      // VkFormat of one plane (VK_FORMAT_R8_UNORM, VK_FORMAT_R8G8_UNORM ...)
-	GlInternal = 1,    // GL sized internal format (GL_R8, GL_RG16 ...)
-	CudaArray = 2,     // CUarray_format in value, channel count in extra
-	OpenClImage = 3,   // cl_channel_order in value, cl_channel_type in extra
+	VkFormat = 0,    // VkFormat of one plane (VK_FORMAT_R8_UNORM, VK_FORMAT_R8G8_UNORM ...)
+	GlInternal = 1,  // GL sized internal format (GL_R8, GL_RG16 ...)
+	CudaArray = 2,   // CUarray_format in value, channel count in extra
+	OpenClImage = 3, // cl_channel_order in value, cl_channel_type in extra
 };
 inline constexpr uint32_t kPlaneApiCount = 4;
 const char *planeApiName(PlaneApi api) noexcept;

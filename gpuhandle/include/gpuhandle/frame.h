@@ -3,9 +3,9 @@
 
 #include <gpuhandle/colorimetry.h>
 #include <gpuhandle/pixel_format.h>
+#include <gpuhandle/release_gate.h>
 #include <gpuhandle/resource.h>
 #include <gpuhandle/result.h>
-#include <gpuhandle/release_gate.h>
 #include <gpuhandle/sync_point.h>
 
 #include <array>
@@ -44,7 +44,8 @@ class Frame
 {
 public:
 	// Checks: size non-zero; 1..4 resources, none empty; 1..4 planes, each naming an existing
-	// resource and subresource; offsets inside resources whose size is known; valid colorimetry.
+	// resource and subresource; offsets inside resources whose size is known; valid
+	// colorimetry.
 	static Result<Frame> create(FrameDesc desc);
 	// A frame over one resource, with plane views taken from the resource's own layout:
 	// DmaBuf planes, CpuPlanes planes, CudaPitched2D plane offsets; one plane otherwise.

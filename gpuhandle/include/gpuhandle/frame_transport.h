@@ -28,23 +28,24 @@ struct PeerRule {
 using TransportLog = std::function<void(const Error &)>;
 
 struct FrameSenderOptions {
-	std::string socketPath;         // created; an existing socket file there is replaced
-	uint32_t socketMode = 0600;     // owner-only unless widened
+	std::string socketPath;     // created; an existing socket file there is replaced
+	uint32_t socketMode = 0600; // owner-only unless widened
 	PeerRule peers{};
-	uint32_t maxPeers = 8;          // 1..64 consumers at once; more are refused
-	uint32_t maxInFlightPerPeer = 4; // frames a consumer may hold before it is skipped (1..1024)
-	std::string caps{};             // sent to each consumer on connect (GStreamer caps, ...)
+	uint32_t maxPeers = 8; // 1..64 consumers at once; more are refused
+	// Frames a consumer may hold before it is skipped (1..1024)
+	uint32_t maxInFlightPerPeer = 4;
+	std::string caps{}; // sent to each consumer on connect (GStreamer caps, ...)
 	TransportLog log{};
 };
 
 struct FrameSenderStats {
-	uint64_t framesSent = 0;     // frame messages sent (one per consumer that got the frame)
-	uint64_t framesSkipped = 0;  // a consumer was at its in-flight bound (or its socket full)
-	uint64_t releases = 0;       // Release messages accepted
+	uint64_t framesSent = 0;    // frame messages sent (one per consumer that got the frame)
+	uint64_t framesSkipped = 0; // a consumer was at its in-flight bound (or its socket full)
+	uint64_t releases = 0;      // Release messages accepted
 	uint64_t peersAccepted = 0;
-	uint64_t peersRefused = 0;   // credentials or maxPeers
-	uint64_t peersLost = 0;      // disconnected or crashed; their frames were released
-	uint64_t badMessages = 0;    // refused messages from consumers
+	uint64_t peersRefused = 0; // credentials or maxPeers
+	uint64_t peersLost = 0;    // disconnected or crashed; their frames were released
+	uint64_t badMessages = 0;  // refused messages from consumers
 	uint32_t peersConnected = 0;
 	uint32_t peersWithRoom = 0; // connected consumers below their in-flight bound
 };
@@ -69,7 +70,8 @@ public:
 	// application's that travel with the frame (gpuhandlesink: the buffer's metas), at most
 	// kWireMaxAttachment (InvalidArgument, nothing sent).
 	Result<uint32_t> send(const Frame &frame, std::span<const std::byte> attachment = {});
-	// Caps for the frames that follow (sent to every consumer now, and to later ones on connect).
+	// Caps for the frames that follow (sent to every consumer now, and to later ones on
+	// connect).
 	Status setCaps(std::string caps);
 	FrameSenderStats stats() const;
 	// Waits up to `timeout` for at least `count` consumers (Timeout when fewer came).

@@ -23,7 +23,7 @@ struct GlTextureDesc {
 	uint32_t internalFormat = 0; // GLenum
 	uint32_t width = 0;
 	uint32_t height = 0;
-	void *context = nullptr;     // EGLContext / GLXContext / HGLRC / CGLContextObj
+	void *context = nullptr; // EGLContext / GLXContext / HGLRC / CGLContextObj
 	GlFlavour flavour = GlFlavour::Egl;
 	KeepAliveRef anchor{};
 };
@@ -39,9 +39,10 @@ private:
 // A borrowed GL buffer object of `size` bytes.
 struct GlBufferDesc {
 	uint32_t name = 0;
-	uint32_t target = 0; // GL_ARRAY_BUFFER, GL_ELEMENT_ARRAY_BUFFER, GL_PIXEL_PACK/UNPACK_BUFFER,
-			     // GL_SHADER_STORAGE_BUFFER, GL_COPY_READ/WRITE_BUFFER,
-			     // GL_TEXTURE_BUFFER, GL_UNIFORM_BUFFER
+	// GL_ARRAY_BUFFER, GL_ELEMENT_ARRAY_BUFFER, GL_PIXEL_PACK/UNPACK_BUFFER,
+	// GL_SHADER_STORAGE_BUFFER, GL_COPY_READ/WRITE_BUFFER, GL_TEXTURE_BUFFER,
+	// GL_UNIFORM_BUFFER.
+	uint32_t target = 0;
 	uint64_t size = 0;
 	void *context = nullptr;
 	GlFlavour flavour = GlFlavour::Egl;

@@ -20,14 +20,14 @@ typedef struct gpuhandle_frame_receiver gpuhandle_frame_receiver;
 
 /* Zero means the default for every numeric field. */
 typedef struct gpuhandle_frame_sender_options {
-	const char *socket_path;   /* non-null; an existing socket file there is replaced */
-	uint32_t socket_mode;      /* file mode of the socket; 0: 0600 (owner only) */
-	uint32_t max_peers;        /* consumers at once, 1..64; 0: 8 */
-	uint32_t max_in_flight;    /* frames one consumer may hold, 1..1024; 0: 4 */
-	const char *caps;          /* nullable: sent to each consumer on connect */
+	const char *socket_path;    /* non-null; an existing socket file there is replaced */
+	uint32_t socket_mode;       /* file mode of the socket; 0: 0600 (owner only) */
+	uint32_t max_peers;         /* consumers at once, 1..64; 0: 8 */
+	uint32_t max_in_flight;     /* frames one consumer may hold, 1..1024; 0: 4 */
+	const char *caps;           /* nullable: sent to each consumer on connect */
 	const uint32_t *allow_uids; /* uids allowed besides this process's own; nullable */
 	size_t num_allow_uids;
-	bool any_user;             /* no uid check (the socket mode still applies) */
+	bool any_user; /* no uid check (the socket mode still applies) */
 } gpuhandle_frame_sender_options;
 
 typedef struct gpuhandle_frame_sender_stats {
@@ -58,11 +58,9 @@ gpuhandle_status gpuhandle_frame_sender_send(gpuhandle_frame_sender *sender,
 /* As gpuhandle_frame_sender_send, with `size` bytes of the application's that travel with the
  * frame (at most 4068; attachment nullable when size is 0): the consumer reads them with
  * gpuhandle_frame_receiver_get_attachment. INVALID_ARGUMENT ("attachment") when longer. */
-gpuhandle_status gpuhandle_frame_sender_send_with_attachment(gpuhandle_frame_sender *sender,
-							     const gpuhandle_frame *frame,
-							     const void *attachment, size_t size,
-							     uint32_t *delivered,
-							     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+gpuhandle_status gpuhandle_frame_sender_send_with_attachment(
+	gpuhandle_frame_sender *sender, const gpuhandle_frame *frame, const void *attachment,
+	size_t size, uint32_t *delivered, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* caps: non-null; sent to every consumer now and to later ones on connect. */
 gpuhandle_status gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender, const char *caps,
 						 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;

@@ -13,7 +13,8 @@ class KeepAlive
 public:
 	virtual ~KeepAlive() = default;
 	// Called by an importer once the consumer-side synchronisation succeeded, so a producer can
-	// skip its own release-time rebalancing (a D3D11 keyed-mutex release, say). Default: nothing.
+	// skip its own release-time rebalancing (a D3D11 keyed-mutex release, say). Default:
+	// nothing.
 	virtual void markConsumed() noexcept {}
 };
 

@@ -19,7 +19,8 @@ constexpr std::optional<uint64_t> planeEnd(uint64_t offset, uint64_t stride, uin
 {
 	uint64_t end = 0;
 	if (rows == 0 || __builtin_mul_overflow(stride, uint64_t{ rows - 1 }, &end) ||
-	    __builtin_add_overflow(end, offset, &end) || __builtin_add_overflow(end, rowBytes, &end))
+	    __builtin_add_overflow(end, offset, &end) ||
+	    __builtin_add_overflow(end, rowBytes, &end))
 		return std::nullopt;
 	return end;
 }

@@ -11,7 +11,7 @@
 namespace gpuhandle {
 
 struct MetalTextureDesc {
-	void *texture = nullptr;            // id<MTLTexture>
+	void *texture = nullptr;              // id<MTLTexture>
 	std::optional<uint64_t> registryId{}; // MTLDevice.registryID
 	KeepAliveRef anchor{};
 };

@@ -15,20 +15,95 @@ namespace gpuhandle {
 enum class PixelFormat : uint32_t {
 	Unknown = 0,
 	// The 15 formats whose shader ordinals gpu-handle-types fixes (0..14).
-	NV12, NV21, P010LE, P016LE, P210LE, P216LE, P410LE, P416LE, YUV420P, YUV422P, YUV444P,
-	YUV420P10LE, YUV420P12LE, YUV420P14LE, YUV420P16LE,
+	NV12,
+	NV21,
+	P010LE,
+	P016LE,
+	P210LE,
+	P216LE,
+	P410LE,
+	P416LE,
+	YUV420P,
+	YUV422P,
+	YUV444P,
+	YUV420P10LE,
+	YUV420P12LE,
+	YUV420P14LE,
+	YUV420P16LE,
 	// The rest of gpu-handle-types' 48 formats (ordinals 15..47).
-	YUV422P10LE, YUV422P12LE, YUV422P14LE, YUV422P16LE, YUV444P10LE, YUV444P12LE, YUV444P14LE,
-	YUV444P16LE, NV16, NV24, NV12A, YUVA444P10LE, YUVA444P12LE, UYVY422, YUYV422, AYUV64LE, V216,
-	Y210LE, RGBA, BGRA, RGBX, BGRX, RGBA64LE, BGRA64LE, RGBAF16, BGRAF16, RGBAF32, BGRAF32,
-	RGB10A2, RGB48LE, R16U, R32F, RGBA16U,
+	YUV422P10LE,
+	YUV422P12LE,
+	YUV422P14LE,
+	YUV422P16LE,
+	YUV444P10LE,
+	YUV444P12LE,
+	YUV444P14LE,
+	YUV444P16LE,
+	NV16,
+	NV24,
+	NV12A,
+	YUVA444P10LE,
+	YUVA444P12LE,
+	UYVY422,
+	YUYV422,
+	AYUV64LE,
+	V216,
+	Y210LE,
+	RGBA,
+	BGRA,
+	RGBX,
+	BGRX,
+	RGBA64LE,
+	BGRA64LE,
+	RGBAF16,
+	BGRAF16,
+	RGBAF32,
+	BGRAF32,
+	RGB10A2,
+	RGB48LE,
+	R16U,
+	R32F,
+	RGBA16U,
 	// What hardware decoders and broadcast gear emit (48..62).
-	P012LE, Y212LE, XV30, XV36, VUYA, VUYX, V210, GRAY8, GRAY10LE, GRAY16LE, YUVA420P, X2RGB10LE,
-	X2BGR10LE, RGB24, BGR24,
+	P012LE,
+	Y212LE,
+	XV30,
+	XV36,
+	VUYA,
+	VUYX,
+	V210,
+	GRAY8,
+	GRAY10LE,
+	GRAY16LE,
+	YUVA420P,
+	X2RGB10LE,
+	X2BGR10LE,
+	RGB24,
+	BGR24,
 	// Common layouts GStreamer, FFmpeg, DRM and V4L2 share (63..).
-	ARGB, ABGR, XRGB, XBGR, YVYU422, VYUY422, YV12, YUV411P, YUV410P, GBRP, GBRP10LE, GBRP12LE,
-	GBRAP, GBRAP10LE, GBRAP12LE, RGB565LE, BGR565LE, YUVA420P10LE, YUVA422P10LE, Y410, Y412LE,
-	NV61, GRAY12LE,
+	ARGB,
+	ABGR,
+	XRGB,
+	XBGR,
+	YVYU422,
+	VYUY422,
+	YV12,
+	YUV411P,
+	YUV410P,
+	GBRP,
+	GBRP10LE,
+	GBRP12LE,
+	GBRAP,
+	GBRAP10LE,
+	GBRAP12LE,
+	RGB565LE,
+	BGR565LE,
+	YUVA420P10LE,
+	YUVA422P10LE,
+	Y410,
+	Y412LE,
+	NV61,
+	GRAY12LE,
 };
 inline constexpr uint32_t kPixelFormatCount = static_cast<uint32_t>(PixelFormat::GRAY12LE) + 1;
 
@@ -36,8 +111,22 @@ inline constexpr uint32_t kPixelFormatCount = static_cast<uint32_t>(PixelFormat:
 // stored as RGBA16, YUYV as RGBA8 at half width). RGB10A2 is bit-exact: R in bits 0..9, G 10..19,
 // B 20..29, A 30..31 (DXGI R10G10B10A2_UNORM, Vulkan A2B10G10R10_UNORM_PACK32).
 enum class PlaneFormat : uint8_t {
-	R8, RG8, RGB8, RGBA8, BGRA8, R16, RG16, RGB16, RGBA16, RGBA16F, RGBA32F, R16Uint, R32Float,
-	RGBA16Uint, RGB10A2, RGB565,
+	R8,
+	RG8,
+	RGB8,
+	RGBA8,
+	BGRA8,
+	R16,
+	RG16,
+	RGB16,
+	RGBA16,
+	RGBA16F,
+	RGBA32F,
+	R16Uint,
+	R32Float,
+	RGBA16Uint,
+	RGB10A2,
+	RGB565,
 };
 inline constexpr uint32_t kPlaneFormatCount = static_cast<uint32_t>(PlaneFormat::RGB565) + 1;
 uint32_t bytesPerTexel(PlaneFormat format) noexcept;
@@ -64,9 +153,10 @@ enum class AlphaMode : uint8_t {
 // One plane: its storage format, subsampling, and how many pixels one block of texels holds.
 struct PlaneInfo {
 	PlaneFormat format = PlaneFormat::R8;
-	uint8_t hsub = 1;           // horizontal subsampling: 2 for 4:2:0 and 4:2:2 chroma
-	uint8_t vsub = 1;           // vertical subsampling: 2 for 4:2:0 chroma
-	uint8_t pixelsPerBlock = 1; // pixels (after subsampling) in one block: 2 for YUYV, 6 for v210
+	uint8_t hsub = 1; // horizontal subsampling: 2 for 4:2:0 and 4:2:2 chroma
+	uint8_t vsub = 1; // vertical subsampling: 2 for 4:2:0 chroma
+	// Pixels (after subsampling) in one block: 2 for YUYV, 6 for v210.
+	uint8_t pixelsPerBlock = 1;
 	uint8_t texelsPerBlock = 1; // storage texels in one block: 1 for YUYV, 4 for v210
 
 	// Texels in a row of `width` frame pixels, rounding up as the libraries do.
@@ -77,7 +167,8 @@ struct PlaneInfo {
 
 struct PixelFormatInfo {
 	PixelFormat format = PixelFormat::Unknown;
-	const char *name = "unknown"; // "nv12", "p010le", "rgba" (FFmpeg's names where FFmpeg has one)
+	// "nv12", "p010le", "rgba" (FFmpeg's names where FFmpeg has one)
+	const char *name = "unknown";
 	uint32_t shaderOrdinal = 0;
 	ColorFamily family = ColorFamily::Yuv;
 	uint8_t depth = 0; // significant bits per sample
@@ -86,7 +177,10 @@ struct PixelFormatInfo {
 	uint8_t numPlanes = 0;
 	std::array<PlaneInfo, 4> planes{};
 
-	bool hasAlpha() const noexcept { return alpha == AlphaMode::Straight || alpha == AlphaMode::Premultiplied; }
+	bool hasAlpha() const noexcept
+	{
+		return alpha == AlphaMode::Straight || alpha == AlphaMode::Premultiplied;
+	}
 	// More than 8 bits per sample, or float: can carry PQ/HLG without banding.
 	bool isHdrCapable() const noexcept { return depth > 8 || packing == SamplePacking::Float; }
 	// log2 of the chroma subsampling (FFmpeg's log2_chroma_w / _h).

@@ -52,8 +52,10 @@ const char *resourceKindName(ResourceKind kind) noexcept;
 BackendKind backendOf(ResourceKind kind) noexcept;
 
 namespace detail {
-template<typename T, typename V> struct VariantIndex;
-template<typename T, typename... Ts> struct VariantIndex<T, std::variant<Ts...>> {
+template<typename T, typename V>
+struct VariantIndex;
+template<typename T, typename... Ts>
+struct VariantIndex<T, std::variant<Ts...>> {
 	static constexpr std::size_t value()
 	{
 		std::size_t i = 0;
@@ -71,21 +73,23 @@ class Resource
 public:
 	using Variant = std::variant<std::monostate, VulkanImage, VulkanBuffer, VulkanMemoryFd,
 				     GlTexture, GlBuffer, CudaPitched2D, CudaBuffer, CudaSurface,
-				     OpenClMem, DmaBuf, ShmFd, VaSurface, D3D11Texture, D3D12Resource,
-				     D3D12Buffer, MetalTexture, MetalBuffer, WebGpuTexture, CpuBytes,
-				     CpuPlanes, CpuSharedSlot>;
+				     OpenClMem, DmaBuf, ShmFd, VaSurface, D3D11Texture,
+				     D3D12Resource, D3D12Buffer, MetalTexture, MetalBuffer,
+				     WebGpuTexture, CpuBytes, CpuPlanes, CpuSharedSlot>;
 
 	// The ResourceKind of handle type T (ResourceKind::VulkanImage for VulkanImage, ...).
 	template<typename T>
-	static constexpr ResourceKind kindOf =
-		static_cast<ResourceKind>(detail::VariantIndex<T, Variant>::value());
+	static constexpr ResourceKind
+		kindOf = static_cast<ResourceKind>(detail::VariantIndex<T, Variant>::value());
 
 	Resource() = default;
 	template<typename T,
 		 typename = std::enable_if_t<std::is_constructible_v<Variant, T &&> &&
 					     !std::is_same_v<std::decay_t<T>, Resource> &&
 					     !std::is_same_v<std::decay_t<T>, std::monostate>>>
-	Resource(T &&handle) : v_(std::forward<T>(handle)) {}
+	Resource(T &&handle) : v_(std::forward<T>(handle))
+	{
+	}
 
 	// Variant alternatives are declared in ResourceKind order.
 	ResourceKind kind() const noexcept { return static_cast<ResourceKind>(v_.index()); }
@@ -93,17 +97,27 @@ public:
 	bool empty() const noexcept { return v_.index() == 0; }
 
 	// The handle when it is a T, else null.
-	template<typename T> const T *get() const noexcept { return std::get_if<T>(&v_); }
+	template<typename T>
+	const T *get() const noexcept
+	{
+		return std::get_if<T>(&v_);
+	}
 	// The handle when it is a T, else a WrongKind error naming both kinds.
-	template<typename T> Result<const T *> as() const;
+	template<typename T>
+	Result<const T *> as() const;
 
-	template<typename F> decltype(auto) visit(F &&f) const { return std::visit(std::forward<F>(f), v_); }
+	template<typename F>
+	decltype(auto) visit(F &&f) const
+	{
+		return std::visit(std::forward<F>(f), v_);
+	}
 
 	// Bytes addressable through the handle when it says (buffers, CPU memory, fds, DMA-BUF
 	// object `subresource`); 0 when the handle carries no size (images, textures, surfaces).
 	uint64_t byteSize(uint32_t subresource = 0) const noexcept;
-	// How many parts a plane view may name as its subresource: DmaBuf objects, CpuPlanes planes;
-	// 1 for every other kind (CudaPitched2D planes are offsets into one allocation), 0 when empty.
+	// How many parts a plane view may name as its subresource: DmaBuf objects, CpuPlanes
+	// planes; 1 for every other kind (CudaPitched2D planes are offsets into one allocation), 0
+	// when empty.
 	uint32_t subresourceCount() const noexcept;
 	// Tells every anchor and borrowed fd of the handle that the consumer's sync succeeded.
 	void markConsumed() const noexcept;

@@ -16,9 +16,9 @@ namespace gpuhandle {
 
 // Stable numbers (C API, wire format).
 enum class SyncKind : uint32_t {
-	Noop = 0,                  // nothing to wait for
-	Cpu = 1,                   // a CpuFence signalled by a host thread
-	FenceFd = 2,               // a Linux sync_file, eventfd or any fd that polls readable when done
+	Noop = 0,    // nothing to wait for
+	Cpu = 1,     // a CpuFence signalled by a host thread
+	FenceFd = 2, // a Linux sync_file, eventfd or any fd that polls readable when done
 	VulkanSemaphore = 3,
 	D3D12Fence = 4,
 	D3D11KeyedMutex = 5,
@@ -26,10 +26,10 @@ enum class SyncKind : uint32_t {
 	CudaEvent = 7,
 	OpenClEvent = 8,
 	MetalSharedEvent = 9,
-	GlSemaphore = 10,          // a GL_EXT_semaphore object
-	GlSync = 11,               // a GLsync (or EGLSync)
+	GlSemaphore = 10, // a GL_EXT_semaphore object
+	GlSync = 11,      // a GLsync (or EGLSync)
 	WebGpuSubmission = 12,
-	Composite = 13,            // chain / all / any of other points
+	Composite = 13, // chain / all / any of other points
 };
 const char *syncKindName(SyncKind kind) noexcept;
 BackendKind backendOf(SyncKind kind) noexcept;
@@ -115,7 +115,11 @@ public:
 	bool isNoop() const noexcept { return kind_ == SyncKind::Noop; }
 	// True when no waiter came with the raw fields (see create()).
 	bool isRawCarrier() const noexcept { return !isNoop() && !waiter_; }
-	template<typename R> const R *raw() const noexcept { return std::get_if<R>(&raw_); }
+	template<typename R>
+	const R *raw() const noexcept
+	{
+		return std::get_if<R>(&raw_);
+	}
 	const SyncWaiterRef &waiter() const noexcept { return waiter_; }
 
 	// Blocks until signalled or the timeout passes (Timeout, Recoverable). Noop returns at
@@ -130,7 +134,8 @@ public:
 	static Result<SyncPoint> chain(std::span<const SyncPoint> points);
 
 private:
-	static Result<SyncPoint> make(SyncKind kind, Raw raw, SyncWaiterRef waiter, KeepAliveRef owner);
+	static Result<SyncPoint> make(SyncKind kind, Raw raw, SyncWaiterRef waiter,
+				      KeepAliveRef owner);
 
 	SyncKind kind_ = SyncKind::Noop;
 	Raw raw_{};
@@ -141,24 +146,70 @@ private:
 };
 
 namespace detail {
-template<typename R> constexpr SyncKind syncKindOf();
-template<> constexpr SyncKind syncKindOf<VulkanSemaphoreSync>() { return SyncKind::VulkanSemaphore; }
-template<> constexpr SyncKind syncKindOf<D3D12FenceSync>() { return SyncKind::D3D12Fence; }
-template<> constexpr SyncKind syncKindOf<D3D11KeyedMutexSync>() { return SyncKind::D3D11KeyedMutex; }
-template<> constexpr SyncKind syncKindOf<CudaExternalSemaphoreSync>() { return SyncKind::CudaExternalSemaphore; }
-template<> constexpr SyncKind syncKindOf<CudaEventSync>() { return SyncKind::CudaEvent; }
-template<> constexpr SyncKind syncKindOf<OpenClEventSync>() { return SyncKind::OpenClEvent; }
-template<> constexpr SyncKind syncKindOf<MetalSharedEventSync>() { return SyncKind::MetalSharedEvent; }
-template<> constexpr SyncKind syncKindOf<GlSemaphoreSync>() { return SyncKind::GlSemaphore; }
-template<> constexpr SyncKind syncKindOf<GlSyncSync>() { return SyncKind::GlSync; }
-template<> constexpr SyncKind syncKindOf<FenceFdSync>() { return SyncKind::FenceFd; }
-template<> constexpr SyncKind syncKindOf<WebGpuSubmissionSync>() { return SyncKind::WebGpuSubmission; }
+template<typename R>
+constexpr SyncKind syncKindOf();
+template<>
+constexpr SyncKind syncKindOf<VulkanSemaphoreSync>()
+{
+	return SyncKind::VulkanSemaphore;
+}
+template<>
+constexpr SyncKind syncKindOf<D3D12FenceSync>()
+{
+	return SyncKind::D3D12Fence;
+}
+template<>
+constexpr SyncKind syncKindOf<D3D11KeyedMutexSync>()
+{
+	return SyncKind::D3D11KeyedMutex;
+}
+template<>
+constexpr SyncKind syncKindOf<CudaExternalSemaphoreSync>()
+{
+	return SyncKind::CudaExternalSemaphore;
+}
+template<>
+constexpr SyncKind syncKindOf<CudaEventSync>()
+{
+	return SyncKind::CudaEvent;
+}
+template<>
+constexpr SyncKind syncKindOf<OpenClEventSync>()
+{
+	return SyncKind::OpenClEvent;
+}
+template<>
+constexpr SyncKind syncKindOf<MetalSharedEventSync>()
+{
+	return SyncKind::MetalSharedEvent;
+}
+template<>
+constexpr SyncKind syncKindOf<GlSemaphoreSync>()
+{
+	return SyncKind::GlSemaphore;
+}
+template<>
+constexpr SyncKind syncKindOf<GlSyncSync>()
+{
+	return SyncKind::GlSync;
+}
+template<>
+constexpr SyncKind syncKindOf<FenceFdSync>()
+{
+	return SyncKind::FenceFd;
+}
+template<>
+constexpr SyncKind syncKindOf<WebGpuSubmissionSync>()
+{
+	return SyncKind::WebGpuSubmission;
+}
 } // namespace detail
 
 template<typename R>
 Result<SyncPoint> SyncPoint::create(R raw, SyncWaiterRef waiter, KeepAliveRef owner)
 {
-	return make(detail::syncKindOf<R>(), Raw(std::move(raw)), std::move(waiter), std::move(owner));
+	return make(detail::syncKindOf<R>(), Raw(std::move(raw)), std::move(waiter),
+		    std::move(owner));
 }
 
 } // namespace gpuhandle

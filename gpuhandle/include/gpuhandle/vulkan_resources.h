@@ -18,12 +18,12 @@ namespace gpuhandle {
 // holds `planes` planes: its subresource i is the aspect VK_IMAGE_ASPECT_PLANE_i_BIT, with the
 // size and texel of the pixel format's plane i.
 struct VulkanImageDesc {
-	uint64_t image = 0;             // VkImage (non-dispatchable: a 64-bit value)
-	void *device = nullptr;         // VkDevice
+	uint64_t image = 0;               // VkImage (non-dispatchable: a 64-bit value)
+	void *device = nullptr;           // VkDevice
 	std::optional<Uuid> deviceUuid{}; // VkPhysicalDeviceIDProperties::deviceUUID
-	uint32_t rowPitch = 0;          // bytes per row of a linear single-plane image; 0 when opaque
+	uint32_t rowPitch = 0; // bytes per row of a linear single-plane image; 0 when opaque
 	KeepAliveRef anchor{};
-	uint32_t planes = 1;            // 1, or 2..3 for a multi-planar VkFormat
+	uint32_t planes = 1; // 1, or 2..3 for a multi-planar VkFormat
 };
 // The VkImageAspectFlags of plane `plane` of an image holding `planes` planes: the colour aspect
 // (VK_IMAGE_ASPECT_COLOR_BIT) of a single-plane image, VK_IMAGE_ASPECT_PLANE_i_BIT (0x10 << i) of
@@ -68,9 +68,9 @@ struct VulkanExportDesc {
 	uint32_t format = 0;          // VkFormat; 0 (UNDEFINED) for a buffer
 	uint32_t width = 0;           // VkExtent3D of the image
 	uint32_t height = 0;
-	uint32_t depth = 0;           // 0 is read as 1
-	uint32_t tiling = 0;          // VkImageTiling: 0 optimal, 1 linear, 1000158000 DRM modifier
-	uint32_t usage = 0;           // VkImageUsageFlags or VkBufferUsageFlags; never 0
+	uint32_t depth = 0;  // 0 is read as 1
+	uint32_t tiling = 0; // VkImageTiling: 0 optimal, 1 linear, 1000158000 DRM modifier
+	uint32_t usage = 0;  // VkImageUsageFlags or VkBufferUsageFlags; never 0
 	std::optional<uint64_t> acquireTimelineValue{}; // timeline value to wait for before reading
 };
 

@@ -73,8 +73,8 @@ gpuhandle_device_match gpuhandle_device_id_compare(const gpuhandle_device_id *a,
 		return static_cast<gpuhandle_device_match>(
 			sameDevice(deviceIdOf(*a), deviceIdOf(*b)));
 	} catch (...) {
-		return GPUHANDLE_DEVICE_MATCH_UNKNOWN; // PciBusId's error sentence could not be
-						       // allocated
+		// PciBusId's error sentence could not be allocated.
+		return GPUHANDLE_DEVICE_MATCH_UNKNOWN;
 	}
 }
 

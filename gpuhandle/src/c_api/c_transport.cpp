@@ -31,7 +31,7 @@ PeerRule peerRule(const uint32_t *uids, size_t count, bool anyUser)
 WaitDuration nanoseconds(uint64_t ns)
 {
 	return ns > uint64_t(WaitDuration::max().count()) ? WaitDuration::max()
-							   : WaitDuration(static_cast<int64_t>(ns));
+							  : WaitDuration(static_cast<int64_t>(ns));
 }
 
 // Clears the outputs, refuses NULL arguments by name, and runs `body` with no exception leaving.
@@ -151,8 +151,8 @@ void gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
 	if (!sender)
 		return;
 	const FrameSenderStats s = sender->value->stats();
-	*out = { s.framesSent, s.framesSkipped, s.releases,      s.peersAccepted,
-		 s.peersRefused, s.peersLost,   s.badMessages, s.peersConnected, s.peersWithRoom };
+	*out = { s.framesSent, s.framesSkipped, s.releases,       s.peersAccepted, s.peersRefused,
+		 s.peersLost,  s.badMessages,   s.peersConnected, s.peersWithRoom };
 }
 
 gpuhandle_status gpuhandle_frame_receiver_connect(const gpuhandle_frame_receiver_options *options,

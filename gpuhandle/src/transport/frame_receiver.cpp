@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <utility>
 #include <mutex>
+#include <utility>
 
 namespace gpuhandle {
 
@@ -35,7 +35,7 @@ struct FrameReceiver::Impl {
 	uint64_t attachmentId = 0;
 	bool attachmentPending = false; // received, its frame not yet
 	uint32_t frameAttachment = 0;   // bytes of it that belong to the frame handed out
-	std::optional<Error> lost;            // the sender went away
+	std::optional<Error> lost;      // the sender went away
 
 	mutable std::mutex capsMutex;
 	std::string caps;
@@ -90,14 +90,14 @@ struct FrameReceiver::Impl {
 		std::lock_guard lock(watchMutex);
 		if (closing)
 			return Error(ErrorCode::Cancelled, "receiver", "Frame transport: closing.");
-		auto ticket = waiter->enqueue(gate.released(), kReleaseWatch,
-					      [this, gate, id](Status done) {
-						      if (done.ok())
-							      sendRelease(id);
-						      else if (done.error().code() == ErrorCode::Timeout)
-							      (void)watchRelease(gate, id);
-						      // Cancelled: the receiver is closing.
-					      });
+		auto ticket = waiter->enqueue(
+			gate.released(), kReleaseWatch, [this, gate, id](Status done) {
+				if (done.ok())
+					sendRelease(id);
+				else if (done.error().code() == ErrorCode::Timeout)
+					(void)watchRelease(gate, id);
+				// Cancelled: the receiver is closing.
+			});
 		if (!ticket.ok())
 			return std::move(ticket).error();
 		return {};
@@ -131,8 +131,8 @@ struct FrameReceiver::Impl {
 			if (!wire.ok())
 				return std::move(wire).error();
 			framesReceived++;
-			frameAttachment =
-				hadAttachment && attachmentId == wire->id ? attachmentSize : 0;
+			frameAttachment = hadAttachment && attachmentId == wire->id ? attachmentSize
+										    : 0;
 			if (frameAttachment)
 				attachmentsReceived++;
 			if (wire->wantsRelease) {
@@ -167,7 +167,9 @@ struct FrameReceiver::Impl {
 	}
 };
 
-FrameReceiver::FrameReceiver(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FrameReceiver::FrameReceiver(std::shared_ptr<Impl> impl) : impl_(std::move(impl))
+{
+}
 FrameReceiver::~FrameReceiver() = default;
 
 Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptions options)
@@ -186,19 +188,21 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 		if (!ready.ok())
 			return std::move(ready).error();
 		if (!*ready)
-			return Error::format(ErrorCode::Timeout, "socketPath",
-					     "Frame transport: the sender at %s did not say hello in time.",
-					     options.socketPath.c_str());
+			return Error::format(
+				ErrorCode::Timeout, "socketPath",
+				"Frame transport: the sender at %s did not say hello in time.",
+				options.socketPath.c_str());
 		auto got = detail::receiveMessage(impl->socket.get(), impl->incoming);
 		if (!got.ok() && got.error().code() == ErrorCode::WouldBlock)
 			continue;
 		if (!got.ok())
 			return std::move(got).error();
 		if (!*got)
-			return Error::format(ErrorCode::Io, "socketPath",
-					     "Frame transport: the sender at %s hung up (it may have "
-					     "refused this consumer).",
-					     options.socketPath.c_str());
+			return Error::format(
+				ErrorCode::Io, "socketPath",
+				"Frame transport: the sender at %s hung up (it may have "
+				"refused this consumer).",
+				options.socketPath.c_str());
 		if (impl->incoming.truncated || impl->incoming.numFds)
 			return Error(ErrorCode::InvalidArgument, "hello",
 				     "Frame transport: the sender's hello is malformed.");
@@ -255,10 +259,11 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 			d.refuse(handled.error());
 		else if (*handled || d.ended)
 			return std::move(*handled);
-		// A sender that keeps sending what is refused (or only caps) must not hold this call
-		// past its deadline.
+		// A sender that keeps sending what is refused (or only caps) must not hold this
+		// call past its deadline.
 		if (deadline.remaining() <= WaitDuration::zero())
-			return Error(ErrorCode::Timeout, "timeout", "Frame transport: no frame came in time.");
+			return Error(ErrorCode::Timeout, "timeout",
+				     "Frame transport: no frame came in time.");
 	}
 }
 

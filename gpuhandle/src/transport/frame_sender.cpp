@@ -47,12 +47,12 @@ struct FrameSender::Impl {
 
 	mutable std::mutex mutex;
 	std::condition_variable peersChanged;
-	std::vector<Peer> peers;               // maxPeers slots; a free slot has no socket
-	std::vector<Outstanding> outstanding;  // maxPeers * maxInFlightPerPeer slots
+	std::vector<Peer> peers;              // maxPeers slots; a free slot has no socket
+	std::vector<Outstanding> outstanding; // maxPeers * maxInFlightPerPeer slots
 	uint64_t nextId = 1;
 	FrameSenderStats stats;
-	WireMessage message;    // scratch for send(), under mutex
-	WireMessage attachment; // send()'s attachment, under mutex
+	WireMessage message;              // scratch for send(), under mutex
+	WireMessage attachment;           // send()'s attachment, under mutex
 	detail::ReceivedMessage incoming; // the thread's
 
 	void log(const Error &e) const
@@ -63,8 +63,9 @@ struct FrameSender::Impl {
 
 	uint32_t connected() const
 	{
-		return static_cast<uint32_t>(std::count_if(peers.begin(), peers.end(),
-							   [](const Peer &p) { return p.socket.isValid(); }));
+		return static_cast<uint32_t>(
+			std::count_if(peers.begin(), peers.end(),
+				      [](const Peer &p) { return p.socket.isValid(); }));
 	}
 
 	// Releases slot `i`'s frames and closes its socket (under mutex).
@@ -92,16 +93,20 @@ struct FrameSender::Impl {
 
 	void accept()
 	{
-		UniqueFd socket(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+		UniqueFd socket(
+			accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
 		if (!socket.isValid()) {
-			// Out of fds: the connection stays queued and the listener readable, so pause
-			// rather than spin; anything else (the peer went away again) polls again.
-			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+			// Out of fds: the connection stays queued and the listener readable, so
+			// pause rather than spin; anything else (the peer went away again) polls
+			// again.
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+			    errno == ENOMEM)
 				std::this_thread::sleep_for(std::chrono::milliseconds(100));
 			return;
 		}
 		std::lock_guard lock(mutex);
-		if (Status allowed = detail::checkPeer(socket.get(), options.peers); !allowed.ok()) {
+		if (Status allowed = detail::checkPeer(socket.get(), options.peers);
+		    !allowed.ok()) {
 			stats.peersRefused++;
 			log(allowed.error());
 			return;
@@ -110,14 +115,16 @@ struct FrameSender::Impl {
 					 [](const Peer &p) { return !p.socket.isValid(); });
 		if (slot == peers.end()) {
 			stats.peersRefused++;
-			log(Error::format(ErrorCode::OutOfRange, "maxPeers",
-					  "Frame transport: a consumer was refused: %u are connected "
-					  "already.",
-					  options.maxPeers));
+			log(Error::format(
+				ErrorCode::OutOfRange, "maxPeers",
+				"Frame transport: a consumer was refused: %u are connected "
+				"already.",
+				options.maxPeers));
 			return;
 		}
 		WireMessage hello;
-		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello); !s.ok()) {
+		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello);
+		    !s.ok()) {
 			log(s.error());
 			return;
 		}
@@ -149,9 +156,10 @@ struct FrameSender::Impl {
 				stats.badMessages++;
 				log(s.error());
 				if (++peers[i].badMessages >= kMaxBadMessagesPerPeer) {
-					dropPeer(i, Error(ErrorCode::InvalidArgument, "peer",
-							  "Frame transport: a consumer sent too many "
-							  "malformed messages and was dropped."));
+					dropPeer(i,
+						 Error(ErrorCode::InvalidArgument, "peer",
+						       "Frame transport: a consumer sent too many "
+						       "malformed messages and was dropped."));
 					return;
 				}
 			}
@@ -178,10 +186,11 @@ struct FrameSender::Impl {
 				return {};
 			}
 		}
-		return Error::format(ErrorCode::InvalidArgument, "id",
-				     "Frame transport: a consumer released frame %llu, which it does "
-				     "not hold.",
-				     static_cast<unsigned long long>(*id));
+		return Error::format(
+			ErrorCode::InvalidArgument, "id",
+			"Frame transport: a consumer released frame %llu, which it does "
+			"not hold.",
+			static_cast<unsigned long long>(*id));
 	}
 
 	void run()
@@ -204,7 +213,8 @@ struct FrameSender::Impl {
 					}
 				}
 			}
-			// Bounded: a wake-up a second re-reads the peer list even if nothing happened.
+			// Bounded: a wake-up a second re-reads the peer list even if nothing
+			// happened.
 			if (poll(fds.data(), fds.size(), 1000) < 0)
 				continue;
 			if (fds[0].revents)
@@ -213,8 +223,8 @@ struct FrameSender::Impl {
 				accept();
 			std::lock_guard lock(mutex);
 			for (size_t k = 0; k < slots.size(); ++k) {
-				// The slot may have been refilled by accept() since the poll: only serve
-				// the socket that was polled.
+				// The slot may have been refilled by accept() since the poll: only
+				// serve the socket that was polled.
 				const size_t i = slots[k];
 				if (fds[2 + k].revents && peers[i].socket.get() == fds[2 + k].fd)
 					serve(i);
@@ -223,19 +233,23 @@ struct FrameSender::Impl {
 	}
 };
 
-FrameSender::FrameSender(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+FrameSender::FrameSender(std::unique_ptr<Impl> impl) : impl_(std::move(impl))
+{
+}
 
 Result<std::unique_ptr<FrameSender>> FrameSender::create(FrameSenderOptions options)
 {
 	if (options.maxInFlightPerPeer > kMaxInFlightLimit)
-		return Error::format(ErrorCode::OutOfRange, "maxInFlightPerPeer",
-				     "Frame transport: maxInFlightPerPeer is %u; 1 to %u frames are "
-				     "allowed.",
-				     options.maxInFlightPerPeer, kMaxInFlightLimit);
+		return Error::format(
+			ErrorCode::OutOfRange, "maxInFlightPerPeer",
+			"Frame transport: maxInFlightPerPeer is %u; 1 to %u frames are "
+			"allowed.",
+			options.maxInFlightPerPeer, kMaxInFlightLimit);
 	if (!options.maxPeers || options.maxPeers > kMaxPeersLimit)
-		return Error::format(ErrorCode::OutOfRange, "maxPeers",
-				     "Frame transport: maxPeers is %u; 1 to %u consumers are allowed.",
-				     options.maxPeers, kMaxPeersLimit);
+		return Error::format(
+			ErrorCode::OutOfRange, "maxPeers",
+			"Frame transport: maxPeers is %u; 1 to %u consumers are allowed.",
+			options.maxPeers, kMaxPeersLimit);
 	WireMessage probe;
 	if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, probe); !s.ok())
 		return std::move(s).error();
@@ -327,7 +341,8 @@ Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte
 		if (!holders) {
 			(void)frame.release().signal(); // nobody took it: reusable now
 		} else {
-			// A free slot exists: each holder holds fewer than maxInFlightPerPeer frames.
+			// A free slot exists: each holder holds fewer than maxInFlightPerPeer
+			// frames.
 			auto slot = std::find_if(d.outstanding.begin(), d.outstanding.end(),
 						 [](const Outstanding &o) { return !o.frame; });
 			slot->id = id;
@@ -349,7 +364,8 @@ Status FrameSender::setCaps(std::string caps)
 	for (size_t i = 0; i < d.peers.size(); ++i) {
 		if (!d.peers[i].socket.isValid())
 			continue;
-		// Caps must not be lost: a queue that stays full is a consumer that stopped reading.
+		// Caps must not be lost: a queue that stays full is a consumer that stopped
+		// reading.
 		if (Status s = detail::sendMessageWithin(d.peers[i].socket.get(), d.message,
 							 deadline.remaining());
 		    !s.ok())
@@ -364,7 +380,8 @@ FrameSenderStats FrameSender::stats() const
 	FrameSenderStats s = impl_->stats;
 	s.peersConnected = impl_->connected();
 	for (const Peer &p : impl_->peers)
-		s.peersWithRoom += p.socket.isValid() && p.inFlight < impl_->options.maxInFlightPerPeer;
+		s.peersWithRoom += p.socket.isValid() &&
+				   p.inFlight < impl_->options.maxInFlightPerPeer;
 	return s;
 }
 
@@ -375,9 +392,10 @@ Status FrameSender::waitForPeers(uint32_t count, WaitDuration timeout)
 	const Deadline deadline = Deadline::after(timeout);
 	while (d.connected() < count) {
 		if (deadline.remaining() <= WaitDuration::zero())
-			return Error::format(ErrorCode::Timeout, "peers",
-					     "Frame transport: %u of %u consumers connected in time.",
-					     d.connected(), count);
+			return Error::format(
+				ErrorCode::Timeout, "peers",
+				"Frame transport: %u of %u consumers connected in time.",
+				d.connected(), count);
 		d.peersChanged.wait_for(lock, std::min<WaitDuration>(deadline.remaining(),
 								     std::chrono::seconds(1)));
 	}

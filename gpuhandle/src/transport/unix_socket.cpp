@@ -17,8 +17,8 @@ namespace {
 
 Error ioError(const char *what, const std::string &path, int err)
 {
-	return Error::format(ErrorCode::Io, "socketPath", "Frame transport: %s %s failed: %s.", what,
-			     path.c_str(), std::strerror(err));
+	return Error::format(ErrorCode::Io, "socketPath", "Frame transport: %s %s failed: %s.",
+			     what, path.c_str(), std::strerror(err));
 }
 
 Result<sockaddr_un> socketAddress(const std::string &path)
@@ -26,10 +26,11 @@ Result<sockaddr_un> socketAddress(const std::string &path)
 	sockaddr_un address{};
 	address.sun_family = AF_UNIX;
 	if (path.empty() || path.size() >= sizeof address.sun_path)
-		return Error::format(ErrorCode::InvalidArgument, "socketPath",
-				     "Frame transport: a socket path must have 1 to %zu bytes (\"%s\" "
-				     "has %zu).",
-				     sizeof address.sun_path - 1, path.c_str(), path.size());
+		return Error::format(
+			ErrorCode::InvalidArgument, "socketPath",
+			"Frame transport: a socket path must have 1 to %zu bytes (\"%s\" "
+			"has %zu).",
+			sizeof address.sun_path - 1, path.c_str(), path.size());
 	std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
 	return address;
 }
@@ -77,22 +78,24 @@ Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout)
 		return std::move(address).error();
 	const Deadline deadline = Deadline::after(timeout);
 	for (;;) {
-		// Non-blocking: a blocking connect to a listener whose backlog is full sleeps without
-		// a bound; this one answers EAGAIN and is retried until the deadline. (Every later
-		// call on the socket polls or passes MSG_DONTWAIT anyway.)
+		// Non-blocking: a blocking connect to a listener whose backlog is full sleeps
+		// without a bound; this one answers EAGAIN and is retried until the deadline.
+		// (Every later call on the socket polls or passes MSG_DONTWAIT anyway.)
 		UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
 		if (!fd.isValid())
 			return ioError("socket for", path, errno);
-		if (connect(fd.get(), reinterpret_cast<const sockaddr *>(&*address), sizeof *address) == 0)
+		if (connect(fd.get(), reinterpret_cast<const sockaddr *>(&*address),
+			    sizeof *address) == 0)
 			return fd;
 		const int err = errno;
 		// Not there yet, or its backlog is full: the sender may be starting. Retry.
 		if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR)
 			return ioError("connect to", path, err);
 		if (deadline.remaining() <= WaitDuration::zero())
-			return Error::format(ErrorCode::Timeout, "socketPath",
-					     "Frame transport: no sender listened on %s in time (%s).",
-					     path.c_str(), std::strerror(err));
+			return Error::format(
+				ErrorCode::Timeout, "socketPath",
+				"Frame transport: no sender listened on %s in time (%s).",
+				path.c_str(), std::strerror(err));
 		std::this_thread::sleep_for(std::min<WaitDuration>(deadline.remaining(),
 								   std::chrono::milliseconds(10)));
 	}
@@ -112,11 +115,12 @@ Status checkPeer(int socket, const PeerRule &rule)
 		if (uid == cred.uid)
 			return {};
 	}
-	return Error::format(ErrorCode::InvalidState, "peer",
-			     "Frame transport: process %d of uid %u is not allowed (only uid %u and "
-			     "%zu listed uids are).",
-			     static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid),
-			     static_cast<unsigned>(getuid()), rule.allowUids.size());
+	return Error::format(
+		ErrorCode::InvalidState, "peer",
+		"Frame transport: process %d of uid %u is not allowed (only uid %u and "
+		"%zu listed uids are).",
+		static_cast<int>(cred.pid), static_cast<unsigned>(cred.uid),
+		static_cast<unsigned>(getuid()), rule.allowUids.size());
 }
 
 Status sendMessage(int socket, const WireMessage &message)
@@ -128,7 +132,8 @@ Status sendMessage(int socket, const WireMessage &message)
 	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kWireMaxFds)];
 	if (message.numFds) {
 		const size_t bytes = sizeof(int) * message.numFds;
-		std::memset(control, 0, CMSG_SPACE(bytes)); // the header's padding goes to the kernel too
+		// The header's padding goes to the kernel too.
+		std::memset(control, 0, CMSG_SPACE(bytes));
 		msg.msg_control = control;
 		msg.msg_controllen = CMSG_SPACE(bytes);
 		cmsghdr *c = CMSG_FIRSTHDR(&msg);
@@ -157,7 +162,8 @@ Status sendMessageWithin(int socket, const WireMessage &message, WaitDuration ti
 		Status s = sendMessage(socket, message);
 		if (s.ok() || s.error().code() != ErrorCode::WouldBlock)
 			return s;
-		const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
+		const auto left =
+			std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
 		if (left.count() <= 0)
 			return Error(ErrorCode::Timeout, "peer",
 				     "Frame transport: the peer's queue stayed full.");
@@ -194,10 +200,12 @@ Result<bool> receiveMessage(int socket, ReceivedMessage &out)
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN)
-			return Error(ErrorCode::WouldBlock, "peer", "Frame transport: no message queued.");
+			return Error(ErrorCode::WouldBlock, "peer",
+				     "Frame transport: no message queued.");
 		if (errno == ECONNRESET)
 			return false;
-		return Error::format(ErrorCode::Io, "peer", "Frame transport: receiving failed: %s.",
+		return Error::format(ErrorCode::Io, "peer",
+				     "Frame transport: receiving failed: %s.",
 				     std::strerror(errno));
 	}
 	// Take every fd first, so that none leaks whatever the message turns out to be.
@@ -228,14 +236,16 @@ Result<bool> pollReadable(int fd, WaitDuration timeout)
 {
 	const Deadline deadline = Deadline::after(timeout);
 	for (;;) {
-		const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
+		const auto left =
+			std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
 		pollfd p{ fd, POLLIN, 0 };
 		const int ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60000));
 		const int n = poll(&p, 1, ms);
 		if (n > 0)
 			return true;
 		if (n < 0 && errno != EINTR)
-			return Error::format(ErrorCode::Io, "peer", "Frame transport: poll failed: %s.",
+			return Error::format(ErrorCode::Io, "peer",
+					     "Frame transport: poll failed: %s.",
 					     std::strerror(errno));
 		if (n == 0 && deadline.remaining() <= WaitDuration::zero())
 			return false;

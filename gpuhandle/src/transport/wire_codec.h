@@ -15,7 +15,8 @@ class WireWriter
 public:
 	explicit WireWriter(WireMessage &out) : out_(out) { out_.size = kWireHeaderBytes; }
 
-	template<typename T> void put(T value)
+	template<typename T>
+	void put(T value)
 	{
 		static_assert(std::is_integral_v<T> && std::endian::native == std::endian::little,
 			      "the wire format is little-endian; big-endian hosts would swap here");
@@ -58,9 +59,13 @@ private:
 class WireReader
 {
 public:
-	explicit WireReader(std::span<const std::byte> bytes) : bytes_(bytes), pos_(kWireHeaderBytes) {}
+	explicit WireReader(std::span<const std::byte> bytes)
+		: bytes_(bytes), pos_(kWireHeaderBytes)
+	{
+	}
 
-	template<typename T> T get()
+	template<typename T>
+	T get()
 	{
 		static_assert(std::is_integral_v<T>);
 		T value{};

@@ -1,13 +1,12 @@
 // Decoding the wire format: every field and fd checked before any resource is built.
-#include "wire_codec.h"
-
 #include "validation.h"
+#include "wire_codec.h"
 
 #include <cerrno>
 #include <climits>
 #include <cstring>
-#include <linux/magic.h>
 #include <fcntl.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/vfs.h>
@@ -32,8 +31,8 @@ using detail::WireReader;
 
 Error malformed(const std::string &field, const char *why)
 {
-	return Error::format(ErrorCode::InvalidArgument, field, "Frame transport: malformed message: %s.",
-			     why);
+	return Error::format(ErrorCode::InvalidArgument, field,
+			     "Frame transport: malformed message: %s.", why);
 }
 
 // What a received fd is used as: memory (DMA-BUF, shared memory, Vulkan memory) or a fence.
@@ -46,13 +45,15 @@ std::optional<Error> checkFdType(int fd, FdUse use, const std::string &field)
 	struct stat st {};
 	struct statfs fs {};
 	if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0)
-		return Error::format(ErrorCode::BadFd, field, "Frame transport: fd %d cannot be inspected (%s).",
-				     fd, std::strerror(errno));
+		return Error::format(ErrorCode::BadFd, field,
+				     "Frame transport: fd %d cannot be inspected (%s).", fd,
+				     std::strerror(errno));
 	const auto fsType = static_cast<unsigned long>(fs.f_type);
 	// An O_PATH or write-only fd passes fstat but cannot be mapped or read.
 	const int flags = fcntl(fd, F_GETFL);
 	const bool readable = flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY;
-	const bool shmem = S_ISREG(st.st_mode) && (fsType == TMPFS_MAGIC || fsType == HUGETLBFS_MAGIC);
+	const bool shmem = S_ISREG(st.st_mode) &&
+			   (fsType == TMPFS_MAGIC || fsType == HUGETLBFS_MAGIC);
 	// Shared memory a consumer maps must not shrink under it (SIGBUS): sealed memfds only.
 	const int seals = shmem ? fcntl(fd, F_GET_SEALS) : 0;
 	const bool sealed = seals >= 0 && (seals & F_SEAL_SHRINK);
@@ -96,10 +97,11 @@ std::optional<Error> checkFdType(int fd, FdUse use, const std::string &field)
 				     "Frame transport: the fd sent for %s is not open for reading.",
 				     field.c_str());
 	if (ok && shmem && !sealed && use != FdUse::VulkanMemory)
-		return Error::format(ErrorCode::BadFd, field,
-				     "Frame transport: the shared memory sent for %s is not sealed against "
-				     "shrinking (F_SEAL_SHRINK), so it could vanish under a mapping.",
-				     field.c_str());
+		return Error::format(
+			ErrorCode::BadFd, field,
+			"Frame transport: the shared memory sent for %s is not sealed against "
+			"shrinking (F_SEAL_SHRINK), so it could vanish under a mapping.",
+			field.c_str());
 	if (ok)
 		return std::nullopt;
 	return Error::format(ErrorCode::BadFd, field,
@@ -120,10 +122,11 @@ public:
 		if (!r.ok())
 			return malformed(field, "the message ends inside a record");
 		if (index >= fds_.size())
-			return Error::format(ErrorCode::InvalidArgument, field,
-					     "Frame transport: fd index %u, but %zu fds came with the "
-					     "message.",
-					     index, fds_.size());
+			return Error::format(
+				ErrorCode::InvalidArgument, field,
+				"Frame transport: fd index %u, but %zu fds came with the "
+				"message.",
+				index, fds_.size());
 		if (!fds_[index].isValid())
 			return Error::format(ErrorCode::InvalidArgument, field,
 					     "Frame transport: fd index %u is used twice.", index);
@@ -243,7 +246,8 @@ Result<Resource> getResource(WireReader &r, FdTable &fds, uint32_t index)
 	case ResourceKind::ShmFd: return getShm(r, fds, index);
 	case ResourceKind::VulkanMemoryFd: return getVulkanMemory(r, fds, index);
 	default:
-		return Error::format(ErrorCode::InvalidArgument, detail::indexed("resources", index, "kind"),
+		return Error::format(ErrorCode::InvalidArgument,
+				     detail::indexed("resources", index, "kind"),
 				     "Frame transport: resource kind %u cannot come over the wire.",
 				     static_cast<uint32_t>(kind));
 	}
@@ -280,18 +284,20 @@ Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds)
 	std::memcpy(&fds, bytes.data() + 12, 4);
 	if (magic != kWireMagic)
 		return Error::format(ErrorCode::InvalidArgument, "magic",
-				     "Frame transport: not a gpuhandle message (magic 0x%08x).", magic);
+				     "Frame transport: not a gpuhandle message (magic 0x%08x).",
+				     magic);
 	if (version != kWireVersion)
 		return Error::format(ErrorCode::NotSupported, "version",
 				     "Frame transport: wire version %u; this library speaks %u.",
 				     version, kWireVersion);
-	if (type < static_cast<uint16_t>(WireType::Hello) || type > static_cast<uint16_t>(WireType::Attachment))
+	if (type < static_cast<uint16_t>(WireType::Hello) ||
+	    type > static_cast<uint16_t>(WireType::Attachment))
 		return Error::format(ErrorCode::InvalidArgument, "type",
 				     "Frame transport: unknown message type %u.", type);
 	if (size != bytes.size())
 		return Error::format(ErrorCode::InvalidArgument, "size",
-				     "Frame transport: the header says %u bytes but %zu arrived.", size,
-				     bytes.size());
+				     "Frame transport: the header says %u bytes but %zu arrived.",
+				     size, bytes.size());
 	if (fds != numFds)
 		return Error::format(ErrorCode::InvalidArgument, "numFds",
 				     "Frame transport: the header says %u fds but %u arrived.", fds,

@@ -1,7 +1,6 @@
 // Encoding frames and control messages into the wire format (fixed buffers, no allocation).
-#include "wire_codec.h"
-
 #include "validation.h"
+#include "wire_codec.h"
 
 namespace gpuhandle {
 
@@ -123,10 +122,12 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 			putDmaBuf(w, dmabuf->desc());
 		} else if (const ShmFd *shm = r.get<ShmFd>()) {
 			if (!shm->isSealed())
-				return Error(ErrorCode::NotSupported, detail::indexed("resources", i, "fd"),
-					     "Frame transport: shared memory must be a memfd sealed "
-					     "against shrinking (F_SEAL_SHRINK) to cross processes: a "
-					     "consumer's mapping could otherwise fault.");
+				return Error(
+					ErrorCode::NotSupported,
+					detail::indexed("resources", i, "fd"),
+					"Frame transport: shared memory must be a memfd sealed "
+					"against shrinking (F_SEAL_SHRINK) to cross processes: a "
+					"consumer's mapping could otherwise fault.");
 			putFd(w, shm->desc().fd);
 			w.put<uint64_t>(shm->desc().offset);
 			w.put<uint64_t>(shm->desc().size);

@@ -46,8 +46,8 @@ struct FrameFromAvOptions {
 	// AV_PIX_FMT_VULKAN: false gives the AVVkFrame's VkImages as VulkanImage resources (usable
 	// by a backend on FFmpeg's VkDevice: backendForHwDevice()); true exports their memory as
 	// opaque fds (VulkanMemoryFd: other Vulkan devices of the same driver, OpenGL through
-	// GL_EXT_memory_object_fd), which needs memory FFmpeg allocated exportable (one VkDeviceMemory
-	// per image). Other formats ignore it.
+	// GL_EXT_memory_object_fd), which needs memory FFmpeg allocated exportable (one
+	// VkDeviceMemory per image). Other formats ignore it.
 	bool exportVulkanMemory = false;
 	// Bounds the work frameFromAVFrame() waits for: the submission that moves a Vulkan frame's
 	// images to the GENERAL layout, the map of a VA-API surface to DRM_PRIME.
@@ -99,8 +99,8 @@ struct AvFrameOptions {
 	// into backendForHwDevice() of the context's device (Direct, without a copy, when it is
 	// already there; DRM: a DmaBuf through the fd backend) and wrapped: AVVkFrame images with a
 	// new timeline semaphore at value 0; CUDA device pointers; cl_mem images; an
-	// AVDRMFrameDescriptor over dup'd fds. Its width, height and sw_format must match the frame.
-	// Null: a software frame.
+	// AVDRMFrameDescriptor over dup'd fds. Its width, height and sw_format must match the
+	// frame. Null: a software frame.
 	AVBufferRef *hwFrames = nullptr;
 };
 

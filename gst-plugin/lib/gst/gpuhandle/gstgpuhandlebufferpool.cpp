@@ -1,10 +1,9 @@
 // GstGpuHandleBufferPool: reusable gpuhandle frames of one backend as GstBuffers.
-#include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
+#include <optional>
 
+#include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
-#include <optional>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_pool_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_pool_debug
@@ -66,8 +65,8 @@ gboolean setConfig(GstBufferPool *pool, GstStructure *config)
 	}
 	if (!state->backend->supportsFormat(*format, state->storage)) {
 		GST_WARNING_OBJECT(pool, "the %s backend cannot allocate %s frames as %s",
-				   backendKindName(state->backend->kind()), pixelFormatName(*format),
-				   frameStorageName(state->storage));
+				   backendKindName(state->backend->kind()),
+				   pixelFormatName(*format), frameStorageName(state->storage));
 		return FALSE;
 	}
 	AllocateRequest request{};
@@ -82,8 +81,9 @@ gboolean setConfig(GstBufferPool *pool, GstStructure *config)
 	Result<Frame> probe = state->backend->allocate(request);
 	if (!probe.ok()) {
 		GST_WARNING_OBJECT(pool, "the %s backend cannot allocate %s %ux%u frames: %s",
-				   backendKindName(state->backend->kind()), pixelFormatName(*format),
-				   request.width, request.height, probe.error().message().c_str());
+				   backendKindName(state->backend->kind()),
+				   pixelFormatName(*format), request.width, request.height,
+				   probe.error().message().c_str());
 		return FALSE;
 	}
 	GstBuffer *probeBuffer = gst::bufferFromFrame(*probe, state->backend);
@@ -114,7 +114,8 @@ GstFlowReturn allocBuffer(GstBufferPool *pool, GstBuffer **buffer,
 		return GST_FLOW_ERROR;
 	// The layout stays with the memories it describes for as long as the buffer is reused.
 	if (GstVideoMeta *meta = gst_buffer_get_video_meta(out))
-		meta->meta.flags = static_cast<GstMetaFlags>(meta->meta.flags | GST_META_FLAG_POOLED);
+		meta->meta.flags =
+			static_cast<GstMetaFlags>(meta->meta.flags | GST_META_FLAG_POOLED);
 	*buffer = out;
 	return GST_FLOW_OK;
 }

@@ -1,11 +1,10 @@
 // GstContext sharing of gpuhandle devices (DeviceSet): one backend per kind for a whole pipeline.
-#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
-
-#include <gst/gpuhandle/gstgpuhandlememory.h>
-
 #include <array>
 #include <optional>
 #include <vector>
+
+#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.h>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_context_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_context_debug
@@ -61,14 +60,17 @@ struct DeviceSet::State {
 	std::array<std::optional<Error>, kBackendKindCount> failures{};
 };
 
-DeviceSet::DeviceSet() : state_(std::make_unique<State>()) {}
+DeviceSet::DeviceSet() : state_(std::make_unique<State>())
+{
+}
 DeviceSet::~DeviceSet() = default;
 
 Result<BackendRef> DeviceSet::backend(BackendKind kind)
 {
 	const auto index = static_cast<size_t>(kind);
 	if (index >= kBackendKindCount)
-		return Error::format(ErrorCode::InvalidArgument, "kind", "no backend kind %zu", index);
+		return Error::format(ErrorCode::InvalidArgument, "kind", "no backend kind %zu",
+				     index);
 	std::lock_guard<std::mutex> lock(state_->mutex);
 	if (state_->backends[index])
 		return state_->backends[index];
@@ -187,8 +189,8 @@ DeviceSetRef ensureDevices(GstElement *element, DevicesSlot &slot)
 	auto devices = std::make_shared<DeviceSet>();
 	slot.set(devices);
 	GST_DEBUG_OBJECT(element, "no gpuhandle devices shared yet: announcing a new set");
-	gst_element_post_message(element, gst_message_new_have_context(
-						  GST_OBJECT_CAST(element), devicesContextNew(devices)));
+	gst_element_post_message(element, gst_message_new_have_context(GST_OBJECT_CAST(element),
+								       devicesContextNew(devices)));
 	return devices;
 }
 

@@ -4,10 +4,10 @@
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/result.h>
 
-#include <gst/gst.h>
-
 #include <memory>
 #include <mutex>
+
+#include <gst/gst.h>
 
 namespace gpuhandle::gst {
 

@@ -1,13 +1,7 @@
 // GstBuffer <-> Frame for system memory, GstFdMemory and GstDmaBufMemory.
-#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
-#include "gstgpuhandleconvertinternal.h"
-
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-#include <gst/gpuhandle/gstgpuhandlememory.h>
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
 #include <gpuhandle/format_mappings.h>
+
+#include "gstgpuhandleconvertinternal.h"
 
 #include <array>
 #include <cerrno>
@@ -20,6 +14,11 @@
 #include <utility>
 
 #include <gst/allocators/allocators.h>
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.h>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 #if GPUHANDLE_GST_HAVE_GL
 #include <gst/gl/gl.h>
 #endif
@@ -261,8 +260,8 @@ Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 		for (uint32_t p = 0; p < pf.numPlanes; p++)
 			frameDesc.planes[p] = PlaneView{
 				0, 0,
-				static_cast<uint64_t>(static_cast<uint8_t *>(anchor->frame.data[p]) -
-						      whole.data),
+				static_cast<uint64_t>(
+					static_cast<uint8_t *>(anchor->frame.data[p]) - whole.data),
 				static_cast<uint32_t>(anchor->frame.info.stride[p])
 			};
 		Result<CpuBytes> bytes = CpuBytes::create({ whole.data, whole.size, anchor });

@@ -6,19 +6,19 @@
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
 
-#include <gst/video/video.h>
-
 #include <cstdint>
+
+#include <gst/video/video.h>
 
 namespace gpuhandle::gst {
 
 // Which kind of memory a buffer holds, judged by its memories (all must agree).
 enum class BufferMemory : uint8_t {
-	System = 0,    // mappable memory of any other allocator (system memory caps)
-	Fd = 1,        // GstFdMemory that is not a DMA-BUF (memfd, shm)
-	DmaBuf = 2,    // GstDmaBufMemory
-	GpuHandle = 3, // GstGpuHandleMemory
-	GlMemory = 4,  // GstGLMemory
+	System = 0,      // mappable memory of any other allocator (system memory caps)
+	Fd = 1,          // GstFdMemory that is not a DMA-BUF (memfd, shm)
+	DmaBuf = 2,      // GstDmaBufMemory
+	GpuHandle = 3,   // GstGpuHandleMemory
+	GlMemory = 4,    // GstGLMemory
 	VulkanImage = 5, // GstVulkanImageMemory
 	CudaMemory = 6,  // GstCudaMemory
 	VaMemory = 7,    // GstVaMemory

@@ -9,6 +9,8 @@
 #include <gpuhandle/context.h>
 #include <gpuhandle/cuda_resources.h>
 
+#include "gstgpuhandlegpushared.h"
+
 #include <memory>
 #include <mutex>
 
@@ -18,7 +20,6 @@
 #include <gst/cuda/gstcudamemory.h>
 #include <gst/cuda/gstcudautils.h>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-#include "gstgpuhandlegpushared.h"
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_cuda_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_cuda_debug
@@ -287,8 +288,9 @@ Result<GstBuffer *> cudaBufferFromFrame(const Frame &frame, GstCudaContext *cont
 
 Result<BackendRef> cudaBackendForBuffer(GstBuffer *buffer)
 {
-	GstMemory *mem = buffer && gst_buffer_n_memory(buffer) > 0 ? gst_buffer_peek_memory(buffer, 0)
-								     : nullptr;
+	GstMemory *mem = buffer && gst_buffer_n_memory(buffer) > 0
+				 ? gst_buffer_peek_memory(buffer, 0)
+				 : nullptr;
 	if (!mem || !gst_is_cuda_memory(mem))
 		return Error(ErrorCode::WrongKind, "buffer", "The buffer holds no GstCudaMemory.");
 	return cudaBackendFor(reinterpret_cast<GstCudaMemory *>(mem)->context);

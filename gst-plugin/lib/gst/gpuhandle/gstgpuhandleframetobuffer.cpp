@@ -1,9 +1,6 @@
-// Frame -> GstBuffer: system memory over CPU and memfd frames, GstFdMemory/GstDmaBufMemory over fds.
-#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+// Frame -> GstBuffer: system memory over CPU and memfd frames, GstFdMemory/GstDmaBufMemory over
+// fds.
 #include "gstgpuhandleconvertinternal.h"
-
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 #include <array>
 #include <cerrno>
@@ -13,6 +10,9 @@
 #include <utility>
 
 #include <gst/allocators/allocators.h>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 #define GST_CAT_DEFAULT gst_gpu_handle_convert_debug
 

@@ -273,10 +273,11 @@ Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
 		for (uint32_t p = 0; p < planes; p++) {
 			const GLenum target = gst_gl_texture_target_to_gl(targets[p]);
 			GLint bound = 0;
-			gl->GetIntegerv(targets[p] == GST_GL_TEXTURE_TARGET_2D ? GL_TEXTURE_BINDING_2D
-			                : targets[p] == GST_GL_TEXTURE_TARGET_RECTANGLE
-			                        ? GL_TEXTURE_BINDING_RECTANGLE
-			                        : GL_TEXTURE_BINDING_EXTERNAL_OES,
+			gl->GetIntegerv(targets[p] == GST_GL_TEXTURE_TARGET_2D
+						? GL_TEXTURE_BINDING_2D
+					: targets[p] == GST_GL_TEXTURE_TARGET_RECTANGLE
+						? GL_TEXTURE_BINDING_RECTANGLE
+						: GL_TEXTURE_BINDING_EXTERNAL_OES,
 					&bound);
 			gl->BindTexture(target, textures[p]->desc().name);
 			gl->TexParameteri(target, GL_TEXTURE_MIN_FILTER, GL_LINEAR);

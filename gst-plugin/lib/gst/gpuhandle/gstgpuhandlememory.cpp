@@ -1,6 +1,4 @@
 // GstGpuHandleMemory: the allocator, CPU mapping through the backend, and Frame <-> GstBuffer.
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/pixel_format.h>
 
@@ -10,6 +8,8 @@
 #include <mutex>
 #include <new>
 #include <optional>
+
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_debug
@@ -23,7 +23,10 @@ namespace {
 // the caller's frame are gone. GStreamer serialises a memory's map count through its lock, but
 // the mapping itself is guarded too: two threads may map one read-only memory at once.
 struct MemoryState {
-	MemoryState(const Frame &f, uint32_t i, BackendRef b) : frame(f), index(i), backend(std::move(b)) {}
+	MemoryState(const Frame &f, uint32_t i, BackendRef b)
+		: frame(f), index(i), backend(std::move(b))
+	{
+	}
 
 	Frame frame;
 	uint32_t index = 0;
@@ -73,7 +76,8 @@ MemoryState *stateOf(GstMemory *mem)
 uint64_t planeBytes(const Frame &frame, const PixelFormatInfo &info, uint32_t p)
 {
 	const PlaneInfo &plane = info.planes[p];
-	const uint64_t stride = frame.plane(p).stride ? frame.plane(p).stride : plane.rowBytes(frame.width());
+	const uint64_t stride = frame.plane(p).stride ? frame.plane(p).stride
+						      : plane.rowBytes(frame.width());
 	return stride * plane.rows(frame.height());
 }
 
@@ -115,22 +119,26 @@ uint8_t *mapResource(MemoryState &s, MapAccess access)
 			continue;
 		anyPlane = true;
 		if (frame.plane(p).stride == 0) {
-			GST_WARNING("Resource %u (%s) of the %s %ux%u frame cannot be mapped: plane %u "
-				    "has no CPU stride (an opaque handle, such as an optimal-tiled image).",
-				    s.index, kind, format, frame.width(), frame.height(), p);
+			GST_WARNING(
+				"Resource %u (%s) of the %s %ux%u frame cannot be mapped: plane %u "
+				"has no CPU stride (an opaque handle, such as an optimal-tiled image).",
+				s.index, kind, format, frame.width(), frame.height(), p);
 			return nullptr;
 		}
 	}
 	if (!anyPlane) {
-		GST_WARNING("Resource %u (%s) of the %s %ux%u frame cannot be mapped: no plane lives "
-			    "in it.", s.index, kind, format, frame.width(), frame.height());
+		GST_WARNING(
+			"Resource %u (%s) of the %s %ux%u frame cannot be mapped: no plane lives "
+			"in it.",
+			s.index, kind, format, frame.width(), frame.height());
 		return nullptr;
 	}
 	Result<CpuMapping> mapped = s.backend ? s.backend->map(frame, access, kDefaultWaitTimeout)
 					      : mapFrame(frame, access, kDefaultWaitTimeout);
 	if (!mapped) {
-		GST_WARNING("Resource %u (%s) of the %s %ux%u frame could not be mapped: %s", s.index,
-			    kind, format, frame.width(), frame.height(), mapped.error().message().c_str());
+		GST_WARNING("Resource %u (%s) of the %s %ux%u frame could not be mapped: %s",
+			    s.index, kind, format, frame.width(), frame.height(),
+			    mapped.error().message().c_str());
 		return nullptr;
 	}
 	uintptr_t base = 0;
@@ -140,7 +148,8 @@ uint8_t *mapResource(MemoryState &s, MapAccess access)
 		if (frame.plane(p).resource != s.index)
 			continue;
 		badPlane = p;
-		// Addresses as integers: plane data minus its offset need not point into the mapping.
+		// Addresses as integers: plane data minus its offset need not point into the
+		// mapping.
 		const uintptr_t b = reinterpret_cast<uintptr_t>(mapped->data(p)) -
 				    static_cast<uintptr_t>(frame.plane(p).offset);
 		if (p >= mapped->numPlanes() || !mapped->data(p))
@@ -156,8 +165,8 @@ uint8_t *mapResource(MemoryState &s, MapAccess access)
 	}
 	if (why) {
 		GST_WARNING("Resource %u (%s) of the %s %ux%u frame cannot be mapped as one range: "
-			    "plane %u: %s.", s.index, kind, format, frame.width(), frame.height(),
-			    badPlane, why);
+			    "plane %u: %s.",
+			    s.index, kind, format, frame.width(), frame.height(), badPlane, why);
 		if (Status ended = mapped->unmap(); !ended)
 			GST_WARNING("Unmapping it failed too: %s", ended.error().message().c_str());
 		return nullptr;
@@ -172,10 +181,13 @@ gpointer memMap(GstMemory *mem, gsize, GstMapFlags flags)
 	const MapAccess access = accessOf(flags);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	if (s.mapCount > 0) {
-		// Nested maps (one per plane in gst_video_frame_map()) share the first one's mapping.
+		// Nested maps (one per plane in gst_video_frame_map()) share the first one's
+		// mapping.
 		if (access != MapAccess::Read && s.mapping->access() == MapAccess::Read) {
-			GST_WARNING("Resource %u is mapped for reading; it cannot also be mapped for "
-				    "writing until that mapping ends.", s.index);
+			GST_WARNING(
+				"Resource %u is mapped for reading; it cannot also be mapped for "
+				"writing until that mapping ends.",
+				s.index);
 			return nullptr;
 		}
 		s.mapCount++;
@@ -226,7 +238,8 @@ GstMemory *allocatorAlloc(GstAllocator *, gsize size, GstAllocationParams *)
 {
 	GST_WARNING("The GpuHandle allocator allocates nothing (asked for %" G_GSIZE_FORMAT
 		    " bytes): GpuHandle memories wrap gpuhandle frames (wrapResource, "
-		    "bufferFromFrame).", size);
+		    "bufferFromFrame).",
+		    size);
 	return nullptr;
 }
 
@@ -234,8 +247,9 @@ void allocatorFree(GstAllocator *, GstMemory *mem)
 {
 	auto *m = reinterpret_cast<GstGpuHandleMemory *>(mem);
 	if (m->state && m->state->mapCount > 0)
-		GST_WARNING("Resource %u is freed while still mapped %u times; its mapping ends now.",
-			    m->state->index, m->state->mapCount);
+		GST_WARNING(
+			"Resource %u is freed while still mapped %u times; its mapping ends now.",
+			m->state->index, m->state->mapCount);
 	delete m->state; // ends a leftover mapping, drops the frame (and the device it keeps)
 	g_free(m);
 }
@@ -271,7 +285,8 @@ void gst_gpu_handle_init(void)
 		auto *allocator = static_cast<GstAllocator *>(
 			g_object_new(GST_TYPE_GPU_HANDLE_ALLOCATOR, nullptr));
 		gst_object_ref_sink(allocator);
-		// Registered allocators live until gst_deinit(); the leaks tracer should not list it.
+		// Registered allocators live until gst_deinit(); the leaks tracer should not list
+		// it.
 		GST_OBJECT_FLAG_SET(allocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
 		gAllocator = allocator;
 		gst_allocator_register(GST_GPU_HANDLE_MEMORY_TYPE,
@@ -303,7 +318,8 @@ gint gst_gpu_handle_memory_get_backend(GstMemory *mem)
 	MemoryState *s = stateOf(mem);
 	if (!s)
 		return -1;
-	const BackendKind kind = s->backend ? s->backend->kind() : s->frame.resource(s->index).backend();
+	const BackendKind kind = s->backend ? s->backend->kind()
+					    : s->frame.resource(s->index).backend();
 	return static_cast<gint>(kind);
 }
 
@@ -314,15 +330,17 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 {
 	gst_gpu_handle_init();
 	if (index >= frame.numResources()) {
-		GST_WARNING("Resource index %u is out of range: the %s %ux%u frame has %u resources.",
-			    index, pixelFormatName(frame.format()), frame.width(), frame.height(),
-			    frame.numResources());
+		GST_WARNING(
+			"Resource index %u is out of range: the %s %ux%u frame has %u resources.",
+			index, pixelFormatName(frame.format()), frame.width(), frame.height(),
+			frame.numResources());
 		return nullptr;
 	}
 	const uint64_t size = memorySize(frame, index);
 	if (size > G_MAXSIZE) {
 		GST_WARNING("Resource %u spans %" G_GUINT64_FORMAT " bytes, more than a GstMemory "
-			    "can address.", index, size);
+			    "can address.",
+			    index, size);
 		return nullptr;
 	}
 	auto *state = new (std::nothrow) MemoryState(frame, index, backend);
@@ -332,9 +350,10 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 		return nullptr;
 	}
 	m->state = state;
-	gst_memory_init(&m->mem, readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
-			gAllocator, nullptr,
-			static_cast<gsize>(size), 0, 0, static_cast<gsize>(size));
+	gst_memory_init(&m->mem,
+			readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
+			gAllocator, nullptr, static_cast<gsize>(size), 0, 0,
+			static_cast<gsize>(size));
 	return &m->mem;
 }
 
@@ -343,8 +362,8 @@ GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend, bool r
 	gst_gpu_handle_init();
 	Result<uint32_t> format = toApiFormat(FormatApi::GStreamer, frame.format());
 	if (!format) {
-		GST_WARNING("The %s frame has no GstVideoFormat: %s", pixelFormatName(frame.format()),
-			    format.error().message().c_str());
+		GST_WARNING("The %s frame has no GstVideoFormat: %s",
+			    pixelFormatName(frame.format()), format.error().message().c_str());
 		return nullptr;
 	}
 	GstBuffer *buffer = gst_buffer_new();
@@ -368,10 +387,12 @@ GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend, bool r
 		const PlaneView &view = frame.plane(p);
 		// GStreamer finds a plane's memory from its buffer offset: it must lie in its own.
 		if (view.offset >= sizes[view.resource] || view.stride > G_MAXINT) {
-			GST_WARNING("Plane %u of the %s frame (offset %" G_GUINT64_FORMAT ", stride %u) "
+			GST_WARNING("Plane %u of the %s frame (offset %" G_GUINT64_FORMAT
+				    ", stride %u) "
 				    "does not fit in its memory of %" G_GSIZE_FORMAT " bytes or a "
-				    "GstVideoMeta stride.", p, pixelFormatName(frame.format()),
-				    view.offset, view.stride, sizes[view.resource]);
+				    "GstVideoMeta stride.",
+				    p, pixelFormatName(frame.format()), view.offset, view.stride,
+				    sizes[view.resource]);
 			gst_buffer_unref(buffer);
 			return nullptr;
 		}
@@ -419,7 +440,8 @@ const void *identityOf(const Resource &resource)
 		if constexpr (requires { handle.desc().data; })
 			return handle.desc().data;
 		if constexpr (requires { handle.desc().fd.get(); })
-			return reinterpret_cast<const void *>(static_cast<intptr_t>(handle.desc().fd.get()));
+			return reinterpret_cast<const void *>(
+				static_cast<intptr_t>(handle.desc().fd.get()));
 		if constexpr (requires { handle.desc().objects[0].fd.get(); })
 			return reinterpret_cast<const void *>(
 				static_cast<intptr_t>(handle.desc().objects[0].fd.get()));
@@ -459,30 +481,34 @@ Result<Frame> frameFromBuffer(GstBuffer *buffer)
 		GstMemory *mem = gst_buffer_peek_memory(buffer, i);
 		MemoryState *s = stateOf(mem);
 		if (!s)
-			return Error::format(ErrorCode::WrongKind, "buffer.memory",
-					     "Memory %u of the buffer is a %s memory, not a %s memory.", i,
-					     mem && mem->allocator && mem->allocator->mem_type
-						     ? mem->allocator->mem_type
-						     : "typeless",
-					     GST_GPU_HANDLE_MEMORY_TYPE);
+			return Error::format(
+				ErrorCode::WrongKind, "buffer.memory",
+				"Memory %u of the buffer is a %s memory, not a %s memory.", i,
+				mem && mem->allocator && mem->allocator->mem_type
+					? mem->allocator->mem_type
+					: "typeless",
+				GST_GPU_HANDLE_MEMORY_TYPE);
 		if (!first)
 			first = &s->frame;
 		if (!sameFrame(*first, s->frame))
-			return Error::format(ErrorCode::InvalidArgument, "buffer.memory",
-					     "Memory %u of the buffer carries a resource of another frame "
-					     "than memory 0 (a %s %ux%u frame).", i,
-					     pixelFormatName(first->format()), first->width(),
-					     first->height());
+			return Error::format(
+				ErrorCode::InvalidArgument, "buffer.memory",
+				"Memory %u of the buffer carries a resource of another frame "
+				"than memory 0 (a %s %ux%u frame).",
+				i, pixelFormatName(first->format()), first->width(),
+				first->height());
 		if (s->index != i)
-			return Error::format(ErrorCode::InvalidArgument, "buffer.memory",
-					     "Memory %u of the buffer carries resource %u of its frame; "
-					     "the buffer's memories must be the frame's resources in order.",
-					     i, s->index);
+			return Error::format(
+				ErrorCode::InvalidArgument, "buffer.memory",
+				"Memory %u of the buffer carries resource %u of its frame; "
+				"the buffer's memories must be the frame's resources in order.",
+				i, s->index);
 	}
 	if (n != first->numResources())
-		return Error::format(ErrorCode::InvalidArgument, "buffer.memory",
-				     "The buffer has %u memories but its %s frame has %u resources.", n,
-				     pixelFormatName(first->format()), first->numResources());
+		return Error::format(
+			ErrorCode::InvalidArgument, "buffer.memory",
+			"The buffer has %u memories but its %s frame has %u resources.", n,
+			pixelFormatName(first->format()), first->numResources());
 	return *first;
 }
 

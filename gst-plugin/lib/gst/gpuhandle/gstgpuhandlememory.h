@@ -1,4 +1,5 @@
-/* GstGpuHandleMemory: a GstMemory carrying one gpuhandle resource (caps feature memory:GpuHandle). */
+/* GstGpuHandleMemory: a GstMemory carrying one gpuhandle resource (caps feature memory:GpuHandle).
+ */
 #pragma once
 
 #include <gst/gst.h>

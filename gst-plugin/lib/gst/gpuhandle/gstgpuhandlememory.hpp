@@ -1,10 +1,9 @@
 // GstGpuHandleMemory from C++: wrapping gpuhandle frames as GstMemory/GstBuffer and back.
 #pragma once
 
-#include <gst/gpuhandle/gstgpuhandlememory.h>
-
 #include <gpuhandle/backends/backend.h>
 
+#include <gst/gpuhandle/gstgpuhandlememory.h>
 #include <gst/video/video.h>
 
 namespace gpuhandle::gst {

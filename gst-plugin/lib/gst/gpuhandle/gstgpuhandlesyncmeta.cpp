@@ -1,13 +1,12 @@
 // GstGpuHandleSyncMeta: registration, transform on copy, waits and the release gate.
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-
-#include <gst/gpuhandle/gstgpuhandlememory.h>
-
 #include <chrono>
 #include <memory>
 #include <mutex>
 #include <new>
 #include <utility>
+
+#include <gst/gpuhandle/gstgpuhandlememory.h>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_sync_meta_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_sync_meta_debug

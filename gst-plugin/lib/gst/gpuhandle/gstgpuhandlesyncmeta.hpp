@@ -1,11 +1,11 @@
 // GstGpuHandleSyncMeta from C++: attach a Frame's acquire point and release gate to a GstBuffer.
 #pragma once
 
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
-
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
+
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
 
 namespace gpuhandle::gst {
 

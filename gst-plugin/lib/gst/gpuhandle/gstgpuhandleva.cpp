@@ -9,12 +9,13 @@
 #include <gpuhandle/context.h>
 #include <gpuhandle/vaapi_resources.h>
 
+#include "gstgpuhandlegpushared.h"
+
 #include <memory>
 #include <mutex>
 #include <optional>
 
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-#include "gstgpuhandlegpushared.h"
 #include <gst/va/gstva.h>
 
 GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_va_debug);
@@ -187,8 +188,9 @@ Result<Frame> frameFromVaBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 
 Result<BackendRef> vaBackendForBuffer(GstBuffer *buffer)
 {
-	GstMemory *mem = buffer && gst_buffer_n_memory(buffer) > 0 ? gst_buffer_peek_memory(buffer, 0)
-								     : nullptr;
+	GstMemory *mem = buffer && gst_buffer_n_memory(buffer) > 0
+				 ? gst_buffer_peek_memory(buffer, 0)
+				 : nullptr;
 	GstVaDisplay *display = mem ? gst_va_memory_peek_display(mem) : nullptr;
 	if (!display)
 		return Error(ErrorCode::WrongKind, "buffer",

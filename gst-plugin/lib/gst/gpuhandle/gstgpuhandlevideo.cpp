@@ -1,8 +1,4 @@
 // GstVideoInfo and caps <-> gpuhandle formats, layouts and colorimetry; DMA-BUF caps.
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-
 #include <gpuhandle/colorimetry_mappings.h>
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/format_mappings.h>
@@ -14,6 +10,8 @@
 #include <string>
 
 #include <gst/allocators/allocators.h>
+#include <gst/gpuhandle/gstgpuhandleconfig.h>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 using namespace gpuhandle;
 
@@ -245,13 +243,14 @@ Result<FrameLayout> bufferLayout(GstBuffer *buffer, const GstVideoInfo &info)
 		const std::optional<uint64_t> end =
 			planeEnd(offset, static_cast<uint64_t>(stride), rows, row);
 		if (!end || *end > bufferSize)
-			return Error::format(ErrorCode::InvalidArgument, "buffer",
-					     "Plane %u of the %s %ux%u frame ends at byte %s (offset %" PRIu64
-					     ", stride %d, %u rows), past the end of "
-					     "the buffer (%" G_GSIZE_FORMAT " bytes).",
-					     p, videoFormatName(gstFormat), width, height,
-					     end ? std::to_string(*end).c_str() : "2^64 or later", offset,
-					     stride, rows, bufferSize);
+			return Error::format(
+				ErrorCode::InvalidArgument, "buffer",
+				"Plane %u of the %s %ux%u frame ends at byte %s (offset %" PRIu64
+				", stride %d, %u rows), past the end of "
+				"the buffer (%" G_GSIZE_FORMAT " bytes).",
+				p, videoFormatName(gstFormat), width, height,
+				end ? std::to_string(*end).c_str() : "2^64 or later", offset,
+				stride, rows, bufferSize);
 		PlaneLayout &out = layout.planes[p];
 		out.width =
 			static_cast<uint32_t>((uint64_t{ width } + plane.hsub - 1) / plane.hsub);

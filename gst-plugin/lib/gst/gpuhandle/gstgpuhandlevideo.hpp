@@ -7,9 +7,9 @@
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/result.h>
 
-#include <gst/video/video.h>
-
 #include <cstdint>
+
+#include <gst/video/video.h>
 
 namespace gpuhandle::gst {
 
@@ -40,9 +40,9 @@ Result<FrameLayout> bufferLayout(GstBuffer *buffer, const GstVideoInfo &info);
 // assumed, as 1.22's elements do) and 1.24's `format=DMA_DRM, drm-format=NV12:0x...`
 // (GstVideoInfoDmaDrm), the latter only when built against GStreamer >= 1.24.
 struct DmaDrmInfo {
-	GstVideoInfo info{};     // format set to the real format (never DMA_DRM)
-	uint32_t drmFourcc = 0;  // DRM_FORMAT_* of the whole frame (the format tables)
-	uint64_t modifier = 0;   // DRM_FORMAT_MOD_LINEAR when the caps do not say
+	GstVideoInfo info{};        // format set to the real format (never DMA_DRM)
+	uint32_t drmFourcc = 0;     // DRM_FORMAT_* of the whole frame (the format tables)
+	uint64_t modifier = 0;      // DRM_FORMAT_MOD_LINEAR when the caps do not say
 	bool drmFormatCaps = false; // the caps were the DMA_DRM form
 };
 // Errors: InvalidArgument (not fixed video caps, an unparsable drm-format), NotSupported (a

@@ -143,10 +143,11 @@ Result<GstBuffer *> vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *d
 				images[0]->desc().device, static_cast<void *>(device->device));
 		for (uint32_t p = 0; p < planes; p++)
 			if (frame.plane(p).subresource != p || frame.plane(p).offset != 0)
-				return Error::format(ErrorCode::FormatMismatch, "frame",
-						     "Plane %u is not aspect %u of the multi-planar "
-						     "image.",
-						     p, p);
+				return Error::format(
+					ErrorCode::FormatMismatch, "frame",
+					"Plane %u is not aspect %u of the multi-planar "
+					"image.",
+					p, p);
 #else
 		return Error(ErrorCode::NotSupported, "frame",
 			     "The frame is one multi-planar VkImage; GStreamer 1.22's Vulkan "
@@ -209,12 +210,12 @@ Result<GstBuffer *> vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *d
 						     : VK_IMAGE_TILING_OPTIMAL;
 		// A multi-planar image's extent is the frame's rounded up to whole chroma texels
 		// (Vulkan's rule for subsampled multi-planar formats).
-		const uint32_t width = multiPlanar ? plane.rowTexels(frame.width()) +
-							     (frame.width() & 1)
-						   : plane.rowTexels(frame.width());
-		const uint32_t height = multiPlanar ? plane.rows(frame.height()) +
-							      (frame.height() & 1)
-						    : plane.rows(frame.height());
+		const uint32_t width =
+			multiPlanar ? plane.rowTexels(frame.width()) + (frame.width() & 1)
+				    : plane.rowTexels(frame.width());
+		const uint32_t height = multiPlanar
+						? plane.rows(frame.height()) + (frame.height() & 1)
+						: plane.rows(frame.height());
 		GstMemory *mem = gst_vulkan_image_memory_wrapped(
 			device, reinterpret_cast<VkImage>(d.image), formats[p], width, height,
 			tiling, kWrappedUsage, new std::shared_ptr<const Frame>(kept), dropFrame);

@@ -217,10 +217,10 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 				"GStreamer holds a %ux%u %s frame as one %ux%u image of VkFormat %d; "
 				"gpuhandle's multi-planar %s is VkFormat %d, so the image has no "
 				"gpuhandle equivalent.",
-				desc.width, desc.height, videoFormatName(GST_VIDEO_INFO_FORMAT(&info)),
-				create.extent.width, create.extent.height,
-				static_cast<int>(create.format), pixelFormatName(*format),
-				whole ? static_cast<int>(*whole) : 0);
+				desc.width, desc.height,
+				videoFormatName(GST_VIDEO_INFO_FORMAT(&info)), create.extent.width,
+				create.extent.height, static_cast<int>(create.format),
+				pixelFormatName(*format), whole ? static_cast<int>(*whole) : 0);
 	}
 	std::array<uint32_t, GST_VIDEO_MAX_PLANES> pitches{};
 	for (uint32_t p = 0; p < planes; p++) {

@@ -1,9 +1,9 @@
 // Backend: one API's device opened by gpuhandle (allocate, export, import, map, copy, fences).
 #pragma once
 
+#include <gpuhandle/backend_kind.h>
 #include <gpuhandle/backends/cpu_map.h>
 #include <gpuhandle/backends/gl_sync.h>
-#include <gpuhandle/backend_kind.h>
 #include <gpuhandle/context.h>
 #include <gpuhandle/device_id.h>
 #include <gpuhandle/frame.h>
@@ -22,20 +22,22 @@ namespace gpuhandle {
 
 // How a frame's pixels are stored on the device. Stable numbers.
 enum class FrameStorage : uint8_t {
-	Buffer = 0,       // one linear buffer, planes at their layout offsets: every format
-	LinearImage = 1,  // one linear image per plane: formats whose planes the API has formats for
-	OptimalImage = 2, // device-tiled images (no CPU stride); exported with a modifier where offered
+	Buffer = 0,      // one linear buffer, planes at their layout offsets: every format
+	LinearImage = 1, // one linear image per plane: formats whose planes the API has formats for
+	// Device-tiled images (no CPU stride); exported with a modifier where offered.
+	OptimalImage = 2,
 };
 const char *frameStorageName(FrameStorage storage) noexcept;
 
 // The ways a frame reaches a backend, in the planner's order of preference. Stable numbers.
 enum class ImportRoute : uint8_t {
-	Direct = 0,      // the frame already lives in the target's memory on its device
-	OpaqueFd = 1,    // Vulkan memory exported as an OPAQUE_FD (same device and driver)
-	DmaBuf = 2,      // a Linux DMA-BUF (any device that can import it)
-	HostPointer = 3, // CPU-visible memory used in place (VK_EXT_external_memory_host, USE_HOST_PTR)
-	GpuCopy = 4,     // the bytes are copied on a device, never through system memory
-	CpuCopy = 5,     // the bytes are copied through system memory
+	Direct = 0,   // the frame already lives in the target's memory on its device
+	OpaqueFd = 1, // Vulkan memory exported as an OPAQUE_FD (same device and driver)
+	DmaBuf = 2,   // a Linux DMA-BUF (any device that can import it)
+	// CPU-visible memory used in place (VK_EXT_external_memory_host, USE_HOST_PTR)
+	HostPointer = 3,
+	GpuCopy = 4, // the bytes are copied on a device, never through system memory
+	CpuCopy = 5, // the bytes are copied through system memory
 };
 inline constexpr uint32_t kImportRouteCount = 6;
 const char *importRouteName(ImportRoute route) noexcept;
@@ -48,9 +50,10 @@ struct BackendCapabilities {
 	std::vector<ImportRoute> routes{};     // the routes importFrame() accepts
 	std::vector<FrameStorage> storages{};  // storages allocate() makes
 	std::vector<uint64_t> drmModifiers{};  // modifiers of the DMA-BUFs it imports and exports
-	std::vector<SyncKind> fenceExports{};  // kinds of its API exportFence() turns into fence fds
-	std::vector<SyncKind> fenceImports{};  // kinds its queue can wait on without the CPU (a fence
-					       // fd listed here: after the consumer imports it)
+	std::vector<SyncKind> fenceExports{};  // kinds exportFence() turns into fence fds
+	// Kinds its queue can wait on without the CPU (a fence fd listed here: after the consumer
+	// imports it).
+	std::vector<SyncKind> fenceImports{};
 	bool cpuMap = false;  // map() works on its frames
 	bool gpuCopy = false; // copyFrame() copies on the device
 };
@@ -120,23 +123,24 @@ public:
 	// modifier, alignment), DeviceMismatch (another device), FormatMismatch, Backend.
 	virtual Result<Frame> importFrame(const Frame &frame, ImportRoute route) = 0;
 	// CPU pointers to a frame of this backend, after its acquire point (bounded by `timeout`).
-	virtual Result<CpuMapping> map(const Frame &frame, MapAccess access, WaitDuration timeout) = 0;
+	virtual Result<CpuMapping> map(const Frame &frame, MapAccess access,
+				       WaitDuration timeout) = 0;
 	// Copies `src` into `dst` on the device (both frames of this backend, same format and size)
 	// and waits for the copy. Errors: NotSupported (no device copy), WrongKind, FormatMismatch.
 	virtual Status copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout) = 0;
 	// Whether `frame`'s resources all live in this backend's memory on its device, so that its
 	// work can use them as they are (the Direct route).
 	virtual bool holds(const Frame &frame) const = 0;
-	// The DRM modifiers of `format` DMA-BUFs that importFrame(DmaBuf) takes, linear first; empty
-	// where it takes none of that format. GStreamer elements offer them as drm-format caps.
-	// Default: linear, where the backend imports DMA-BUFs at all.
+	// The DRM modifiers of `format` DMA-BUFs that importFrame(DmaBuf) takes, linear first;
+	// empty where it takes none of that format. GStreamer elements offer them as drm-format
+	// caps. Default: linear, where the backend imports DMA-BUFs at all.
 	virtual std::vector<uint64_t> dmaBufImportModifiers(PixelFormat format) const;
 
-	// Fences across APIs. exportFence: a point of this backend's API (a semaphore of its device)
-	// as a fence fd point that other APIs import, where the driver can export it (a binary
-	// Vulkan semaphore exportable as SYNC_FD). importFence: a point another API made (a fence
-	// fd) that this backend's queue can wait on without the CPU. Both answer NotSupported with
-	// the reason by default; the planner then waits on the CPU and says so.
+	// Fences across APIs. exportFence: a point of this backend's API (a semaphore of its
+	// device) as a fence fd point that other APIs import, where the driver can export it (a
+	// binary Vulkan semaphore exportable as SYNC_FD). importFence: a point another API made (a
+	// fence fd) that this backend's queue can wait on without the CPU. Both answer NotSupported
+	// with the reason by default; the planner then waits on the CPU and says so.
 	virtual Result<SyncPoint> exportFence(const SyncPoint &point);
 	virtual Result<SyncPoint> importFence(const SyncPoint &point);
 
@@ -157,7 +161,7 @@ protected:
 Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &options = {});
 
 // The backends gpuhandle has, in the order gpuhandle-info lists them.
-inline constexpr BackendKind kInteropBackends[] = { BackendKind::Cpu, BackendKind::Fd,
+inline constexpr BackendKind kInteropBackends[] = { BackendKind::Cpu,    BackendKind::Fd,
 						    BackendKind::Vulkan, BackendKind::OpenGL,
 						    BackendKind::OpenCl, BackendKind::Cuda,
 						    BackendKind::VaApi };

@@ -37,19 +37,20 @@ public:
 	Status unmap() noexcept;
 
 	// For backends that map their own memory (vkMapMemory, glMapBufferRange, a staging copy):
-	// the pointers stay valid until `end` runs, exactly once, from unmap() or the destructor; it
-	// ends the access (writes staged bytes back, unmaps) and reports its failure. `frame` is
+	// the pointers stay valid until `end` runs, exactly once, from unmap() or the destructor;
+	// it ends the access (writes staged bytes back, unmaps) and reports its failure. `frame` is
 	// kept alive while mapped.
 	static CpuMapping adopt(const Frame &frame, MapAccess access, uint32_t numPlanes,
 				const std::array<uint8_t *, 4> &planes,
-				const std::array<uint32_t, 4> &strides, std::function<Status()> end);
+				const std::array<uint32_t, 4> &strides,
+				std::function<Status()> end);
 
 private:
 	friend Result<CpuMapping> mapFrame(const Frame &, MapAccess, WaitDuration);
 	struct Region {
 		void *address = nullptr; // what mmap() returned; null for memory the frame owns
 		size_t length = 0;
-		int dmaBufFd = -1;       // set when DMA_BUF_IOCTL_SYNC began an access on it
+		int dmaBufFd = -1; // set when DMA_BUF_IOCTL_SYNC began an access on it
 	};
 
 	std::optional<Frame> frame_{}; // kept alive while mapped

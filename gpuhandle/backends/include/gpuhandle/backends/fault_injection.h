@@ -18,10 +18,10 @@ const char *faultStepName(FaultStep step) noexcept;
 
 struct FaultPlan {
 	FaultStep step = FaultStep::Allocate;
-	uint32_t afterCalls = 0;          // calls of `step` that succeed before the first fault
-	uint32_t count = 1;               // calls that fail then (0: every later call)
-	ErrorCode code = ErrorCode::DeviceLost; // what they fail with (DeviceLost, OutOfMemory,
-						// Timeout, or any other code)
+	uint32_t afterCalls = 0; // calls of `step` that succeed before the first fault
+	uint32_t count = 1;      // calls that fail then (0: every later call)
+	// What they fail with (DeviceLost, OutOfMemory, Timeout, or any other code)
+	ErrorCode code = ErrorCode::DeviceLost;
 	std::optional<BackendKind> only{}; // the backend kind faults apply to (all when unset)
 	friend bool operator==(const FaultPlan &, const FaultPlan &) = default;
 };

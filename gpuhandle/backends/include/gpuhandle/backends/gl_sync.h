@@ -24,11 +24,11 @@ inline constexpr std::chrono::milliseconds kGlWaitSlice{ 2 };
 // Adopts a GLsync (raw.sync; GL 3.2, GL_ARB_sync or GLES 3.0): the point waits with
 // glClientWaitSync in kGlWaitSlice slices on `executor` (flushing on the first call), and the
 // last copy deletes the sync there with glDeleteSync. isSignaled() asks the GL thread too, and
-// answers false when it does not reply within 10 ms (busy): polls never block on the GL thread. `owner` is released after that delete.
-// On error nothing is adopted. Errors: NullHandle (sync, executor), NotSupported (a build
-// without EGL, no GL entry points); waits: Timeout, Backend (GL_WAIT_FAILED), InvalidState (the
-// executor ran the work where raw.context is not current), NotSupported (a context without sync
-// objects).
+// answers false when it does not reply within 10 ms (busy): polls never block on the GL thread.
+// `owner` is released after that delete. On error nothing is adopted. Errors: NullHandle (sync,
+// executor), NotSupported (a build without EGL, no GL entry points); waits: Timeout, Backend
+// (GL_WAIT_FAILED), InvalidState (the executor ran the work where raw.context is not current),
+// NotSupported (a context without sync objects).
 Result<SyncPoint> importGlSync(const GlSyncSync &raw, GlExecutor executor, KeepAliveRef owner = {});
 
 // Adopts an EGLSync (EGL_KHR_fence_sync) of an initialized EGLDisplay: waited from any thread

@@ -12,7 +12,8 @@ namespace gpuhandle {
 
 struct ImportOptions {
 	// The backend that holds the frame, when it is not CPU or fd memory: it exports the frame
-	// (opaque fd, DMA-BUF), maps it for a CPU copy, or runs a GPU copy into the target's memory.
+	// (opaque fd, DMA-BUF), maps it for a CPU copy, or runs a GPU copy into the target's
+	// memory.
 	BackendRef source{};
 	// False: only zero-copy routes; a frame that needs a copy fails with NotSupported (a
 	// Configuration error) naming what is missing on each route.
@@ -31,17 +32,18 @@ struct RouteAttempt {
 
 // How the frame's acquire point reached the imported frame. Stable numbers.
 enum class FenceTransfer : uint8_t {
-	None = 0,    // the frame had no acquire point
-	Carried = 1, // the imported frame carries it: the target's queue waits (a fence fd it imports,
-	             // or its own API's primitive on the same device)
+	None = 0, // the frame had no acquire point
+	// The imported frame carries it: the target's queue waits (a fence fd it imports, or its
+	// own API's primitive on the same device)
+	Carried = 1,
 	CpuWait = 2, // the planner waited on the CPU: the target cannot wait on this kind itself
 };
 const char *fenceTransferName(FenceTransfer transfer) noexcept;
 
 struct ImportResult {
-	Frame frame;        // in the target's memory (or the source frame itself, Direct)
+	Frame frame; // in the target's memory (or the source frame itself, Direct)
 	ImportRoute route = ImportRoute::Direct; // the route taken
-	ExecutionPath path; // ZeroCopy, GpuCopy or CpuCopy with its reason
+	ExecutionPath path;                      // ZeroCopy, GpuCopy or CpuCopy with its reason
 	FenceTransfer fence = FenceTransfer::None;
 	std::chrono::nanoseconds fenceWait{ 0 }; // time spent in a CPU wait
 	std::vector<RouteAttempt> tried{};       // every route considered, in order, the last taken
