@@ -3,6 +3,7 @@
 
 #if GPUHANDLE_FFMPEG_HAVE_VULKAN_H
 
+#include "common/runtime_library.h"
 #include "hw_vulkan_internal.h"
 
 #include <chrono>
@@ -54,19 +55,14 @@ struct DeviceStorage final : public KeepAlive {
 // The loader's vkGetInstanceProcAddr, from libvulkan.so.1 (kept open by `storage`).
 Status loaderEntry(DeviceStorage &storage, PFN_vkGetInstanceProcAddr &entry)
 {
-	storage.library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!storage.library) {
-		const char *why = dlerror();
-		return Error::format(ErrorCode::NotSupported, "context.getInstanceProcAddr",
-				     "The Vulkan context names no vkGetInstanceProcAddr and no "
-				     "Vulkan loader could be loaded (%s).",
-				     why ? why : "libvulkan.so.1");
-	}
-	entry = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
-		dlsym(storage.library, "vkGetInstanceProcAddr"));
-	if (!entry)
-		return Error(ErrorCode::NotSupported, "context.getInstanceProcAddr",
-			     "libvulkan.so.1 has no vkGetInstanceProcAddr.");
+	RuntimeLibrary loader(
+		"libvulkan.so.1",
+		"The Vulkan context names no vkGetInstanceProcAddr, and the Vulkan loader",
+		"context.getInstanceProcAddr");
+	loader.need("vkGetInstanceProcAddr", entry);
+	storage.library = loader.handle();
+	if (loader.failure())
+		return *loader.failure();
 	return {};
 }
 

@@ -136,20 +136,13 @@ bool hasExtension(const char *list, std::string_view name)
 EglLibrary loadEgl()
 {
 	EglLibrary egl;
-	// Never dlclose()d, like libcuda: the vendor library behind libglvnd keeps threads.
-	void *library = dlopen(kEglLibrary, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *why = dlerror();
-		egl.failure = std::string("libEGL (") + kEglLibrary +
-			      ") could not be loaded: " + (why ? why : "unknown dlopen error") +
-			      ".";
-		return egl;
-	}
-	if (!loadSymbol(library, "eglGetProcAddress", egl.getProcAddress) ||
-	    !loadSymbol(library, "eglInitialize", egl.initialize) ||
-	    !loadSymbol(library, "eglGetError", egl.getError) ||
-	    !loadSymbol(library, "eglQueryString", egl.queryString)) {
-		egl.failure = std::string(kEglLibrary) + " lacks an EGL 1.4 core function.";
+	RuntimeLibrary library(kEglLibrary, "libEGL", "egl", "it lacks an EGL 1.4 core function");
+	library.need("eglGetProcAddress", egl.getProcAddress);
+	library.need("eglInitialize", egl.initialize);
+	library.need("eglGetError", egl.getError);
+	library.need("eglQueryString", egl.queryString);
+	if (library.failure()) {
+		egl.failure = library.failure()->message();
 		return egl;
 	}
 	const char *client = egl.queryString(nullptr, kEglExtensions);

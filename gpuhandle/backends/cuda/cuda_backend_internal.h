@@ -4,23 +4,16 @@
 #include <gpuhandle/uuid.h>
 
 #include "common/backend_internal.h"
+#include "common/pending_work.h"
 #include "cuda/cuda_driver.h"
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace gpuhandle::cuda {
-
-// Stream work whose wait timed out: what it reads or writes (allocations, staging copies) stays
-// alive until `event`, recorded after it, completes.
-struct PendingWork {
-	CUevent event = nullptr;
-	std::vector<KeepAliveRef> keep{};
-};
 
 // How long the backend's and the device state's ends wait for pending work before giving up
 // on it (see drain()).
@@ -50,8 +43,8 @@ struct DeviceState final : KeepAlive {
 	DeviceState &operator=(const DeviceState &) = delete;
 	~DeviceState() override;
 
-	// Keeps `keep` alive until `event` (recorded after the work that uses it) completes;
-	// takes over the event.
+	// Keeps `keep` (what stream work whose wait timed out reads or writes: allocations, staging
+	// copies) alive until `event`, recorded after that work, completes; takes over the event.
 	void park(CUevent event, std::vector<KeepAliveRef> keep);
 	// Frees the pending work whose event completed (or failed); never blocks on the device.
 	void reclaim();
@@ -62,8 +55,7 @@ struct DeviceState final : KeepAlive {
 	bool drain(WaitDuration bound);
 
 private:
-	std::mutex pendingMutex_;
-	std::vector<PendingWork> pending_; // under pendingMutex_
+	PendingWork<CUevent> pending_{};
 };
 
 // The anchor of every CudaBuffer the backend hands out: owns the device memory (or the

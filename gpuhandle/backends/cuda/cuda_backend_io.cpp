@@ -72,12 +72,9 @@ DeviceState::~DeviceState()
 	const Driver &d = driver();
 	// Every parked anchor holds this state, so nothing is pending by now; whatever is (none of
 	// this backend's making) is waited for, bounded, before its stream and context go.
-	drain(kPendingDrainBound);
-	if (!pending_.empty()) {
+	if (!drain(kPendingDrainBound)) {
 		ContextScope scope(d, context);
-		for (PendingWork &work : pending_)
-			d.eventDestroy(work.event);
-		pending_.clear();
+		pending_.releaseAll([&](CUevent &event) { d.eventDestroy(event); });
 	}
 	if (ownStream && stream) {
 		ContextScope scope(d, context);

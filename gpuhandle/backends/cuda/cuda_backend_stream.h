@@ -173,50 +173,34 @@ inline Status stageCopies(const std::shared_ptr<DeviceState> &state,
 	return queued.ok() ? done : queued;
 }
 
+// Whether pending work's event completed (or failed: the work then never runs on). Never
+// blocks. The context must be current.
+inline bool eventEnded(CUevent &event, const Deadline *)
+{
+	return driver().eventQuery(event) != CUDA_ERROR_NOT_READY;
+}
+
 inline void DeviceState::park(CUevent event, std::vector<KeepAliveRef> keep)
 {
-	std::lock_guard lock(pendingMutex_);
-	pending_.push_back({ event, std::move(keep) });
+	pending_.park(event, std::move(keep));
 }
 
 inline void DeviceState::reclaim()
 {
+	if (pending_.empty())
+		return;
 	const Driver &d = driver();
-	std::vector<PendingWork> done;
-	{
-		std::lock_guard lock(pendingMutex_);
-		if (pending_.empty())
-			return;
-		ContextScope scope(d, context);
-		std::vector<PendingWork> left;
-		// Any answer but NOT_READY ends the work: done, or failed with the context.
-		for (PendingWork &work : pending_)
-			(d.eventQuery(work.event) == CUDA_ERROR_NOT_READY ? left : done)
-				.push_back(std::move(work));
-		pending_ = std::move(left);
-	}
-	// Outside the lock: the anchors' destructors (after the scope's) free memory.
+	std::vector<KeepAliveRef> released; // the anchors free memory after the scope has gone
 	ContextScope scope(d, context);
-	for (PendingWork &work : done)
-		d.eventDestroy(work.event);
+	released = pending_.reclaim(eventEnded, [&](CUevent &event) { d.eventDestroy(event); });
 }
 
 inline bool DeviceState::drain(WaitDuration bound)
 {
-	Deadline deadline = Deadline::after(bound);
-	WaitDuration slice = std::chrono::microseconds(100);
-	for (;;) {
-		reclaim();
-		{
-			std::lock_guard lock(pendingMutex_);
-			if (pending_.empty())
-				return true;
-		}
-		if (deadline.expired())
-			return false;
-		std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
-		slice = std::min<WaitDuration>(slice * 2, kCudaWaitSlice);
-	}
+	const Driver &d = driver();
+	ContextScope scope(d, context);
+	return pending_.drain(
+		bound, eventEnded, [&](CUevent &event) { d.eventDestroy(event); }, kCudaWaitSlice);
 }
 
 } // namespace gpuhandle::cuda

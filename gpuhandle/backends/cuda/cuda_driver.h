@@ -3,6 +3,8 @@
 
 #include <gpuhandle/error.h>
 
+#include "common/runtime_library.h"
+
 #ifdef GPUHANDLE_CUDA_TOOLKIT
 #include <cuda.h>
 #else
@@ -10,7 +12,6 @@
 #endif
 
 #include <cstddef>
-#include <dlfcn.h>
 #include <optional>
 
 namespace gpuhandle::cuda {
@@ -114,56 +115,34 @@ struct Driver {
 
 inline constexpr const char *kLibrary = "libcuda.so.1";
 
-template<typename F>
-bool loadSymbol(void *library, const char *name, F &out)
-{
-	out = reinterpret_cast<F>(dlsym(library, name));
-	return out != nullptr;
-}
-
 inline Driver loadDriver()
 {
 	Driver d;
-	// Never dlclose()d: libcuda keeps threads and atexit handlers that outlive any unload.
-	void *library = dlopen(kLibrary, RTLD_NOW | RTLD_LOCAL);
-	if (!library) {
-		const char *why = dlerror();
-		d.failure = Error::format(ErrorCode::NotSupported, "driver",
-					  "The CUDA driver (%s) could not be loaded: %s.", kLibrary,
-					  why ? why : "unknown dlopen error");
+	RuntimeLibrary library(kLibrary, "The CUDA driver", "driver",
+			       "it is older than gpuhandle supports");
+	library.need("cuInit", d.init);
+	library.need("cuGetErrorName", d.getErrorName);
+	library.need("cuCtxPushCurrent_v2", d.ctxPushCurrent);
+	library.need("cuCtxPopCurrent_v2", d.ctxPopCurrent);
+	library.need("cuEventCreate", d.eventCreate);
+	library.need("cuEventQuery", d.eventQuery);
+	library.need("cuEventRecord", d.eventRecord);
+	library.need("cuEventDestroy_v2", d.eventDestroy);
+	library.need("cuStreamCreate", d.streamCreate);
+	library.need("cuStreamDestroy_v2", d.streamDestroy);
+	if (library.failure()) {
+		d.failure = library.failure();
 		return d;
 	}
-	const char *missing = nullptr;
-	auto need = [&](const char *name, auto &out) {
-		if (!missing && !loadSymbol(library, name, out))
-			missing = name;
-	};
-	need("cuInit", d.init);
-	need("cuGetErrorName", d.getErrorName);
-	need("cuCtxPushCurrent_v2", d.ctxPushCurrent);
-	need("cuCtxPopCurrent_v2", d.ctxPopCurrent);
-	need("cuEventCreate", d.eventCreate);
-	need("cuEventQuery", d.eventQuery);
-	need("cuEventRecord", d.eventRecord);
-	need("cuEventDestroy_v2", d.eventDestroy);
-	need("cuStreamCreate", d.streamCreate);
-	need("cuStreamDestroy_v2", d.streamDestroy);
-	if (missing) {
-		d.failure = Error::format(
-			ErrorCode::NotSupported, "driver",
-			"The CUDA driver (%s) lacks %s; it is older than gpuhandle supports.",
-			kLibrary, missing);
-		return d;
-	}
-	loadSymbol(library, "cuWaitExternalSemaphoresAsync", d.waitExternalSemaphoresAsync);
+	library.optional("cuWaitExternalSemaphoresAsync", d.waitExternalSemaphoresAsync);
 
 	// The backend's calls; the newest ABI name first where the driver renamed one.
 	auto want = [&](const char *name, auto &out) {
-		if (!loadSymbol(library, name, out) && !d.missingBackendCall)
+		if (!library.optional(name, out) && !d.missingBackendCall)
 			d.missingBackendCall = name;
 	};
 	auto wantEither = [&](const char *newer, const char *older, auto &out) {
-		if (!loadSymbol(library, newer, out))
+		if (!library.optional(newer, out))
 			want(older, out);
 	};
 	want("cuDeviceGetCount", d.deviceGetCount);
@@ -194,10 +173,10 @@ inline Driver loadDriver()
 	want("cuImportExternalMemory", d.importExternalMemory);
 	want("cuExternalMemoryGetMappedBuffer", d.externalMemoryGetMappedBuffer);
 	want("cuDestroyExternalMemory", d.destroyExternalMemory);
-	loadSymbol(library, "cuGraphicsEGLRegisterImage", d.graphicsEglRegisterImage);
-	loadSymbol(library, "cuGraphicsResourceGetMappedEglFrame",
-		   d.graphicsResourceGetMappedEglFrame);
-	loadSymbol(library, "cuGraphicsUnregisterResource", d.graphicsUnregisterResource);
+	library.optional("cuGraphicsEGLRegisterImage", d.graphicsEglRegisterImage);
+	library.optional("cuGraphicsResourceGetMappedEglFrame",
+			 d.graphicsResourceGetMappedEglFrame);
+	library.optional("cuGraphicsUnregisterResource", d.graphicsUnregisterResource);
 
 	CUresult result = d.init(0);
 	if (result != CUDA_SUCCESS) {

@@ -10,22 +10,15 @@
 #endif
 
 #include "common/backend_internal.h"
+#include "common/pending_work.h"
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <CL/cl.h>
 
 namespace gpuhandle {
-
-// Queued commands whose wait timed out: what they use (cl_mems, the host
-// memory behind them) stays alive until `event`, enqueued after them, ends.
-struct OpenClPending {
-	cl_event event = nullptr;
-	std::vector<KeepAliveRef> keep{};
-};
 
 // How long the ends of the backend and of the device wait for pending commands.
 inline constexpr WaitDuration kOpenClDrainBound = kDefaultWaitTimeout;
@@ -34,7 +27,8 @@ inline constexpr WaitDuration kOpenClDrainBound = kDefaultWaitTimeout;
 // holds a reference to (retained from the host's context or made here). Shared
 // by the backend, its Context's anchor and every resource it makes, so frames
 // may outlive the BackendRef. OpenCL calls are thread safe; the pending list
-// has its own lock.
+// has its own lock. Its work: a marker enqueued after the commands whose wait timed out,
+// which keep what they use (cl_mems, the host memory behind them) alive until it ends.
 struct OpenClDevice final : KeepAlive {
 	cl_context context = nullptr;
 	cl_command_queue queue = nullptr;
@@ -69,8 +63,7 @@ struct OpenClDevice final : KeepAlive {
 	bool drain(WaitDuration bound);
 
 private:
-	std::mutex pendingMutex_;
-	std::vector<OpenClPending> pending_; // under pendingMutex_
+	PendingWork<cl_event> pending_{};
 };
 
 // The anchor of every OpenClMem the backend makes; finding it on a resource

@@ -144,8 +144,7 @@ Status OpenClDevice::finishQueued(const Deadline &deadline, WaitDuration budget,
 	clFlush(queue);
 	cl_int status = pollEvent(marker, deadline);
 	if (status > CL_COMPLETE) {
-		std::lock_guard lock(pendingMutex_);
-		pending_.push_back({ marker, std::move(keep) });
+		pending_.park(marker, std::move(keep));
 		return Error::format(
 			ErrorCode::Timeout, "timeout",
 			"opencl: %s did not finish within %lld ms; it is left to complete, "
@@ -164,43 +163,34 @@ Status OpenClDevice::finishQueued(const Deadline &deadline, WaitDuration budget,
 	return {};
 }
 
+namespace {
+
+// Whether a marker's commands ended: completed, or failed (a status below CL_COMPLETE, or a
+// query that fails with the queue). Never blocks.
+bool markerEnded(cl_event &marker, const Deadline *)
+{
+	cl_int status = CL_QUEUED;
+	cl_int error = clGetEventInfo(marker, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof(status),
+				      &status, nullptr);
+	return error != CL_SUCCESS || status <= CL_COMPLETE;
+}
+
+void releaseMarker(cl_event &marker)
+{
+	clReleaseEvent(marker);
+}
+
+} // namespace
+
 void OpenClDevice::reclaim()
 {
-	std::vector<OpenClPending> done;
-	{
-		std::lock_guard lock(pendingMutex_);
-		std::vector<OpenClPending> left;
-		for (OpenClPending &pending : pending_) {
-			cl_int status = CL_QUEUED;
-			cl_int error = clGetEventInfo(pending.event,
-						      CL_EVENT_COMMAND_EXECUTION_STATUS,
-						      sizeof(status), &status, nullptr);
-			bool ended = error != CL_SUCCESS || status <= CL_COMPLETE;
-			(ended ? done : left).push_back(std::move(pending));
-		}
-		pending_ = std::move(left);
-	}
-	// Outside the lock: the anchors go after their commands' events.
-	for (OpenClPending &pending : done)
-		clReleaseEvent(pending.event);
+	// What the ended commands kept goes after their markers, outside the list's lock.
+	static_cast<void>(pending_.reclaim(markerEnded, releaseMarker));
 }
 
 bool OpenClDevice::drain(WaitDuration bound)
 {
-	Deadline deadline = Deadline::after(bound);
-	WaitDuration slice = std::chrono::microseconds(100);
-	for (;;) {
-		reclaim();
-		{
-			std::lock_guard lock(pendingMutex_);
-			if (pending_.empty())
-				return true;
-		}
-		if (deadline.expired())
-			return false;
-		std::this_thread::sleep_for(std::min(slice, deadline.remaining()));
-		slice = std::min<WaitDuration>(slice * 2, std::chrono::milliseconds(1));
-	}
+	return pending_.drain(bound, markerEnded, releaseMarker);
 }
 
 OpenClDevice::~OpenClDevice()
@@ -210,9 +200,7 @@ OpenClDevice::~OpenClDevice()
 	// releasing a queue with others' commands in flight is allowed (the release
 	// flushes it, and it goes once they end). A final bounded drain is a guard.
 	drain(kOpenClDrainBound);
-	for (OpenClPending &pending : pending_)
-		clReleaseEvent(pending.event);
-	pending_.clear();
+	pending_.releaseAll(releaseMarker);
 	if (queue)
 		clReleaseCommandQueue(queue);
 	if (context)

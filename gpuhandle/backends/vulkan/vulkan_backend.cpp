@@ -5,6 +5,7 @@
 // the one of a dlopen()ed libvulkan.so.1, resolves everything.
 #include <gpuhandle/backends/vulkan_sync.h>
 
+#include "common/runtime_library.h"
 #include "vulkan_backend_internal.h"
 
 #include <algorithm>
@@ -39,21 +40,14 @@ Error notSupported(const char *field, const std::string &why)
 	return Error::format(ErrorCode::NotSupported, field, "vulkan: %s", why.c_str());
 }
 
-// The loader's vkGetInstanceProcAddr from libvulkan.so.1, loaded for the process's lifetime of
-// the state (dlclose()d by it).
+// The loader's vkGetInstanceProcAddr from libvulkan.so.1, kept open as long as the state (which
+// dlclose()s it).
 MaybeError loadLoader(DeviceState &state)
 {
-	state.library = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (!state.library) {
-		const char *why = dlerror();
-		return notSupported("context", std::string("no Vulkan loader could be loaded (") +
-						       (why ? why : "libvulkan.so.1") + ").");
-	}
-	state.getInstanceProcAddr = reinterpret_cast<PFN_vkGetInstanceProcAddr>(
-		dlsym(state.library, "vkGetInstanceProcAddr"));
-	if (!state.getInstanceProcAddr)
-		return notSupported("context", "libvulkan.so.1 has no vkGetInstanceProcAddr.");
-	return std::nullopt;
+	RuntimeLibrary loader("libvulkan.so.1", "The Vulkan loader", "context");
+	loader.need("vkGetInstanceProcAddr", state.getInstanceProcAddr);
+	state.library = loader.handle();
+	return loader.failure();
 }
 
 template<typename Pfn>

@@ -6,6 +6,7 @@
 #include <gpuhandle/sync_waiter.h>
 
 #include "common/backend_internal.h"
+#include "common/pending_work.h"
 #include "vulkan_memory_internal.h" // VK_NO_PROTOTYPES, <vulkan/vulkan.h>, detail::Api
 
 #include <array>
@@ -59,12 +60,12 @@ struct Extensions {
 	bool timeline = false;           // Vulkan 1.2 timelineSemaphore enabled
 };
 
-// A submission whose fence wait timed out: kept until its fence signals (or the device goes).
-// `keep` holds Allocations (never a DeviceUser: see there), which hold the DeviceState.
-struct Pending {
+// A submission whose fence wait timed out: kept until its fence signals (or the device goes),
+// with what its commands read or write: Allocations (never a DeviceUser: see there), which hold
+// the DeviceState.
+struct PendingSubmit {
 	VkCommandBuffer commands = VK_NULL_HANDLE;
 	VkFence fence = VK_NULL_HANDLE;
-	std::vector<KeepAliveRef> keep{}; // what the commands read or write
 };
 
 // The device the backend works on, held by every Allocation (and so by every frame the backend
@@ -134,11 +135,12 @@ public:
 
 private:
 	// Frees the pending submissions whose fences signalled, waiting for them until `deadline`
-	// when it is set. Returns what their commands kept, for the caller to release once it has
-	// unlocked queueMutex (an anchor's release may reach back into this state).
+	// when it is set; queueMutex held (the command pool). Returns what their commands kept, for
+	// the caller to release once it has unlocked queueMutex (an anchor's release may reach back
+	// into this state).
 	std::vector<KeepAliveRef> reclaimLocked(const Deadline *deadline);
 
-	std::vector<Pending> pending_; // under queueMutex
+	PendingWork<PendingSubmit> pending_{}; // reclaimed under queueMutex
 };
 
 // The state as used from outside: held by the backend, its Context (own device), its frames'

@@ -23,27 +23,21 @@ static uint64_t remainingNs(const Deadline &deadline)
 
 std::vector<KeepAliveRef> DeviceState::reclaimLocked(const Deadline *deadline)
 {
-	std::vector<KeepAliveRef> released;
-	std::vector<Pending> left;
-	for (Pending &p : pending_) {
+	const auto ended = [this](PendingSubmit &p, const Deadline *until) {
 		VkResult r = fn.GetFenceStatus(device, p.fence);
 		// A driver may wake before the deadline with VK_TIMEOUT: wait out the whole budget.
-		while (r == VK_NOT_READY && deadline && !deadline->expired())
+		while (r == VK_NOT_READY && until && !until->expired())
 			if ((r = fn.WaitForFences(device, 1, &p.fence, VK_TRUE,
-						  remainingNs(*deadline))) == VK_TIMEOUT)
+						  remainingNs(*until))) == VK_TIMEOUT)
 				r = VK_NOT_READY;
-		if (r == VK_NOT_READY) {
-			left.push_back(std::move(p));
-			continue;
-		}
 		// Signalled, or the device is lost (its commands then never run).
+		return r != VK_NOT_READY;
+	};
+	const auto release = [this](PendingSubmit &p) {
 		fn.FreeCommandBuffers(device, pool, 1, &p.commands);
 		fn.DestroyFence(device, p.fence, nullptr);
-		for (KeepAliveRef &k : p.keep)
-			released.push_back(std::move(k));
-	}
-	pending_ = std::move(left);
-	return released;
+	};
+	return pending_.reclaim(ended, release, deadline);
 }
 
 bool DeviceState::drain(WaitDuration budget)
@@ -138,7 +132,7 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 		return {};
 	}
 	// Still running (or lost): what it uses lives until its fence signals.
-	pending_.push_back({ commands, fence, std::move(keep) });
+	pending_.park({ commands, fence }, std::move(keep));
 	if (r == VK_TIMEOUT)
 		return waitTimeoutError(BackendKind::Vulkan, timeout);
 	return detail::vulkanError(name, "vkWaitForFences", r);
