@@ -136,7 +136,7 @@ bool hasExtension(const char *list, std::string_view name)
 EglLibrary loadEgl()
 {
 	EglLibrary egl;
-	RuntimeLibrary library(kEglLibrary, "libEGL", "egl", "it lacks an EGL 1.4 core function");
+	RuntimeLibrary library(kEglLibrary, "libEGL", "egl", "every EGL 1.4 library has it");
 	library.need("eglGetProcAddress", egl.getProcAddress);
 	library.need("eglInitialize", egl.initialize);
 	library.need("eglGetError", egl.getError);

@@ -197,6 +197,8 @@ inline void DeviceState::reclaim()
 
 inline bool DeviceState::drain(WaitDuration bound)
 {
+	if (pending_.empty())
+		return true;
 	const Driver &d = driver();
 	ContextScope scope(d, context);
 	return pending_.drain(
