@@ -36,11 +36,7 @@ struct DeviceStorage final : public KeepAlive {
 	DeviceStorage() = default;
 	DeviceStorage(const DeviceStorage &) = delete;
 	DeviceStorage &operator=(const DeviceStorage &) = delete;
-	~DeviceStorage() override
-	{
-		if (library)
-			dlclose(library);
-	}
+	~DeviceStorage() override = default;
 
 	ContextRef original{}; // the caller's Context (and so its anchor)
 	std::vector<std::string> instanceExtensions{};
@@ -52,7 +48,7 @@ struct DeviceStorage final : public KeepAlive {
 	void *library = nullptr; // libvulkan.so.1 when the Context named no loader
 };
 
-// The loader's vkGetInstanceProcAddr, from libvulkan.so.1 (kept open by `storage`).
+// The loader's vkGetInstanceProcAddr, from libvulkan.so.1 (never dlclose()d: RuntimeLibrary).
 Status loaderEntry(DeviceStorage &storage, PFN_vkGetInstanceProcAddr &entry)
 {
 	RuntimeLibrary loader(

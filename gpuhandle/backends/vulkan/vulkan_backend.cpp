@@ -40,8 +40,7 @@ Error notSupported(const char *field, const std::string &why)
 	return Error::format(ErrorCode::NotSupported, field, "vulkan: %s", why.c_str());
 }
 
-// The loader's vkGetInstanceProcAddr from libvulkan.so.1, kept open as long as the state (which
-// dlclose()s it).
+// The loader's vkGetInstanceProcAddr from libvulkan.so.1 (never dlclose()d).
 MaybeError loadLoader(DeviceState &state)
 {
 	RuntimeLibrary loader("libvulkan.so.1", "The Vulkan loader", "context");
@@ -475,8 +474,8 @@ DeviceState::~DeviceState()
 	}
 	if (ownsInstance && instance && destroyInstance)
 		destroyInstance(instance, nullptr);
-	if (library)
-		dlclose(library);
+	// The loader stays loaded (RuntimeLibrary's rule): a dlclose() here, on whichever thread
+	// let the last frame go, unloaded the ICD under its own threads now and then.
 }
 
 bool DeviceState::hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const
