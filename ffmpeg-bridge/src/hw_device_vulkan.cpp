@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cstdint>
 #include <cstring>
-#include <dlfcn.h>
 #include <thread>
 #include <vector>
 
@@ -45,18 +44,16 @@ struct DeviceStorage final : public KeepAlive {
 	std::vector<const char *> deviceNames{};
 	VkPhysicalDeviceVulkan12Features features12{};
 	VkPhysicalDeviceVulkan13Features features13{};
-	void *library = nullptr; // libvulkan.so.1 when the Context named no loader
 };
 
 // The loader's vkGetInstanceProcAddr, from libvulkan.so.1 (never dlclose()d: RuntimeLibrary).
-Status loaderEntry(DeviceStorage &storage, PFN_vkGetInstanceProcAddr &entry)
+Status loaderEntry(PFN_vkGetInstanceProcAddr &entry)
 {
 	RuntimeLibrary loader(
 		"libvulkan.so.1",
 		"The Vulkan context names no vkGetInstanceProcAddr, and the Vulkan loader",
 		"context.getInstanceProcAddr");
 	loader.need("vkGetInstanceProcAddr", entry);
-	storage.library = loader.handle();
 	if (loader.failure())
 		return *loader.failure();
 	return {};
@@ -283,7 +280,7 @@ Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
 	PFN_vkGetInstanceProcAddr entry =
 		reinterpret_cast<PFN_vkGetInstanceProcAddr>(vk.getInstanceProcAddr);
 	if (!entry)
-		if (Status loaded = loaderEntry(*storage, entry); !loaded)
+		if (Status loaded = loaderEntry(entry); !loaded)
 			return std::move(loaded).error();
 	storage->instanceExtensions = vk.enabledInstanceExtensions;
 	storage->deviceExtensions = vk.enabledDeviceExtensions;

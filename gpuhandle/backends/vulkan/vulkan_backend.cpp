@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <dlfcn.h>
 #include <string>
 
 namespace gpuhandle {
@@ -45,7 +44,6 @@ MaybeError loadLoader(DeviceState &state)
 {
 	RuntimeLibrary loader("libvulkan.so.1", "The Vulkan loader", "context");
 	loader.need("vkGetInstanceProcAddr", state.getInstanceProcAddr);
-	state.library = loader.handle();
 	return loader.failure();
 }
 
@@ -451,7 +449,6 @@ DeviceState::~DeviceState()
 	// says so on stderr): the pool, the device and the host's Context, leaked on purpose.
 	if (device && pool && !drain(kDefaultWaitTimeout)) {
 		static_cast<void>(new ContextRef(std::move(hostContext)));
-		library = nullptr;
 		return;
 	}
 	if (device && pool)

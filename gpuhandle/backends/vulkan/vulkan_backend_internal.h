@@ -104,7 +104,6 @@ public:
 	// keeps the host's device (through its anchor) alive until every native object above has
 	// been destroyed, that is until the last frame of the backend goes.
 	ContextRef hostContext{};
-	void *library = nullptr; // dlopen()ed libvulkan.so.1, when the host gave no loader
 	PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
 	PFN_vkGetDeviceProcAddr getDeviceProcAddr = nullptr;
 	PFN_vkDestroyInstance destroyInstance = nullptr;
