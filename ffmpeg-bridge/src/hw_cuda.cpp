@@ -5,7 +5,7 @@
 #if GPUHANDLE_FFMPEG_CUDA
 #include <gpuhandle/cuda_resources.h>
 
-#include "common/runtime_library.h"
+#include "runtime_library.h"
 
 #include <array>
 #include <climits>

@@ -3,8 +3,8 @@
 
 #if GPUHANDLE_FFMPEG_HAVE_VULKAN_H
 
-#include "common/runtime_library.h"
 #include "hw_vulkan_internal.h"
+#include "runtime_library.h"
 
 #include <chrono>
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/opencl_resources.h>
 
-#include "common/runtime_library.h"
+#include "runtime_library.h"
 
 #include <memory>
 #include <optional>

@@ -2,7 +2,7 @@
 // wait stays with what it uses until it ends, what it kept is let go outside the list's lock,
 // drains are bounded, and parking and reclaiming from many threads at once is safe (TSan runs
 // this test with the sync suite). The backends' own tests time their real waits out.
-#include "common/pending_work.h"
+#include "pending_work.h"
 
 #include <atomic>
 #include <chrono>

@@ -2,7 +2,6 @@
 #include <gpuhandle/fd_resources.h>
 
 #include "common/backend_internal.h"
-#include "interop_config.h"
 
 #include <algorithm>
 
@@ -65,19 +64,6 @@ std::vector<PixelFormat> Backend::supportedFormats(FrameStorage storage) const
 	return formats;
 }
 
-namespace {
-
-[[maybe_unused]] Error notBuilt(const char *name, const char *package)
-{
-	return Error::format(
-		ErrorCode::NotSupported, "kind",
-		"The %s backend was not built: its development files (%s) were not found when "
-		"gpuhandle was configured.",
-		name, package);
-}
-
-} // namespace
-
 namespace detail {
 Result<BackendRef> applyEnvironmentFaults(BackendRef backend); // fault_injection.cpp
 } // namespace detail
@@ -89,36 +75,11 @@ Result<BackendRef> openUnwrapped(BackendKind kind, const BackendOpenOptions &opt
 	switch (kind) {
 	case BackendKind::Cpu: return openCpuBackend(options);
 	case BackendKind::Fd: return openFdBackend(options);
-	case BackendKind::Vulkan:
-#if GPUHANDLE_HAVE_VULKAN
-		return openVulkanBackend(options);
-#else
-		return notBuilt("vulkan", "libvulkan-dev");
-#endif
-	case BackendKind::OpenGL:
-#if GPUHANDLE_HAVE_EGL
-		return openGlBackend(options);
-#else
-		return notBuilt("opengl", "libegl-dev");
-#endif
-	case BackendKind::OpenCl:
-#if GPUHANDLE_HAVE_OPENCL
-		return openOpenClBackend(options);
-#else
-		return notBuilt("opencl", "ocl-icd-opencl-dev");
-#endif
-	case BackendKind::Cuda:
-#if GPUHANDLE_HAVE_CUDA
-		return openCudaBackend(options);
-#else
-		return notBuilt("cuda", "the CUDA Toolkit's cuda.h or libffmpeg-nvenc-dev");
-#endif
-	case BackendKind::VaApi:
-#if GPUHANDLE_HAVE_VAAPI
-		return openVaApiBackend(options);
-#else
-		return notBuilt("vaapi", "libva-dev");
-#endif
+	case BackendKind::Vulkan: return openVulkanBackend(options);
+	case BackendKind::OpenGL: return openGlBackend(options);
+	case BackendKind::OpenCl: return openOpenClBackend(options);
+	case BackendKind::Cuda: return openCudaBackend(options);
+	case BackendKind::VaApi: return openVaApiBackend(options);
 	default: break;
 	}
 	return Error::format(

@@ -54,8 +54,17 @@ protected:
 	using Backend::Backend;
 };
 
-// The factories openBackend() dispatches to. A backend that is not built answers NotSupported
-// from its stub.
+// An API gpuhandle was configured without: its folder's stub (<api>_stub.cpp, compiled instead of
+// its sources; gpuhandle/backends/meson.build) defines open<Api>Backend() and every public call
+// of the API, each answering notBuilt(): NotSupported on `field`, naming the call, the API and
+// the development files that were missing. The one "not built" answer of every backend.
+struct MissingApi {
+	const char *name;  // "Vulkan"
+	const char *files; // "vulkan.h, libvulkan-dev"
+};
+Error notBuilt(const MissingApi &api, const char *call, const char *field);
+
+// The factories openBackend() dispatches to; a backend that is not built answers from its stub.
 Result<BackendRef> openCpuBackend(const BackendOpenOptions &options);
 Result<BackendRef> openFdBackend(const BackendOpenOptions &options);
 Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options);

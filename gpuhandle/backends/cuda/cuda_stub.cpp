@@ -1,23 +1,24 @@
-// CUDA waiters when no CUDA headers were found: arguments are checked, then NotSupported.
+// CUDA in a build without its headers: openCudaBackend and every call answer notBuilt(), the
+// waiters after the same argument checks as the real backend.
 #include <gpuhandle/backends/cuda_sync.h>
+
+#include "common/backend_internal.h"
 
 namespace gpuhandle {
 
 namespace {
-
-Error notBuilt()
-{
-	return Error(
-		ErrorCode::NotSupported, "driver",
-		"gpuhandle was built without CUDA support (neither the CUDA Toolkit's cuda.h nor "
-		"ffnvcodec's headers were found).");
-}
-
+constexpr MissingApi kCuda{ "CUDA",
+			    "the CUDA Toolkit's cuda.h or ffnvcodec's, libffmpeg-nvenc-dev" };
 } // namespace
+
+Result<BackendRef> openCudaBackend(const BackendOpenOptions &)
+{
+	return notBuilt(kCuda, "openBackend", "kind");
+}
 
 Status cudaDriverStatus()
 {
-	return notBuilt();
+	return notBuilt(kCuda, "cudaDriverStatus", "driver");
 }
 
 bool cudaDriverAvailable()
@@ -30,7 +31,7 @@ Result<SyncPoint> importCudaEvent(const CudaEventSync &raw, KeepAliveRef)
 {
 	if (auto carrier = SyncPoint::create(raw, nullptr); !carrier.ok())
 		return carrier.error();
-	return notBuilt();
+	return notBuilt(kCuda, "importCudaEvent", "driver");
 }
 
 Result<SyncPoint> adoptCudaEvent(const CudaEventSync &raw, KeepAliveRef)
@@ -41,7 +42,7 @@ Result<SyncPoint> adoptCudaEvent(const CudaEventSync &raw, KeepAliveRef)
 		return Error(
 			ErrorCode::NullHandle, "context",
 			"adoptCudaEvent: the event's context is null; it must be pushed to destroy the event.");
-	return notBuilt();
+	return notBuilt(kCuda, "adoptCudaEvent", "driver");
 }
 
 Result<SyncPoint> importCudaExternalSemaphore(const CudaExternalSemaphoreSync &raw, void *context,
@@ -53,7 +54,7 @@ Result<SyncPoint> importCudaExternalSemaphore(const CudaExternalSemaphoreSync &r
 		return Error(
 			ErrorCode::NullHandle, "context",
 			"importCudaExternalSemaphore: the context is null; a CPU wait needs a stream in it.");
-	return notBuilt();
+	return notBuilt(kCuda, "importCudaExternalSemaphore", "driver");
 }
 
 } // namespace gpuhandle

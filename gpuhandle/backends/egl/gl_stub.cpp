@@ -1,27 +1,34 @@
-// GL fence waiters and memory import in a build without EGL: every import answers NotSupported.
+// GL through EGL in a build without it: openGlBackend and every call answer notBuilt().
 #include <gpuhandle/backends/gl_memory.h>
 #include <gpuhandle/backends/gl_sync.h>
 
+#include "common/backend_internal.h"
+
 namespace gpuhandle {
+
+namespace {
+constexpr MissingApi kEgl{ "EGL", "EGL/egl.h, libegl-dev" };
+} // namespace
+
+Result<BackendRef> openGlBackend(const BackendOpenOptions &)
+{
+	return notBuilt(kEgl, "openBackend", "kind");
+}
 
 Result<SyncPoint> importGlSync(const GlSyncSync &, GlExecutor, KeepAliveRef)
 {
-	return Error(ErrorCode::NotSupported, "sync",
-		     "gpuhandle-interop was built without EGL, so it cannot wait on a GLsync.");
+	return notBuilt(kEgl, "importGlSync", "sync");
 }
 
 Result<SyncPoint> importEglSync(void *, void *, KeepAliveRef)
 {
-	return Error(ErrorCode::NotSupported, "sync",
-		     "gpuhandle-interop was built without EGL, so it cannot wait on an EGLSync.");
+	return notBuilt(kEgl, "importEglSync", "sync");
 }
 
 Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &, GlExecutor, void *, uint64_t,
 					  uint32_t, KeepAliveRef)
 {
-	return Error(
-		ErrorCode::NotSupported, "glContext",
-		"gpuhandle-interop was built without EGL, so it cannot import Vulkan memory into GL.");
+	return notBuilt(kEgl, "importVulkanMemoryIntoGl", "glContext");
 }
 
 } // namespace gpuhandle

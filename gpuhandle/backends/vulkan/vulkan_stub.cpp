@@ -1,44 +1,43 @@
-// Vulkan sync and memory calls without Vulkan headers: every call answers NotSupported.
+// Vulkan in a build without its headers: openVulkanBackend and every call answer notBuilt().
 #include <gpuhandle/backends/vulkan_memory.h>
 #include <gpuhandle/backends/vulkan_sync.h>
+
+#include "common/backend_internal.h"
 
 namespace gpuhandle {
 
 namespace {
-
-Error notBuilt(const char *call)
-{
-	return Error::format(
-		ErrorCode::NotSupported, "",
-		"%s: gpuhandle was built without Vulkan (its headers, libvulkan-dev, were not found).",
-		call);
-}
-
+constexpr MissingApi kVulkan{ "Vulkan", "vulkan/vulkan.h, libvulkan-dev" };
 } // namespace
+
+Result<BackendRef> openVulkanBackend(const BackendOpenOptions &)
+{
+	return notBuilt(kVulkan, "openBackend", "kind");
+}
 
 Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &, const VulkanDeviceDispatch &,
 					KeepAliveRef)
 {
-	return notBuilt("importVulkanSemaphore");
+	return notBuilt(kVulkan, "importVulkanSemaphore", "");
 }
 
 Result<SyncPoint> importVulkanSemaphore(const SyncPoint &, const VulkanDeviceDispatch &,
 					KeepAliveRef)
 {
-	return notBuilt("importVulkanSemaphore");
+	return notBuilt(kVulkan, "importVulkanSemaphore", "");
 }
 
 Result<bool> vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &, VulkanSemaphoreKind,
 					VulkanSemaphoreFdType)
 {
-	return notBuilt("vulkanCanExportSemaphoreFd");
+	return notBuilt(kVulkan, "vulkanCanExportSemaphoreFd", "");
 }
 
 Result<SharedFd> exportVulkanSemaphoreFd(const VulkanSemaphoreSync &, const VulkanDeviceDispatch &,
 					 const VulkanPhysicalDeviceDispatch &,
 					 VulkanSemaphoreFdType)
 {
-	return notBuilt("exportVulkanSemaphoreFd");
+	return notBuilt(kVulkan, "exportVulkanSemaphoreFd", "");
 }
 
 Result<VulkanExportedMemory> allocateExportableVulkanBuffer(const VulkanDeviceDispatch &,
@@ -46,7 +45,7 @@ Result<VulkanExportedMemory> allocateExportableVulkanBuffer(const VulkanDeviceDi
 							    uint64_t, uint32_t, uint32_t,
 							    KeepAliveRef)
 {
-	return notBuilt("allocateExportableVulkanBuffer");
+	return notBuilt(kVulkan, "allocateExportableVulkanBuffer", "");
 }
 
 Result<VulkanExportedMemory> allocateExportableVulkanImage(const VulkanDeviceDispatch &,
@@ -54,21 +53,21 @@ Result<VulkanExportedMemory> allocateExportableVulkanImage(const VulkanDeviceDis
 							   PlaneFormat, uint32_t, uint32_t,
 							   uint32_t, uint32_t, KeepAliveRef)
 {
-	return notBuilt("allocateExportableVulkanImage");
+	return notBuilt(kVulkan, "allocateExportableVulkanImage", "");
 }
 
 Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &,
 					       const VulkanPhysicalDeviceDispatch &,
 					       const VulkanMemoryFd &, KeepAliveRef)
 {
-	return notBuilt("importVulkanMemoryFd");
+	return notBuilt(kVulkan, "importVulkanMemoryFd", "");
 }
 
 Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch &,
 						     const VulkanPhysicalDeviceDispatch &,
 						     const CpuBytes &, uint32_t, KeepAliveRef)
 {
-	return notBuilt("importHostMemoryIntoVulkan");
+	return notBuilt(kVulkan, "importHostMemoryIntoVulkan", "");
 }
 
 } // namespace gpuhandle

@@ -1,13 +1,14 @@
 // Asynchronous waits: a callback form with a bounded spin first, and a C++20 awaitable.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/sync_point.h>
 #include <gpuhandle/waiter_thread.h>
 
 #include <coroutine>
 #include <memory>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // isSignaled() checks (with a yield between them) before a hybrid wait hands off to the thread.
 inline constexpr int kHybridSpins = 64;

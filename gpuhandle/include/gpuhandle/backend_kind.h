@@ -1,9 +1,11 @@
 // BackendKind: the GPU or host API that owns a resource, a context, a queue or a fence.
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Stable numbers (shared with the C API and, later, the wire format).
 enum class BackendKind : uint32_t {

@@ -1,11 +1,12 @@
 // C++ access to the values behind C API handles, for libraries that offer both (libgpuhandle-glib).
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/gpuhandle.h>
 #include <gpuhandle/sync_point.h>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // The SyncPoint a C handle holds; null for a null handle. Borrowed: valid while the handle is.
 const SyncPoint *syncPointOf(const gpuhandle_sync_point *point) noexcept;

@@ -1,9 +1,11 @@
 // Colorimetry: range, matrix, primaries and transfer, numbered as ITU-T H.273 (and AVColor*).
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Numbered like AVColorRange.
 enum class ColorRange : uint8_t { Unknown = 0, Limited = 1, Full = 2 };

@@ -3,11 +3,12 @@
 #pragma once
 
 #include <gpuhandle/colorimetry.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // The four enums of a GstVideoColorimetry, as numbers (GstVideoColorRange, GstVideoColorMatrix,
 // GstVideoTransferFunction, GstVideoColorPrimaries).

@@ -3,6 +3,7 @@
 
 #include <gpuhandle/backend_kind.h>
 #include <gpuhandle/device_id.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/gl_resources.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
@@ -16,7 +17,7 @@
 #include <variant>
 #include <vector>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Native handles are borrowed plain values (no native headers); the host keeps them alive,
 // through the Context's anchor when it wants the Context to hold them. Optional identities

@@ -1,6 +1,7 @@
 // CpuFence: a fence a host thread signals, pollable through an eventfd.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/sync_point.h>
 #include <gpuhandle/sync_waiter.h>
 
@@ -8,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Signalled once (per reset()) by any thread; waited on by any number (blocking, polled, or
 // async). Its eventfd turns readable when signalled, so epoll and GLib main loops wait without

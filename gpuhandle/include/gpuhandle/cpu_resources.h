@@ -1,6 +1,7 @@
 // CPU resources: a byte range, a set of 1..4 planes held inline, and a producer's staging slot.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
@@ -8,7 +9,7 @@
 #include <array>
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // `size` borrowed bytes at `data`, kept valid by `anchor`.
 struct CpuBytesDesc {

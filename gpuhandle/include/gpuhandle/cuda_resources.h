@@ -1,6 +1,7 @@
 // CUDA resources: a pitched 2D allocation with its planes, a flat buffer, a surface object.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/uuid.h>
@@ -10,7 +11,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A CUdeviceptr from cuMemAllocPitch (NVDEC output, say): planes at the producer's byte offsets
 // (NVDEC pads the luma plane, so offsets are never derived), `pitch` bytes per row, `size` bytes

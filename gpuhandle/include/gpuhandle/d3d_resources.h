@@ -1,6 +1,7 @@
 // Direct3D resources as plain values: a D3D11 texture, a D3D12 resource and a D3D12 buffer.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/uuid.h>
@@ -9,7 +10,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A borrowed ID3D11Texture2D (slice `arraySlice` of a decoder's texture array).
 struct D3D11TextureDesc {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/backend_kind.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/uuid.h>
 
@@ -12,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // "01234567-89ab-cdef-0123-456789abcdef", the form nvidia-smi and vulkaninfo print.
 std::string formatUuid(const Uuid &uuid);

@@ -2,11 +2,13 @@
 // sentence.
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Stable numbers: the C API's gpuhandle_status uses the same values.
 enum class ErrorCode : int32_t {

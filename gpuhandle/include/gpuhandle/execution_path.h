@@ -1,10 +1,12 @@
 // ExecutionPath: how a frame actually moved (zero-copy, GPU copy, CPU copy and why), per call.
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <cstdint>
 #include <string_view>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 class ExecutionPath
 {

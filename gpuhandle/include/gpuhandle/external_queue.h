@@ -2,12 +2,13 @@
 #pragma once
 
 #include <gpuhandle/backend_kind.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 
 #include <cstdint>
 #include <variant>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 class Context;
 

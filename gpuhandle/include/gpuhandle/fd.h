@@ -1,11 +1,12 @@
 // UniqueFd and SharedFd: file descriptors owned once, shared by copy, closed exactly once.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 
 #include <memory>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Sole owner of one fd (move-only). Closing happens in the destructor or reset().
 class UniqueFd

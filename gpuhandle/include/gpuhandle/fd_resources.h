@@ -1,6 +1,7 @@
 // Linux fd resources: a DMA-BUF (objects, planes, fourcc, modifier) and a shared-memory fd.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/fd.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
@@ -8,7 +9,7 @@
 #include <array>
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // DRM_FORMAT_MOD_LINEAR and DRM_FORMAT_MOD_INVALID (the "implicit modifier" of drm_fourcc.h).
 inline constexpr uint64_t kDrmModifierLinear = 0;

@@ -1,6 +1,7 @@
 // Format tables: PixelFormat to and from each API's format numbers, whole-format and per plane.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/result.h>
 
@@ -8,7 +9,7 @@
 #include <cstdint>
 #include <span>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // APIs whose format numbers name a whole (possibly multi-plane) format.
 enum class FormatApi : uint32_t {

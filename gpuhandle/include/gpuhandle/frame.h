@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/colorimetry.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/resource.h>
@@ -11,7 +12,7 @@
 #include <array>
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Where plane i lives: resource `resource` of the frame, its subresource `subresource` (the
 // DMA-BUF object, the CpuPlanes plane; 0 for single-part handles), `offset` bytes in, `stride`

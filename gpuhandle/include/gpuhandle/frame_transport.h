@@ -1,6 +1,7 @@
 // FrameSender and FrameReceiver: frames with their fences between processes over a Unix socket.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_waiter.h>
@@ -13,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Who may connect to a sender (and which senders a receiver accepts): the peer's uid, read
 // from the socket (SO_PEERCRED), must be this process's own uid or one listed. `anyUser`
@@ -77,10 +78,10 @@ public:
 	// Waits up to `timeout` for at least `count` consumers (Timeout when fewer came).
 	Status waitForPeers(uint32_t count, WaitDuration timeout);
 
-	struct Impl;
+	struct GPUHANDLE_LOCAL Impl;
 
 private:
-	explicit FrameSender(std::unique_ptr<Impl> impl);
+	GPUHANDLE_LOCAL explicit FrameSender(std::unique_ptr<Impl> impl);
 	std::unique_ptr<Impl> impl_;
 };
 
@@ -121,10 +122,10 @@ public:
 	std::span<const std::byte> attachment() const noexcept;
 	FrameReceiverStats stats() const;
 
-	struct Impl;
+	struct GPUHANDLE_LOCAL Impl;
 
 private:
-	explicit FrameReceiver(std::shared_ptr<Impl> impl);
+	GPUHANDLE_LOCAL explicit FrameReceiver(std::shared_ptr<Impl> impl);
 	std::shared_ptr<Impl> impl_;
 };
 

@@ -1,13 +1,14 @@
 // OpenGL resources: a texture and a buffer object, with the context that owns them.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // The window-system binding a GL context was made with.
 enum class GlFlavour : uint32_t { Egl = 0, Glx = 1, Wgl = 2, Cgl = 3 };

@@ -1,6 +1,7 @@
 /* C API: gpuhandle_context, the host's own GPU context (device, queue), and device identity. */
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/gpuhandle_error.h>
 #include <gpuhandle/gpuhandle_resource.h>
 
@@ -178,100 +179,98 @@ typedef struct gpuhandle_webgpu_context_desc {
 typedef struct gpuhandle_context gpuhandle_context;
 
 /* The host CPU as a context. *out: new reference or NULL; error: nullable. */
-gpuhandle_status gpuhandle_context_new_cpu(gpuhandle_context **out,
-					   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_cpu(gpuhandle_context **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Constructors: desc borrowed for the call, non-null; its anchor is consumed even on failure;
  * *out: new reference or NULL; error: nullable. */
 /* Validates desc into a Vulkan context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_vulkan(const gpuhandle_vulkan_context_desc *desc,
-					      gpuhandle_context **out,
-					      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_vulkan(const gpuhandle_vulkan_context_desc *desc, gpuhandle_context **out,
+			     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into an OpenGL context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_opengl(const gpuhandle_opengl_context_desc *desc,
-					      gpuhandle_context **out,
-					      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_opengl(const gpuhandle_opengl_context_desc *desc, gpuhandle_context **out,
+			     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a CUDA context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_cuda(const gpuhandle_cuda_context_desc *desc,
-					    gpuhandle_context **out,
-					    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_cuda(const gpuhandle_cuda_context_desc *desc, gpuhandle_context **out,
+			   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into an OpenCL context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_opencl(const gpuhandle_opencl_context_desc *desc,
-					      gpuhandle_context **out,
-					      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_opencl(const gpuhandle_opencl_context_desc *desc, gpuhandle_context **out,
+			     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a VA-API context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_vaapi(const gpuhandle_vaapi_context_desc *desc,
-					     gpuhandle_context **out,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_vaapi(const gpuhandle_vaapi_context_desc *desc, gpuhandle_context **out,
+			    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a D3D11 context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_d3d11(const gpuhandle_d3d11_context_desc *desc,
-					     gpuhandle_context **out,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_d3d11(const gpuhandle_d3d11_context_desc *desc, gpuhandle_context **out,
+			    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a D3D12 context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_d3d12(const gpuhandle_d3d12_context_desc *desc,
-					     gpuhandle_context **out,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_d3d12(const gpuhandle_d3d12_context_desc *desc, gpuhandle_context **out,
+			    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a Metal context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_metal(const gpuhandle_metal_context_desc *desc,
-					     gpuhandle_context **out,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_metal(const gpuhandle_metal_context_desc *desc, gpuhandle_context **out,
+			    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a WebGPU context; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_context_new_webgpu(const gpuhandle_webgpu_context_desc *desc,
-					      gpuhandle_context **out,
-					      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_context_new_webgpu(const gpuhandle_webgpu_context_desc *desc, gpuhandle_context **out,
+			     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /* Adds a reference. context: nullable (then a no-op). Returns context. */
-gpuhandle_context *gpuhandle_context_ref(gpuhandle_context *context) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_context *
+gpuhandle_context_ref(gpuhandle_context *context) GPUHANDLE_NOEXCEPT;
 /* Drops a reference; the last one releases the anchor. context: nullable (then a no-op). */
-void gpuhandle_context_unref(gpuhandle_context *context) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_context_unref(gpuhandle_context *context) GPUHANDLE_NOEXCEPT;
 /* The context's backend. context: nullable; NULL gives GPUHANDLE_BACKEND_CPU. */
-gpuhandle_backend_kind
-gpuhandle_context_get_backend(const gpuhandle_context *context) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_backend_kind gpuhandle_context_get_backend(const gpuhandle_context *context)
+	GPUHANDLE_NOEXCEPT;
 /* The device identity the context was made with (isCpu for the CPU context). context, out:
  * non-null; *out zeroed on failure. */
-gpuhandle_status gpuhandle_context_get_device_id(const gpuhandle_context *context,
-						 gpuhandle_device_id *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_device_id(
+	const gpuhandle_context *context, gpuhandle_device_id *out) GPUHANDLE_NOEXCEPT;
 
 /* Getters: context and out non-null; *out zeroed on failure (WRONG_KIND on another backend's
  * context); pointers in *out are borrowed from the context. */
 /* Reads back a Vulkan context's desc; extension arrays live as long as the context. */
-gpuhandle_status
-gpuhandle_context_get_vulkan(const gpuhandle_context *context,
-			     gpuhandle_vulkan_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_vulkan(
+	const gpuhandle_context *context, gpuhandle_vulkan_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back an OpenGL context's desc. */
-gpuhandle_status
-gpuhandle_context_get_opengl(const gpuhandle_context *context,
-			     gpuhandle_opengl_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_opengl(
+	const gpuhandle_context *context, gpuhandle_opengl_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a CUDA context's desc. */
-gpuhandle_status gpuhandle_context_get_cuda(const gpuhandle_context *context,
-					    gpuhandle_cuda_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_cuda(
+	const gpuhandle_context *context, gpuhandle_cuda_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back an OpenCL context's desc. */
-gpuhandle_status
-gpuhandle_context_get_opencl(const gpuhandle_context *context,
-			     gpuhandle_opencl_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_opencl(
+	const gpuhandle_context *context, gpuhandle_opencl_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a VA-API context's desc. */
-gpuhandle_status gpuhandle_context_get_vaapi(const gpuhandle_context *context,
-					     gpuhandle_vaapi_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_vaapi(
+	const gpuhandle_context *context, gpuhandle_vaapi_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a D3D11 context's desc. */
-gpuhandle_status gpuhandle_context_get_d3d11(const gpuhandle_context *context,
-					     gpuhandle_d3d11_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_d3d11(
+	const gpuhandle_context *context, gpuhandle_d3d11_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a D3D12 context's desc. */
-gpuhandle_status gpuhandle_context_get_d3d12(const gpuhandle_context *context,
-					     gpuhandle_d3d12_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_d3d12(
+	const gpuhandle_context *context, gpuhandle_d3d12_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a Metal context's desc. */
-gpuhandle_status gpuhandle_context_get_metal(const gpuhandle_context *context,
-					     gpuhandle_metal_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_metal(
+	const gpuhandle_context *context, gpuhandle_metal_context_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a WebGPU context's desc. */
-gpuhandle_status
-gpuhandle_context_get_webgpu(const gpuhandle_context *context,
-			     gpuhandle_webgpu_context_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_context_get_webgpu(
+	const gpuhandle_context *context, gpuhandle_webgpu_context_desc *out) GPUHANDLE_NOEXCEPT;
 
 /* Whether a and b name the same physical device: the strongest identity both carry decides
  * (uuid, luid, PCI bus id, render node, primary node, Metal registry id). a, b: borrowed,
  * nullable (NULL gives UNKNOWN); an out-of-range pciBusId counts as absent. */
-gpuhandle_device_match gpuhandle_device_id_compare(const gpuhandle_device_id *a,
-						   const gpuhandle_device_id *b) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_device_match gpuhandle_device_id_compare(
+	const gpuhandle_device_id *a, const gpuhandle_device_id *b) GPUHANDLE_NOEXCEPT;
 /* "same", "different", "unknown"; "invalid" otherwise. Static string, never NULL. */
-const char *gpuhandle_device_match_name(gpuhandle_device_match match) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *
+gpuhandle_device_match_name(gpuhandle_device_match match) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* C API: status codes, the refcounted error object, and the enums shared by the C headers. */
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -113,32 +115,38 @@ typedef enum gpuhandle_execution_path_kind {
 typedef struct gpuhandle_error gpuhandle_error;
 
 /* "ok", "invalid-argument", ...; "unknown" outside the enum. Static string, never NULL. */
-const char *gpuhandle_status_name(gpuhandle_status status) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *gpuhandle_status_name(gpuhandle_status status) GPUHANDLE_NOEXCEPT;
 /* "cancelled", "recoverable", "configuration", "fatal"; "unknown" otherwise. Static, never NULL. */
-const char *gpuhandle_error_kind_name(gpuhandle_error_kind kind) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *gpuhandle_error_kind_name(gpuhandle_error_kind kind) GPUHANDLE_NOEXCEPT;
 /* "cpu", "vulkan", ...; "unknown" outside the enum. Static string, never NULL. */
-const char *gpuhandle_backend_kind_name(gpuhandle_backend_kind kind) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *
+gpuhandle_backend_kind_name(gpuhandle_backend_kind kind) GPUHANDLE_NOEXCEPT;
 /* "dmabuf", "vulkan-image", ...; "unknown" outside the enum. Static string, never NULL. */
-const char *gpuhandle_resource_kind_name(gpuhandle_resource_kind kind) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *
+gpuhandle_resource_kind_name(gpuhandle_resource_kind kind) GPUHANDLE_NOEXCEPT;
 /* The API a resource kind belongs to (DMABUF, SHM_FD: FD; NONE and CPU_*: CPU). */
-gpuhandle_backend_kind
-gpuhandle_resource_kind_backend(gpuhandle_resource_kind kind) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_backend_kind gpuhandle_resource_kind_backend(gpuhandle_resource_kind kind)
+	GPUHANDLE_NOEXCEPT;
 /* "not-run", "zero-copy", "gpu-copy", "cpu-copy"; "unknown" otherwise. Static, never NULL. */
-const char *
+GPUHANDLE_API const char *
 gpuhandle_execution_path_kind_name(gpuhandle_execution_path_kind kind) GPUHANDLE_NOEXCEPT;
 
 /* Adds a reference. error: nullable (then a no-op). Returns error. */
-gpuhandle_error *gpuhandle_error_ref(gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_error *gpuhandle_error_ref(gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
 /* Drops a reference; the last one frees it. error: nullable (then a no-op). */
-void gpuhandle_error_unref(gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_error_unref(gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
 /* The failure's status (never GPUHANDLE_OK). error: nullable; NULL gives GPUHANDLE_OK. */
-gpuhandle_status gpuhandle_error_get_code(const gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_error_get_code(const gpuhandle_error *error)
+	GPUHANDLE_NOEXCEPT;
 /* What to do about it. error: nullable; NULL gives GPUHANDLE_ERROR_KIND_FATAL. */
-gpuhandle_error_kind gpuhandle_error_get_kind(const gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_error_kind gpuhandle_error_get_kind(const gpuhandle_error *error)
+	GPUHANDLE_NOEXCEPT;
 /* The offending desc field ("planes[1].pitch") or ""; borrowed, lives with error; "" for NULL. */
-const char *gpuhandle_error_get_field(const gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *
+gpuhandle_error_get_field(const gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
 /* A whole sentence with the values in it; borrowed, lives with error; "" for NULL. */
-const char *gpuhandle_error_get_message(const gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *
+gpuhandle_error_get_message(const gpuhandle_error *error) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* C API: gpuhandle_frame, a picture as 1..4 plane views over 1..4 resources. */
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/gpuhandle_error.h>
 #include <gpuhandle/gpuhandle_resource.h>
 
@@ -53,48 +54,54 @@ typedef struct gpuhandle_frame gpuhandle_frame;
 
 /* Validates desc into a frame. desc: borrowed, non-null; *out: new reference or NULL; error:
  * nullable. */
-gpuhandle_status gpuhandle_frame_new(const gpuhandle_frame_desc *desc, gpuhandle_frame **out,
-				     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_new(const gpuhandle_frame_desc *desc,
+						   gpuhandle_frame **out,
+						   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* A frame over one resource with plane views from its own layout (DMA-BUF planes, CPU planes,
  * CUDA plane offsets; one plane otherwise). resource: borrowed, non-null (the frame takes a
  * reference); *out: new reference or NULL; error: nullable. */
-gpuhandle_status gpuhandle_frame_wrap(uint32_t format, uint32_t width, uint32_t height,
-				      gpuhandle_colorimetry colorimetry,
-				      gpuhandle_resource *resource, gpuhandle_frame **out,
-				      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_wrap(uint32_t format, uint32_t width,
+						    uint32_t height,
+						    gpuhandle_colorimetry colorimetry,
+						    gpuhandle_resource *resource,
+						    gpuhandle_frame **out,
+						    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /* Adds a reference. frame: nullable (then a no-op). Returns frame. */
-gpuhandle_frame *gpuhandle_frame_ref(gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_frame *gpuhandle_frame_ref(gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
 /* Drops a reference; the last one releases the frame's resource references. Nullable (no-op). */
-void gpuhandle_frame_unref(gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_frame_unref(gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
 
 /* Pixel format number. frame: nullable; NULL gives 0. */
-uint32_t gpuhandle_frame_get_format(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint32_t gpuhandle_frame_get_format(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
 /* Width in pixels. frame: nullable; NULL gives 0. */
-uint32_t gpuhandle_frame_get_width(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint32_t gpuhandle_frame_get_width(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
 /* Height in pixels. frame: nullable; NULL gives 0. */
-uint32_t gpuhandle_frame_get_height(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint32_t gpuhandle_frame_get_height(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
 /* Colorimetry. frame: nullable; NULL gives GPUHANDLE_COLORIMETRY_UNKNOWN. */
-gpuhandle_colorimetry
-gpuhandle_frame_get_colorimetry(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_colorimetry gpuhandle_frame_get_colorimetry(const gpuhandle_frame *frame)
+	GPUHANDLE_NOEXCEPT;
 /* Number of resources (1..4). frame: nullable; NULL gives 0. */
-uint32_t gpuhandle_frame_get_num_resources(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint32_t gpuhandle_frame_get_num_resources(const gpuhandle_frame *frame)
+	GPUHANDLE_NOEXCEPT;
 /* Resource `index`: borrowed (no new reference), valid while frame lives; NULL for a NULL frame
  * or index >= num_resources. gpuhandle_resource_ref() it to keep it longer. */
-gpuhandle_resource *gpuhandle_frame_get_resource(const gpuhandle_frame *frame,
-						 uint32_t index) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_resource *gpuhandle_frame_get_resource(const gpuhandle_frame *frame,
+							       uint32_t index) GPUHANDLE_NOEXCEPT;
 /* Number of planes (1..4). frame: nullable; NULL gives 0. */
-uint32_t gpuhandle_frame_get_num_planes(const gpuhandle_frame *frame) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint32_t gpuhandle_frame_get_num_planes(const gpuhandle_frame *frame)
+	GPUHANDLE_NOEXCEPT;
 /* Plane `index` into *out. frame, out: non-null; OUT_OF_RANGE past num_planes; *out zeroed on
  * failure. */
-gpuhandle_status gpuhandle_frame_get_plane(const gpuhandle_frame *frame, uint32_t index,
-					   gpuhandle_plane_view *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_get_plane(
+	const gpuhandle_frame *frame, uint32_t index, gpuhandle_plane_view *out) GPUHANDLE_NOEXCEPT;
 /* The whole description into *out; its resources are borrowed like get_resource's. frame, out:
  * non-null; *out zeroed on failure. */
-gpuhandle_status gpuhandle_frame_get_desc(const gpuhandle_frame *frame,
-					  gpuhandle_frame_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_get_desc(
+	const gpuhandle_frame *frame, gpuhandle_frame_desc *out) GPUHANDLE_NOEXCEPT;
 /* True when every colorimetry value is one H.273 defines (what the constructors check). */
-bool gpuhandle_colorimetry_is_valid(gpuhandle_colorimetry colorimetry) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API bool
+gpuhandle_colorimetry_is_valid(gpuhandle_colorimetry colorimetry) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* C API: gpuhandle_resource, one validated native handle, with a desc struct per resource kind. */
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/gpuhandle_error.h>
 
 #ifdef __cplusplus
@@ -300,196 +301,181 @@ typedef struct gpuhandle_cpu_shared_slot_desc {
 /* Constructors: desc is borrowed for the call and non-null; *out gets a new reference, or NULL on
  * failure; error is nullable. Every fd and the anchor in desc are consumed, even on failure. */
 /* Validates desc into a borrowed VkImage; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_vulkan_image(const gpuhandle_vulkan_image_desc *desc,
-						     gpuhandle_resource **out,
-						     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_vulkan_image(
+	const gpuhandle_vulkan_image_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed VkBuffer; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_vulkan_buffer(const gpuhandle_vulkan_buffer_desc *desc,
-						      gpuhandle_resource **out,
-						      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_vulkan_buffer(
+	const gpuhandle_vulkan_buffer_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into Vulkan memory exported as an opaque fd (fd taken unless borrowFd); *out: new
  * reference or NULL. */
-gpuhandle_status
-gpuhandle_resource_new_vulkan_memory_fd(const gpuhandle_vulkan_memory_fd_desc *desc,
-					gpuhandle_resource **out,
-					gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_vulkan_memory_fd(
+	const gpuhandle_vulkan_memory_fd_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed GL texture; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_gl_texture(const gpuhandle_gl_texture_desc *desc,
-						   gpuhandle_resource **out,
-						   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_gl_texture(const gpuhandle_gl_texture_desc *desc, gpuhandle_resource **out,
+				  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed GL buffer; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_gl_buffer(const gpuhandle_gl_buffer_desc *desc,
-						  gpuhandle_resource **out,
-						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_gl_buffer(const gpuhandle_gl_buffer_desc *desc, gpuhandle_resource **out,
+				 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a pitched 2D CUDA allocation; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_cuda_pitched_2d(const gpuhandle_cuda_pitched_2d_desc *desc,
-							gpuhandle_resource **out,
-							gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_cuda_pitched_2d(
+	const gpuhandle_cuda_pitched_2d_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a flat CUDA allocation; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_cuda_buffer(const gpuhandle_cuda_buffer_desc *desc,
-						    gpuhandle_resource **out,
-						    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_cuda_buffer(const gpuhandle_cuda_buffer_desc *desc, gpuhandle_resource **out,
+				   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a CUDA surface object; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_cuda_surface(const gpuhandle_cuda_surface_desc *desc,
-						     gpuhandle_resource **out,
-						     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_cuda_surface(
+	const gpuhandle_cuda_surface_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed cl_mem; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_opencl_mem(const gpuhandle_opencl_mem_desc *desc,
-						   gpuhandle_resource **out,
-						   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_opencl_mem(const gpuhandle_opencl_mem_desc *desc, gpuhandle_resource **out,
+				  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a DMA-BUF (fds taken unless borrowFds); *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_dmabuf(const gpuhandle_dmabuf_desc *desc,
-					       gpuhandle_resource **out,
-					       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_dmabuf(const gpuhandle_dmabuf_desc *desc, gpuhandle_resource **out,
+			      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a shared-memory fd (fd taken unless borrowFd); *out: new reference or NULL.
  */
-gpuhandle_status gpuhandle_resource_new_shm_fd(const gpuhandle_shm_fd_desc *desc,
-					       gpuhandle_resource **out,
-					       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_shm_fd(const gpuhandle_shm_fd_desc *desc, gpuhandle_resource **out,
+			      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed VA surface; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_va_surface(const gpuhandle_va_surface_desc *desc,
-						   gpuhandle_resource **out,
-						   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_va_surface(const gpuhandle_va_surface_desc *desc, gpuhandle_resource **out,
+				  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed D3D11 texture; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_d3d11_texture(const gpuhandle_d3d11_texture_desc *desc,
-						      gpuhandle_resource **out,
-						      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_d3d11_texture(
+	const gpuhandle_d3d11_texture_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed D3D12 resource; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_d3d12_resource(const gpuhandle_d3d12_resource_desc *desc,
-						       gpuhandle_resource **out,
-						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_d3d12_resource(
+	const gpuhandle_d3d12_resource_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed D3D12 buffer; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_d3d12_buffer(const gpuhandle_d3d12_buffer_desc *desc,
-						     gpuhandle_resource **out,
-						     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_d3d12_buffer(
+	const gpuhandle_d3d12_buffer_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed MTLTexture; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_metal_texture(const gpuhandle_metal_texture_desc *desc,
-						      gpuhandle_resource **out,
-						      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_metal_texture(
+	const gpuhandle_metal_texture_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed MTLBuffer; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_metal_buffer(const gpuhandle_metal_buffer_desc *desc,
-						     gpuhandle_resource **out,
-						     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_metal_buffer(
+	const gpuhandle_metal_buffer_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a borrowed WGPUTexture; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_webgpu_texture(const gpuhandle_webgpu_texture_desc *desc,
-						       gpuhandle_resource **out,
-						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_webgpu_texture(
+	const gpuhandle_webgpu_texture_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into borrowed CPU bytes; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_cpu_bytes(const gpuhandle_cpu_bytes_desc *desc,
-						  gpuhandle_resource **out,
-						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_cpu_bytes(const gpuhandle_cpu_bytes_desc *desc, gpuhandle_resource **out,
+				 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into borrowed CPU planes; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_cpu_planes(const gpuhandle_cpu_planes_desc *desc,
-						   gpuhandle_resource **out,
-						   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_resource_new_cpu_planes(const gpuhandle_cpu_planes_desc *desc, gpuhandle_resource **out,
+				  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Validates desc into a CPU staging-pool slot; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_resource_new_cpu_shared_slot(const gpuhandle_cpu_shared_slot_desc *desc,
-							gpuhandle_resource **out,
-							gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_new_cpu_shared_slot(
+	const gpuhandle_cpu_shared_slot_desc *desc, gpuhandle_resource **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /* Getters: resource and out are non-null; *out is overwritten, and zeroed on failure (WRONG_KIND
  * when the resource holds another kind). Pointers and fds in *out are borrowed from resource. */
 /* Reads back a borrowed VkImage; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_vulkan_image(const gpuhandle_resource *resource,
-				    gpuhandle_vulkan_image_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_vulkan_image(
+	const gpuhandle_resource *resource, gpuhandle_vulkan_image_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed VkBuffer; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_vulkan_buffer(const gpuhandle_resource *resource,
-				     gpuhandle_vulkan_buffer_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_vulkan_buffer(
+	const gpuhandle_resource *resource, gpuhandle_vulkan_buffer_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back Vulkan memory exported as an opaque fd (fd taken unless borrowFd); out: filled,
  * borrowed values. */
-gpuhandle_status
+GPUHANDLE_API gpuhandle_status
 gpuhandle_resource_get_vulkan_memory_fd(const gpuhandle_resource *resource,
 					gpuhandle_vulkan_memory_fd_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed GL texture; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_gl_texture(const gpuhandle_resource *resource,
-				  gpuhandle_gl_texture_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_gl_texture(
+	const gpuhandle_resource *resource, gpuhandle_gl_texture_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed GL buffer; out: filled, borrowed values. */
-gpuhandle_status gpuhandle_resource_get_gl_buffer(const gpuhandle_resource *resource,
-						  gpuhandle_gl_buffer_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_gl_buffer(
+	const gpuhandle_resource *resource, gpuhandle_gl_buffer_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a pitched 2D CUDA allocation; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_cuda_pitched_2d(const gpuhandle_resource *resource,
-				       gpuhandle_cuda_pitched_2d_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_cuda_pitched_2d(
+	const gpuhandle_resource *resource, gpuhandle_cuda_pitched_2d_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a flat CUDA allocation; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_cuda_buffer(const gpuhandle_resource *resource,
-				   gpuhandle_cuda_buffer_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_cuda_buffer(
+	const gpuhandle_resource *resource, gpuhandle_cuda_buffer_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a CUDA surface object; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_cuda_surface(const gpuhandle_resource *resource,
-				    gpuhandle_cuda_surface_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_cuda_surface(
+	const gpuhandle_resource *resource, gpuhandle_cuda_surface_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed cl_mem; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_opencl_mem(const gpuhandle_resource *resource,
-				  gpuhandle_opencl_mem_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_opencl_mem(
+	const gpuhandle_resource *resource, gpuhandle_opencl_mem_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a DMA-BUF (fds taken unless borrowFds); out: filled, borrowed values. */
-gpuhandle_status gpuhandle_resource_get_dmabuf(const gpuhandle_resource *resource,
-					       gpuhandle_dmabuf_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_dmabuf(
+	const gpuhandle_resource *resource, gpuhandle_dmabuf_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a shared-memory fd (fd taken unless borrowFd); out: filled, borrowed values. */
-gpuhandle_status gpuhandle_resource_get_shm_fd(const gpuhandle_resource *resource,
-					       gpuhandle_shm_fd_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_shm_fd(
+	const gpuhandle_resource *resource, gpuhandle_shm_fd_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed VA surface; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_va_surface(const gpuhandle_resource *resource,
-				  gpuhandle_va_surface_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_va_surface(
+	const gpuhandle_resource *resource, gpuhandle_va_surface_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed D3D11 texture; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_d3d11_texture(const gpuhandle_resource *resource,
-				     gpuhandle_d3d11_texture_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_d3d11_texture(
+	const gpuhandle_resource *resource, gpuhandle_d3d11_texture_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed D3D12 resource; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_d3d12_resource(const gpuhandle_resource *resource,
-				      gpuhandle_d3d12_resource_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_d3d12_resource(
+	const gpuhandle_resource *resource, gpuhandle_d3d12_resource_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed D3D12 buffer; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_d3d12_buffer(const gpuhandle_resource *resource,
-				    gpuhandle_d3d12_buffer_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_d3d12_buffer(
+	const gpuhandle_resource *resource, gpuhandle_d3d12_buffer_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed MTLTexture; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_metal_texture(const gpuhandle_resource *resource,
-				     gpuhandle_metal_texture_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_metal_texture(
+	const gpuhandle_resource *resource, gpuhandle_metal_texture_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed MTLBuffer; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_metal_buffer(const gpuhandle_resource *resource,
-				    gpuhandle_metal_buffer_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_metal_buffer(
+	const gpuhandle_resource *resource, gpuhandle_metal_buffer_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a borrowed WGPUTexture; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_webgpu_texture(const gpuhandle_resource *resource,
-				      gpuhandle_webgpu_texture_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_webgpu_texture(
+	const gpuhandle_resource *resource, gpuhandle_webgpu_texture_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back borrowed CPU bytes; out: filled, borrowed values. */
-gpuhandle_status gpuhandle_resource_get_cpu_bytes(const gpuhandle_resource *resource,
-						  gpuhandle_cpu_bytes_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_cpu_bytes(
+	const gpuhandle_resource *resource, gpuhandle_cpu_bytes_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back borrowed CPU planes; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_cpu_planes(const gpuhandle_resource *resource,
-				  gpuhandle_cpu_planes_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_cpu_planes(
+	const gpuhandle_resource *resource, gpuhandle_cpu_planes_desc *out) GPUHANDLE_NOEXCEPT;
 /* Reads back a CPU staging-pool slot; out: filled, borrowed values. */
-gpuhandle_status
-gpuhandle_resource_get_cpu_shared_slot(const gpuhandle_resource *resource,
-				       gpuhandle_cpu_shared_slot_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_resource_get_cpu_shared_slot(
+	const gpuhandle_resource *resource, gpuhandle_cpu_shared_slot_desc *out) GPUHANDLE_NOEXCEPT;
 
 /* Adds a reference. resource: nullable (then a no-op). Returns resource. */
-gpuhandle_resource *gpuhandle_resource_ref(gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_resource *
+gpuhandle_resource_ref(gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
 /* Drops a reference; the last one closes owned fds and releases the anchor. Nullable (no-op). */
-void gpuhandle_resource_unref(gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_resource_unref(gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
 /* The handle type held. resource: nullable; NULL gives GPUHANDLE_RESOURCE_KIND_NONE. */
-gpuhandle_resource_kind
+GPUHANDLE_API gpuhandle_resource_kind
 gpuhandle_resource_get_kind(const gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
 /* The API the handle belongs to. resource: nullable; NULL gives GPUHANDLE_BACKEND_CPU. */
-gpuhandle_backend_kind
+GPUHANDLE_API gpuhandle_backend_kind
 gpuhandle_resource_get_backend(const gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
 /* Bytes addressable through part `subresource` (DMA-BUF object, CPU plane; 0 otherwise); 0 when
  * the handle carries no size (images, textures) or resource is NULL. */
-uint64_t gpuhandle_resource_byte_size(const gpuhandle_resource *resource,
-				      uint32_t subresource) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint64_t gpuhandle_resource_byte_size(const gpuhandle_resource *resource,
+						    uint32_t subresource) GPUHANDLE_NOEXCEPT;
 /* How many parts a plane view may name: DMA-BUF objects, CPU planes; 1 otherwise; 0 for NULL. */
-uint32_t
-gpuhandle_resource_subresource_count(const gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API uint32_t gpuhandle_resource_subresource_count(const gpuhandle_resource *resource)
+	GPUHANDLE_NOEXCEPT;
 /* Runs the anchors' `consumed` callbacks: the consumer's sync succeeded. Nullable (no-op). */
-void gpuhandle_resource_mark_consumed(const gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void
+gpuhandle_resource_mark_consumed(const gpuhandle_resource *resource) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

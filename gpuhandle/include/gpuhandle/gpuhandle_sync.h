@@ -1,6 +1,7 @@
 /* C API: sync points of every fence kind, CPU fences, release gates, async waits, frame sync. */
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/gpuhandle_error.h>
 #include <gpuhandle/gpuhandle_frame.h>
 #include <gpuhandle/gpuhandle_resource.h>
@@ -131,136 +132,134 @@ typedef struct gpuhandle_webgpu_submission_sync_desc {
 } gpuhandle_webgpu_submission_sync_desc;
 
 /* "noop", "fence-fd", "vulkan-semaphore", ...; "unknown" outside the enum. Static, never NULL. */
-const char *gpuhandle_sync_kind_name(gpuhandle_sync_kind kind) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API const char *gpuhandle_sync_kind_name(gpuhandle_sync_kind kind) GPUHANDLE_NOEXCEPT;
 /* The API a sync kind belongs to (NOOP, CPU, COMPOSITE: CPU; FENCE_FD: FD). */
-gpuhandle_backend_kind gpuhandle_sync_kind_backend(gpuhandle_sync_kind kind) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_backend_kind gpuhandle_sync_kind_backend(gpuhandle_sync_kind kind)
+	GPUHANDLE_NOEXCEPT;
 
 /* Constructors: *out gets a new reference, or NULL on failure; error is nullable. */
 /* A point with nothing to wait for (already done). */
-gpuhandle_status gpuhandle_sync_point_new_noop(gpuhandle_sync_point **out,
-					       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_noop(
+	gpuhandle_sync_point **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* A sync_file, eventfd or any fd that polls readable once signalled, waited on with poll().
  * fd: taken, closed by the point or before this returns on failure (BAD_FD when not open). */
-gpuhandle_status gpuhandle_sync_point_new_fence_fd(int fd, gpuhandle_sync_point **out,
-						   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_fence_fd(
+	int fd, gpuhandle_sync_point **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Raw carriers (see above): desc borrowed for the call, non-null; its anchor is consumed, even on
  * failure (destroy runs before the call returns). There is no raw fence-fd carrier: the core
  * waits on any fd itself, so use gpuhandle_sync_point_new_fence_fd. */
-gpuhandle_status
-gpuhandle_sync_point_new_vulkan_semaphore(const gpuhandle_vulkan_semaphore_sync_desc *desc,
-					  gpuhandle_sync_point **out,
-					  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_new_d3d12_fence(const gpuhandle_d3d12_fence_sync_desc *desc,
-						      gpuhandle_sync_point **out,
-						      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
-gpuhandle_sync_point_new_d3d11_keyed_mutex(const gpuhandle_d3d11_keyed_mutex_sync_desc *desc,
-					   gpuhandle_sync_point **out,
-					   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_new_cuda_external_semaphore(
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_vulkan_semaphore(
+	const gpuhandle_vulkan_semaphore_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_d3d12_fence(
+	const gpuhandle_d3d12_fence_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_d3d11_keyed_mutex(
+	const gpuhandle_d3d11_keyed_mutex_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_cuda_external_semaphore(
 	const gpuhandle_cuda_external_semaphore_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_new_cuda_event(const gpuhandle_cuda_event_sync_desc *desc,
-						     gpuhandle_sync_point **out,
-						     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_new_opencl_event(const gpuhandle_opencl_event_sync_desc *desc,
-						       gpuhandle_sync_point **out,
-						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
-gpuhandle_sync_point_new_metal_shared_event(const gpuhandle_metal_shared_event_sync_desc *desc,
-					    gpuhandle_sync_point **out,
-					    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_new_gl_semaphore(const gpuhandle_gl_semaphore_sync_desc *desc,
-						       gpuhandle_sync_point **out,
-						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_new_gl_sync(const gpuhandle_gl_sync_sync_desc *desc,
-						  gpuhandle_sync_point **out,
-						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
-gpuhandle_sync_point_new_webgpu_submission(const gpuhandle_webgpu_submission_sync_desc *desc,
-					   gpuhandle_sync_point **out,
-					   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_cuda_event(
+	const gpuhandle_cuda_event_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_opencl_event(
+	const gpuhandle_opencl_event_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_metal_shared_event(
+	const gpuhandle_metal_shared_event_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_gl_semaphore(
+	const gpuhandle_gl_semaphore_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_gl_sync(
+	const gpuhandle_gl_sync_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_webgpu_submission(
+	const gpuhandle_webgpu_submission_sync_desc *desc, gpuhandle_sync_point **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /* Composites over points[0..count-1] (borrowed; the composite takes its own references): done
  * when every point is (all), when any is (any), or when each in turn is (chain: a later point is
  * not polled before the earlier one is done). count 0 gives ZERO_SIZE; a NULL entry NULL_HANDLE
  * ("points[i]"); a raw carrier NOT_SUPPORTED. No-op entries are dropped, so the result may be a
  * NOOP point or the single remaining point's kind rather than COMPOSITE. */
-gpuhandle_status gpuhandle_sync_point_all(gpuhandle_sync_point *const *points, size_t count,
-					  gpuhandle_sync_point **out,
-					  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_any(gpuhandle_sync_point *const *points, size_t count,
-					  gpuhandle_sync_point **out,
-					  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_chain(gpuhandle_sync_point *const *points, size_t count,
-					    gpuhandle_sync_point **out,
-					    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_all(gpuhandle_sync_point *const *points,
+							size_t count, gpuhandle_sync_point **out,
+							gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_any(gpuhandle_sync_point *const *points,
+							size_t count, gpuhandle_sync_point **out,
+							gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_sync_point_chain(gpuhandle_sync_point *const *points, size_t count,
+			   gpuhandle_sync_point **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /* Adds a reference. point: nullable (then a no-op). Returns point. */
-gpuhandle_sync_point *gpuhandle_sync_point_ref(gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_sync_point *
+gpuhandle_sync_point_ref(gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
 /* Drops a reference; the last one releases the fence (and runs a raw carrier's anchor). */
-void gpuhandle_sync_point_unref(gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_sync_point_unref(gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
 
 /* The fence kind. point: nullable; NULL gives NOOP. */
-gpuhandle_sync_kind
-gpuhandle_sync_point_get_kind(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_sync_kind gpuhandle_sync_point_get_kind(const gpuhandle_sync_point *point)
+	GPUHANDLE_NOEXCEPT;
 /* The API of the fence. point: nullable; NULL gives CPU. */
-gpuhandle_backend_kind
+GPUHANDLE_API gpuhandle_backend_kind
 gpuhandle_sync_point_get_backend(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
 /* True when the point holds raw fields no waiter came with (a CPU wait is NOT_SUPPORTED). */
-bool gpuhandle_sync_point_is_raw_carrier(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API bool
+gpuhandle_sync_point_is_raw_carrier(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
 /* An fd that polls readable (POLLIN) once the point is signalled, for poll/epoll/main loops;
  * borrowed, open while the point lives. -1 when the fence offers none (NOOP points, raw carriers,
  * composites and release gates have none: wait on them with gpuhandle_sync_point_wait_async) or
  * point is NULL. */
-int gpuhandle_sync_point_get_poll_fd(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API int
+gpuhandle_sync_point_get_poll_fd(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
 
 /* Raw fields back: point and out non-null; *out zeroed on failure (WRONG_KIND on another kind).
  * Handles in *out are borrowed from the point; `anchor` reads zero. */
-gpuhandle_status gpuhandle_sync_point_get_vulkan_semaphore(
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_vulkan_semaphore(
 	const gpuhandle_sync_point *point,
 	gpuhandle_vulkan_semaphore_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
-gpuhandle_sync_point_get_d3d12_fence(const gpuhandle_sync_point *point,
-				     gpuhandle_d3d12_fence_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_get_d3d11_keyed_mutex(
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_d3d12_fence(
+	const gpuhandle_sync_point *point, gpuhandle_d3d12_fence_sync_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_d3d11_keyed_mutex(
 	const gpuhandle_sync_point *point,
 	gpuhandle_d3d11_keyed_mutex_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_get_cuda_external_semaphore(
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_cuda_external_semaphore(
 	const gpuhandle_sync_point *point,
 	gpuhandle_cuda_external_semaphore_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
-gpuhandle_sync_point_get_cuda_event(const gpuhandle_sync_point *point,
-				    gpuhandle_cuda_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_cuda_event(
+	const gpuhandle_sync_point *point, gpuhandle_cuda_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
 gpuhandle_sync_point_get_opencl_event(const gpuhandle_sync_point *point,
 				      gpuhandle_opencl_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_get_metal_shared_event(
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_metal_shared_event(
 	const gpuhandle_sync_point *point,
 	gpuhandle_metal_shared_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
+GPUHANDLE_API gpuhandle_status
 gpuhandle_sync_point_get_gl_semaphore(const gpuhandle_sync_point *point,
 				      gpuhandle_gl_semaphore_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status
-gpuhandle_sync_point_get_gl_sync(const gpuhandle_sync_point *point,
-				 gpuhandle_gl_sync_sync_desc *out) GPUHANDLE_NOEXCEPT;
-gpuhandle_status gpuhandle_sync_point_get_webgpu_submission(
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_gl_sync(
+	const gpuhandle_sync_point *point, gpuhandle_gl_sync_sync_desc *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_webgpu_submission(
 	const gpuhandle_sync_point *point,
 	gpuhandle_webgpu_submission_sync_desc *out) GPUHANDLE_NOEXCEPT;
 /* The fence fd: borrowed, open while the point lives, never to be closed by the caller. *out is
  * -1 on failure. */
-gpuhandle_status gpuhandle_sync_point_get_fence_fd(const gpuhandle_sync_point *point,
-						   int *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_fence_fd(const gpuhandle_sync_point *point,
+								 int *out) GPUHANDLE_NOEXCEPT;
 
 /* Blocks until the point is signalled or timeout_ns passes (TIMEOUT, kind RECOVERABLE). A NOOP
  * point returns at once; a raw carrier gives NOT_SUPPORTED; a negative timeout INVALID_ARGUMENT.
  * point: non-null; error: nullable. */
-gpuhandle_status gpuhandle_sync_point_wait(const gpuhandle_sync_point *point, int64_t timeout_ns,
-					   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_sync_point_wait(const gpuhandle_sync_point *point, int64_t timeout_ns,
+			  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* *out: whether the point is signalled now, without blocking; false on failure (a driver failure
  * is an error, never "not signalled"). point, out: non-null; error: nullable. */
-gpuhandle_status gpuhandle_sync_point_is_signaled(const gpuhandle_sync_point *point, bool *out,
-						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_is_signaled(
+	const gpuhandle_sync_point *point, bool *out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /* Called exactly once with the outcome of an asynchronous wait: GPUHANDLE_OK, TIMEOUT, the
  * driver's error or CANCELLED. error: borrowed for the call; NULL on success (and, should memory
@@ -277,32 +276,34 @@ typedef void (*gpuhandle_wait_callback)(gpuhandle_status status, const gpuhandle
  * On failure (a raw carrier: NOT_SUPPORTED; a negative timeout: INVALID_ARGUMENT; no waiter
  * thread: INVALID_STATE) callback is never called; on success it is called exactly once. Pending
  * waits at process exit resolve with CANCELLED. */
-gpuhandle_status gpuhandle_sync_point_wait_async(const gpuhandle_sync_point *point,
-						 int64_t timeout_ns,
-						 gpuhandle_wait_callback callback, void *user_data,
-						 gpuhandle_wait_ticket **out,
-						 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_wait_async(
+	const gpuhandle_sync_point *point, int64_t timeout_ns, gpuhandle_wait_callback callback,
+	void *user_data, gpuhandle_wait_ticket **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Resolves the wait with CANCELLED if it is still pending; true when this call did (the callback
  * then runs on the waiter thread, possibly after this returns). ticket: nullable (then false). */
-bool gpuhandle_wait_ticket_cancel(const gpuhandle_wait_ticket *ticket) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API bool
+gpuhandle_wait_ticket_cancel(const gpuhandle_wait_ticket *ticket) GPUHANDLE_NOEXCEPT;
 /* Adds a reference. ticket: nullable (then a no-op). Returns ticket. */
-gpuhandle_wait_ticket *gpuhandle_wait_ticket_ref(gpuhandle_wait_ticket *ticket) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_wait_ticket *
+gpuhandle_wait_ticket_ref(gpuhandle_wait_ticket *ticket) GPUHANDLE_NOEXCEPT;
 /* Drops a reference; never cancels the wait. ticket: nullable (then a no-op). */
-void gpuhandle_wait_ticket_unref(gpuhandle_wait_ticket *ticket) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_wait_ticket_unref(gpuhandle_wait_ticket *ticket) GPUHANDLE_NOEXCEPT;
 
 /* A new unsignalled fence (IO when no eventfd can be made). *out: new reference or NULL. */
-gpuhandle_status gpuhandle_cpu_fence_new(gpuhandle_cpu_fence **out,
-					 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_cpu_fence_new(gpuhandle_cpu_fence **out,
+						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Adds a reference. fence: nullable (then a no-op). Returns fence. */
-gpuhandle_cpu_fence *gpuhandle_cpu_fence_ref(gpuhandle_cpu_fence *fence) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_cpu_fence *
+gpuhandle_cpu_fence_ref(gpuhandle_cpu_fence *fence) GPUHANDLE_NOEXCEPT;
 /* Drops a reference. Points made from the fence keep it alive. Nullable (then a no-op). */
-void gpuhandle_cpu_fence_unref(gpuhandle_cpu_fence *fence) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_cpu_fence_unref(gpuhandle_cpu_fence *fence) GPUHANDLE_NOEXCEPT;
 /* Marks the fence done and wakes every waiter; later calls do nothing. fence: non-null. */
-gpuhandle_status gpuhandle_cpu_fence_signal(gpuhandle_cpu_fence *fence) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_cpu_fence_signal(gpuhandle_cpu_fence *fence)
+	GPUHANDLE_NOEXCEPT;
 /* A CPU-kind point that waits on the fence. fence: non-null; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_cpu_fence_get_point(gpuhandle_cpu_fence *fence,
-					       gpuhandle_sync_point **out,
-					       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_cpu_fence_get_point(gpuhandle_cpu_fence *fence, gpuhandle_sync_point **out,
+			      gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /*
  * Release gates: the consumer signals one once it no longer reads a frame's memory (passing the
@@ -311,25 +312,27 @@ gpuhandle_status gpuhandle_cpu_fence_get_point(gpuhandle_cpu_fence *fence,
  * same gate.
  */
 /* A new unsignalled gate (IO when no eventfd can be made). *out: new reference or NULL. */
-gpuhandle_status gpuhandle_release_gate_new(gpuhandle_release_gate **out,
-					    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_release_gate_new(
+	gpuhandle_release_gate **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Adds a reference. gate: nullable (then a no-op). Returns gate. */
-gpuhandle_release_gate *gpuhandle_release_gate_ref(gpuhandle_release_gate *gate) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_release_gate *
+gpuhandle_release_gate_ref(gpuhandle_release_gate *gate) GPUHANDLE_NOEXCEPT;
 /* Drops a reference. Nullable (then a no-op). */
-void gpuhandle_release_gate_unref(gpuhandle_release_gate *gate) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_release_gate_unref(gpuhandle_release_gate *gate) GPUHANDLE_NOEXCEPT;
 /* Consumer: done reading once consumer_done signals. consumer_done: nullable (done now),
  * borrowed (the gate keeps its own reference). Only the first call counts; later ones return OK
  * and change nothing. gate: non-null; error: nullable. */
-gpuhandle_status gpuhandle_release_gate_signal(const gpuhandle_release_gate *gate,
-					       const gpuhandle_sync_point *consumer_done,
-					       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_release_gate_signal(
+	const gpuhandle_release_gate *gate, const gpuhandle_sync_point *consumer_done,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* True once signal() was called (consumer_done may still be pending). NULL gives false. */
-bool gpuhandle_release_gate_is_signaled(const gpuhandle_release_gate *gate) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API bool
+gpuhandle_release_gate_is_signaled(const gpuhandle_release_gate *gate) GPUHANDLE_NOEXCEPT;
 /* Producer: a CPU-kind point done once the gate was signalled and consumer_done is done.
  * gate: non-null; *out: new reference or NULL. */
-gpuhandle_status gpuhandle_release_gate_get_released(const gpuhandle_release_gate *gate,
-						     gpuhandle_sync_point **out,
-						     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_release_gate_get_released(const gpuhandle_release_gate *gate, gpuhandle_sync_point **out,
+				    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 /*
  * Frames and sync. Frames are immutable C objects (shared across threads without locks), so
@@ -339,21 +342,20 @@ gpuhandle_status gpuhandle_release_gate_get_released(const gpuhandle_release_gat
 /* frame: non-null, borrowed. acquire: nullable (NULL: nothing to wait for, a NOOP point);
  * release: nullable (NULL: no gate). Both borrowed: the new frame takes its own references, and
  * replaces (does not combine with) frame's own. *out: new reference or NULL; error: nullable. */
-gpuhandle_status gpuhandle_frame_with_sync(const gpuhandle_frame *frame,
-					   const gpuhandle_sync_point *acquire,
-					   const gpuhandle_release_gate *release,
-					   gpuhandle_frame **out,
-					   gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_frame_with_sync(const gpuhandle_frame *frame, const gpuhandle_sync_point *acquire,
+			  const gpuhandle_release_gate *release, gpuhandle_frame **out,
+			  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* The point to wait for before reading (a NOOP point when the frame has none). frame: non-null;
  * *out: new reference or NULL. */
-gpuhandle_status gpuhandle_frame_get_acquire(const gpuhandle_frame *frame,
-					     gpuhandle_sync_point **out,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_frame_get_acquire(const gpuhandle_frame *frame, gpuhandle_sync_point **out,
+			    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* The gate to signal when done reading. frame: non-null; *out: a new reference, or NULL when the
  * frame has no gate (then GPUHANDLE_OK: its producer never reuses the memory). */
-gpuhandle_status gpuhandle_frame_get_release(const gpuhandle_frame *frame,
-					     gpuhandle_release_gate **out,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_frame_get_release(const gpuhandle_frame *frame, gpuhandle_release_gate **out,
+			    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* C API: frames with their fences between processes over a Unix socket (see frame_transport.h). */
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/gpuhandle_error.h>
 #include <gpuhandle/gpuhandle_frame.h>
 
@@ -43,34 +44,36 @@ typedef struct gpuhandle_frame_sender_stats {
 } gpuhandle_frame_sender_stats;
 
 /* options: non-null, borrowed; *out: a new sender or NULL; error: nullable. */
-gpuhandle_status gpuhandle_frame_sender_new(const gpuhandle_frame_sender_options *options,
-					    gpuhandle_frame_sender **out,
-					    gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_sender_new(
+	const gpuhandle_frame_sender_options *options, gpuhandle_frame_sender **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Says bye to every consumer, closes the socket and removes its file. Nullable (no-op). */
-void gpuhandle_frame_sender_free(gpuhandle_frame_sender *sender) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void gpuhandle_frame_sender_free(gpuhandle_frame_sender *sender) GPUHANDLE_NOEXCEPT;
 /* Sends frame (fd-backed resources: DMA-BUF, shared-memory or Vulkan memory fds; a NOOP or fence-fd
  * acquire point) to every consumer with room; its release gate, if any, is signalled once they
  * are done. delivered: nullable; receives how many consumers got it. NOT_SUPPORTED names what
  * cannot cross. */
-gpuhandle_status gpuhandle_frame_sender_send(gpuhandle_frame_sender *sender,
-					     const gpuhandle_frame *frame, uint32_t *delivered,
-					     gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_frame_sender_send(gpuhandle_frame_sender *sender, const gpuhandle_frame *frame,
+			    uint32_t *delivered, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* As gpuhandle_frame_sender_send, with `size` bytes of the application's that travel with the
  * frame (at most 4068; attachment nullable when size is 0): the consumer reads them with
  * gpuhandle_frame_receiver_get_attachment. INVALID_ARGUMENT ("attachment") when longer. */
-gpuhandle_status gpuhandle_frame_sender_send_with_attachment(
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_sender_send_with_attachment(
 	gpuhandle_frame_sender *sender, const gpuhandle_frame *frame, const void *attachment,
 	size_t size, uint32_t *delivered, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* caps: non-null; sent to every consumer now and to later ones on connect. */
-gpuhandle_status gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender, const char *caps,
-						 gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender, const char *caps,
+				gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Blocks until `count` consumers are connected or timeout_ns passes (TIMEOUT). */
-gpuhandle_status gpuhandle_frame_sender_wait_for_peers(gpuhandle_frame_sender *sender,
-						       uint32_t count, uint64_t timeout_ns,
-						       gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_sender_wait_for_peers(
+	gpuhandle_frame_sender *sender, uint32_t count, uint64_t timeout_ns,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* sender, out: non-null (otherwise *out, when non-null, is zeroed). */
-void gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
-				      gpuhandle_frame_sender_stats *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void
+gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
+				 gpuhandle_frame_sender_stats *out) GPUHANDLE_NOEXCEPT;
 
 typedef struct gpuhandle_frame_receiver_options {
 	const char *socket_path;     /* non-null */
@@ -88,28 +91,31 @@ typedef struct gpuhandle_frame_receiver_stats {
 
 /* Connects within connect_timeout_ns (TIMEOUT) and reads the sender's hello. options: non-null;
  * *out: a new receiver or NULL. */
-gpuhandle_status gpuhandle_frame_receiver_connect(const gpuhandle_frame_receiver_options *options,
-						  gpuhandle_frame_receiver **out,
-						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_receiver_connect(
+	const gpuhandle_frame_receiver_options *options, gpuhandle_frame_receiver **out,
+	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Nullable (no-op). Frames received earlier stay valid. */
-void gpuhandle_frame_receiver_free(gpuhandle_frame_receiver *receiver) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void
+gpuhandle_frame_receiver_free(gpuhandle_frame_receiver *receiver) GPUHANDLE_NOEXCEPT;
 /* *out: the next frame (a new reference), or NULL with GPUHANDLE_OK at the end of the stream.
  * TIMEOUT when none came in time; IO when the sender went away without ending the stream.
  * Signal the frame's release gate (gpuhandle_frame_get_release) when done reading it. */
-gpuhandle_status gpuhandle_frame_receiver_receive(gpuhandle_frame_receiver *receiver,
-						  uint64_t timeout_ns, gpuhandle_frame **out,
-						  gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API gpuhandle_status
+gpuhandle_frame_receiver_receive(gpuhandle_frame_receiver *receiver, uint64_t timeout_ns,
+				 gpuhandle_frame **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Copies the current caps, NUL-terminated and truncated to size, into buffer (nullable when size
  * is 0); returns the caps' full length, as snprintf does. receiver NULL gives 0. */
-size_t gpuhandle_frame_receiver_get_caps(const gpuhandle_frame_receiver *receiver, char *buffer,
-					 size_t size) GPUHANDLE_NOEXCEPT;
-void gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver,
-					gpuhandle_frame_receiver_stats *out) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API size_t gpuhandle_frame_receiver_get_caps(const gpuhandle_frame_receiver *receiver,
+						       char *buffer,
+						       size_t size) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API void
+gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver,
+				   gpuhandle_frame_receiver_stats *out) GPUHANDLE_NOEXCEPT;
 /* The attachment of the frame the last receive returned (valid until the next receive): copies
  * up to size bytes of it into buffer (nullable when size is 0) and returns its full length (0:
  * the frame came without one, or receiver is NULL). */
-size_t gpuhandle_frame_receiver_get_attachment(const gpuhandle_frame_receiver *receiver,
-					       void *buffer, size_t size) GPUHANDLE_NOEXCEPT;
+GPUHANDLE_API size_t gpuhandle_frame_receiver_get_attachment(
+	const gpuhandle_frame_receiver *receiver, void *buffer, size_t size) GPUHANDLE_NOEXCEPT;
 
 #ifdef __cplusplus
 }

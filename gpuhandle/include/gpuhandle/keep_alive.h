@@ -1,9 +1,11 @@
 // KeepAlive: an anchor from a producer that keeps a borrowed handle valid while any copy lives.
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <memory>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A producer (an AVFrame reference, a GstBuffer, a pool slot) derives from KeepAlive, or uses
 // makeKeepAlive(); the borrowed handle stays valid until the last KeepAliveRef is dropped.

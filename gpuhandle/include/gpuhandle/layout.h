@@ -1,6 +1,7 @@
 // Frame layouts: plane sizes, strides, offsets and totals under the libraries' alignment rules.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/result.h>
 
@@ -9,7 +10,7 @@
 #include <optional>
 #include <span>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // The byte just past a plane: offset + stride x (rows - 1) + rowBytes (the last row needs only its
 // own bytes). Nullopt when rows is 0 or the sum passes 2^64: geometry checks compare the end with

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/backend_kind.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 
 #include <cstdint>
@@ -11,7 +12,7 @@
 #include <optional>
 #include <span>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 class MemoryBudget;
 
@@ -90,7 +91,7 @@ private:
 };
 
 namespace detail {
-class BudgetListener;
+class GPUHANDLE_LOCAL BudgetListener;
 } // namespace detail
 
 // Registration of a pool or a pressure callback; move-only. Once reset() or the destructor
@@ -111,6 +112,7 @@ public:
 
 private:
 	friend class MemoryBudget;
+	GPUHANDLE_LOCAL
 	BudgetRegistration(std::shared_ptr<MemoryBudget> budget,
 			   std::shared_ptr<detail::BudgetListener> listener) noexcept;
 
@@ -142,7 +144,7 @@ public:
 	BudgetPressure pressure(BackendKind backend, uint64_t extraBytes = 0) const noexcept;
 
 private:
-	struct State;
+	struct GPUHANDLE_LOCAL State;
 	friend class BudgetReservation;
 	friend class BudgetRegistration;
 
@@ -150,7 +152,8 @@ private:
 	BudgetReservation grant(uint32_t index, uint64_t bytes, uint64_t before);
 	Result<BudgetReservation> reserveUnderPressure(uint32_t index, uint64_t bytes);
 	void giveBack(BackendKind backend, uint64_t bytes) noexcept;
-	void unregister(const std::shared_ptr<detail::BudgetListener> &listener) noexcept;
+	GPUHANDLE_LOCAL void
+	unregister(const std::shared_ptr<detail::BudgetListener> &listener) noexcept;
 
 	std::unique_ptr<State> state_;
 };

@@ -1,6 +1,7 @@
 // Metal resources as plain values: an MTLTexture and an MTLBuffer with their device's registry id.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
@@ -8,7 +9,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 struct MetalTextureDesc {
 	void *texture = nullptr;              // id<MTLTexture>

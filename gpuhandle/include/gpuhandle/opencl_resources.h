@@ -1,13 +1,14 @@
 // OpenCL resource: a cl_mem (buffer or image) with the queue that produced its contents.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A borrowed cl_mem. Work on `queue` (cl_command_queue) wrote it; a consumer on another queue
 // orders after that work (a marker event or clFinish) before reading.

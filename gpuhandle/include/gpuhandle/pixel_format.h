@@ -1,6 +1,7 @@
 // PixelFormat: every layout gpuhandle knows, with planes, storage formats, depth, packing, alpha.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 
 #include <array>
@@ -8,7 +9,7 @@
 #include <span>
 #include <string_view>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Stable numbers (C API, wire format): value = shader ordinal + 1, Unknown = 0. New formats are
 // appended; a test pins every (format, ordinal) pair. Names follow FFmpeg's spelling.

@@ -1,11 +1,12 @@
 // ReleaseGate: the consumer says "done with this frame's memory"; the producer waits before reuse.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/sync_point.h>
 
 #include <memory>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Shared between a pooled producer and its consumers: the consumer calls signal() once it no
 // longer reads the memory (passing the fence of its own GPU work that still reads it, if any);
@@ -34,7 +35,7 @@ public:
 	Status reset() const;
 
 private:
-	struct State;
+	struct GPUHANDLE_LOCAL State;
 	std::shared_ptr<State> state_{};
 };
 

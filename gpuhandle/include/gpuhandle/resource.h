@@ -5,6 +5,7 @@
 #include <gpuhandle/cpu_resources.h>
 #include <gpuhandle/cuda_resources.h>
 #include <gpuhandle/d3d_resources.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/gl_resources.h>
 #include <gpuhandle/metal_resources.h>
@@ -18,7 +19,7 @@
 #include <type_traits>
 #include <variant>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Stable numbers (C API, wire format). New kinds are appended.
 enum class ResourceKind : uint32_t {

@@ -2,12 +2,13 @@
 #pragma once
 
 #include <gpuhandle/error.h>
+#include <gpuhandle/export.h>
 
 #include <type_traits>
 #include <utility>
 #include <variant>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 template<typename T>
 class [[nodiscard]] Result

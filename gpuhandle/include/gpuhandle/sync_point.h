@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/backend_kind.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/fd.h>
 #include <gpuhandle/gl_resources.h>
 #include <gpuhandle/result.h>
@@ -12,7 +13,7 @@
 #include <span>
 #include <variant>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Stable numbers (C API, wire format).
 enum class SyncKind : uint32_t {

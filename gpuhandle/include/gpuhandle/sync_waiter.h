@@ -2,12 +2,13 @@
 #pragma once
 
 #include <gpuhandle/backend_kind.h>
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 
 #include <chrono>
 #include <memory>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 using WaitDuration = std::chrono::nanoseconds;
 

@@ -1,10 +1,12 @@
 // Uuid and Luid: the raw device identities that Vulkan, GL, CUDA and D3D report.
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <array>
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // VkPhysicalDeviceIDProperties::deviceUUID, GL_DEVICE_UUID_EXT, CUuuid: one 16-byte namespace.
 using Uuid = std::array<uint8_t, 16>;

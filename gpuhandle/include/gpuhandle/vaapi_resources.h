@@ -1,13 +1,14 @@
 // VA-API resource: a VASurfaceID on its VADisplay.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A borrowed VA surface. Surface id 0 is a legal VASurfaceID and is accepted; VA_INVALID_SURFACE
 // (0xffffffff) is refused. The producer must not destroy or recycle the surface while any copy

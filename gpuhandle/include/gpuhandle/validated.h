@@ -1,9 +1,11 @@
 // Validated<Desc>: the sealed base of every resource type; built only by its checking factory.
 #pragma once
 
+#include <gpuhandle/export.h>
+
 #include <utility>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A resource type derives from Validated<XDesc> and offers one `static Result<X> create(XDesc)`.
 // Once built, its description can be read (desc()) but never edited, so a validated value

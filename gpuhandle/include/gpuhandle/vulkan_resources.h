@@ -1,6 +1,7 @@
 // Vulkan resources: a VkImage, a VkBuffer, and device memory exported as an opaque fd.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/fd.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
@@ -10,7 +11,7 @@
 #include <cstdint>
 #include <optional>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // A borrowed VkImage on `device`. The producer keeps both alive through `anchor`.
 // An image of a single-plane VkFormat holds one plane of a frame. An image of a multi-planar

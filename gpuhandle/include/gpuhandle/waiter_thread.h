@@ -1,6 +1,7 @@
 // WaiterThread: the one background thread that waits on many fences for asynchronous callers.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
 
@@ -10,7 +11,7 @@
 #include <string>
 #include <thread>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Called exactly once with the outcome: ok, Timeout, the driver's error, or Cancelled.
 using WaitCallback = std::function<void(Status)>;
@@ -64,9 +65,9 @@ public:
 	std::thread::id threadId() const;
 
 private:
-	struct State;
+	struct GPUHANDLE_LOCAL State;
 	friend class WaitTicket;
-	explicit WaiterThread(std::shared_ptr<State> state);
+	GPUHANDLE_LOCAL explicit WaiterThread(std::shared_ptr<State> state);
 	bool cancel(const std::shared_ptr<WaitTicket::Entry> &entry);
 	// Shared with the running thread, so that the thread can finish after a destructor that
 	// ran on it (the last reference dropped in a callback) detached it.

@@ -1,13 +1,14 @@
 // WebGPU resource: a webgpu.h WGPUTexture on its WGPUDevice.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/validated.h>
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 struct WebGpuTextureDesc {
 	void *texture = nullptr; // WGPUTexture

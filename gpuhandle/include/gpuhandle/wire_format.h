@@ -1,6 +1,7 @@
 // The wire format: a Frame (and the transport's control messages) as bytes plus fds, for sockets.
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/fd.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
@@ -11,7 +12,7 @@
 #include <span>
 #include <string_view>
 
-namespace gpuhandle {
+namespace GPUHANDLE_API gpuhandle {
 
 // Version 1. Every message starts with a 16-byte header: magic "GHW1", version (u16), type
 // (u16), total size in bytes including the header (u32), number of fds sent with it (u32).

@@ -3,6 +3,7 @@
 
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/execution_path.h>
+#include <gpuhandle/ffmpeg/export.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
 
@@ -15,7 +16,8 @@ extern "C" {
 struct AVFrame;
 struct AVBufferRef;
 
-namespace gpuhandle::ffmpeg {
+namespace GPUHANDLE_FFMPEG_API gpuhandle {
+namespace ffmpeg {
 
 // What an AVFrame says about timing and geometry that a gpuhandle Frame has no field for; it
 // travels beside the Frame.
@@ -124,4 +126,5 @@ struct AvFrameOptions {
 Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &options = {},
 				   ExecutionPath *path = nullptr);
 
-} // namespace gpuhandle::ffmpeg
+} // namespace ffmpeg
+} // namespace gpuhandle

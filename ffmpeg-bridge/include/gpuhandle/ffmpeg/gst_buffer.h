@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/execution_path.h>
+#include <gpuhandle/ffmpeg/export.h>
 #include <gpuhandle/ffmpeg/frame.h>
 #include <gpuhandle/result.h>
 
@@ -9,7 +10,8 @@
 
 struct AVFrame;
 
-namespace gpuhandle::ffmpeg {
+namespace GPUHANDLE_FFMPEG_API gpuhandle {
+namespace ffmpeg {
 
 // A software AVFrame over `buffer` (described by `info`). The buffer's frame comes from
 // gst::frameFromBuffer for GpuHandle memory (its memories' backend becomes options.source when
@@ -37,4 +39,5 @@ Result<GstBuffer *> gstBufferFromAVFrame(const AVFrame *frame);
 // (a format without a GstVideoFormat), OutOfMemory.
 Result<GstCaps *> capsOfAVFrame(const AVFrame *frame);
 
-} // namespace gpuhandle::ffmpeg
+} // namespace ffmpeg
+} // namespace gpuhandle

@@ -3,11 +3,13 @@
 
 #include <gpuhandle/backends/backend.h>
 #include <gpuhandle/context.h>
+#include <gpuhandle/ffmpeg/export.h>
 #include <gpuhandle/result.h>
 
 struct AVBufferRef;
 
-namespace gpuhandle::ffmpeg {
+namespace GPUHANDLE_FFMPEG_API gpuhandle {
+namespace ffmpeg {
 
 // An FFmpeg device (an AVBufferRef of an initialised AVHWDeviceContext) inside the host's
 // existing device, so that decoding, filtering and rendering share one device and its memory
@@ -67,4 +69,5 @@ private:
 	void *lock_ = nullptr;
 };
 
-} // namespace gpuhandle::ffmpeg
+} // namespace ffmpeg
+} // namespace gpuhandle

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/colorimetry.h>
+#include <gpuhandle/ffmpeg/export.h>
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/result.h>
 
@@ -13,7 +14,8 @@ extern "C" {
 
 struct AVFrame;
 
-namespace gpuhandle::ffmpeg {
+namespace GPUHANDLE_FFMPEG_API gpuhandle {
+namespace ffmpeg {
 
 // The AVPixelFormat of `format` (the core's FormatApi::FFmpeg table, matched by FFmpeg's name:
 // the numbers differ between libavutil majors). NotSupported when FFmpeg has no such format, or
@@ -41,4 +43,5 @@ Colorimetry colorimetryOf(const AVFrame *frame) noexcept;
 // the AVCOL_*_UNSPECIFIED values (AVCOL_RANGE_UNSPECIFIED for the range).
 void setColorimetry(AVFrame *frame, const Colorimetry &colorimetry) noexcept;
 
-} // namespace gpuhandle::ffmpeg
+} // namespace ffmpeg
+} // namespace gpuhandle

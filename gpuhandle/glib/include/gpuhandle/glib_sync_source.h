@@ -1,9 +1,13 @@
 // GLib GSource that waits on a gpuhandle sync point inside a main loop (C API, C++ overload).
 #pragma once
 
+#include <gpuhandle/export.h>
 #include <gpuhandle/gpuhandle_sync.h>
 
 #include <glib.h>
+
+// libgpuhandle-glib's export macro (see gpuhandle/export.h).
+#define GPUHANDLE_GLIB_API GPUHANDLE_EXPORT
 
 G_BEGIN_DECLS
 
@@ -34,7 +38,7 @@ typedef gboolean (*GpuhandleSyncSourceFunc)(int status, const char *message, gpo
  *
  * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
  */
-GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
+GPUHANDLE_GLIB_API GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
 
 /*
  * gpuhandle_sync_source_new:
@@ -48,14 +52,15 @@ GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
  *
  * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
  */
-GSource *gpuhandle_sync_source_new(const gpuhandle_sync_point *point, gint64 timeout_us);
+GPUHANDLE_GLIB_API GSource *gpuhandle_sync_source_new(const gpuhandle_sync_point *point,
+						      gint64 timeout_us);
 
 G_END_DECLS
 
 #ifdef __cplusplus
 #include <gpuhandle/sync_point.h>
 
-namespace gpuhandle {
+namespace GPUHANDLE_GLIB_API gpuhandle {
 
 // A source over any sync point: pollable waiters (pollFd() >= 0) are polled by the main loop,
 // the others are checked with isSignaled() every kSyncSourceSlice; the outcome of the wait

@@ -3,9 +3,11 @@
 
 #include <gpuhandle/backends/backend.h>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // A pool whose buffers are bufferFromFrame() over frames `backend` allocates in `storage`
 // (format and size from the caps of gst_buffer_pool_config_set_params; the size given there is
@@ -17,4 +19,5 @@ GstBufferPool *bufferPoolNew(const BackendRef &backend, FrameStorage storage);
 // The backend and storage of a pool made by bufferPoolNew (null for other pools).
 BackendRef bufferPoolBackend(GstBufferPool *pool);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -7,9 +7,11 @@
 #include <memory>
 #include <mutex>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // The GstContext type that carries a DeviceSet ("gst.gpuhandle.devices"), persistent.
 inline constexpr const char *kDevicesContextType = "gst.gpuhandle.devices";
@@ -66,4 +68,5 @@ gboolean handleDevicesQuery(GstQuery *query, const DevicesSlot &slot);
 // Takes `context` into the slot when it is of kDevicesContextType (from set_context).
 void handleDevicesSetContext(GstContext *context, DevicesSlot &slot);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

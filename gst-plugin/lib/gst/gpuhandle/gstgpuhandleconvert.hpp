@@ -8,9 +8,11 @@
 
 #include <cstdint>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/video/video.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // Which kind of memory a buffer holds, judged by its memories (all must agree).
 enum class BufferMemory : uint8_t {
@@ -70,4 +72,5 @@ Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable = fa
 // Errors: WrongKind, NotSupported (format), Io (dup).
 Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm = false);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -8,6 +8,7 @@
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_waiter.h>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 
@@ -15,7 +16,8 @@
 // only passed through here, so its declaration (the one gstcudacontext.h makes) is enough.
 typedef struct _GstCudaContext GstCudaContext;
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // A gpuhandle CUDA backend working inside `context`'s CUcontext (gst_cuda_context_get_handle),
 // on the device of its "cuda-device-id" property, submitting on the legacy default stream
@@ -78,4 +80,5 @@ Result<GstBufferPool *> cudaBufferPoolFor(GstCudaContext *context, const GstVide
 Result<GstBuffer *> cudaBufferCopyOf(const Frame &src, const BackendRef &cuda, GstBufferPool *pool,
 				     const GstVideoInfo &info, WaitDuration timeout);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -8,9 +8,11 @@
 #include <gpuhandle/result.h>
 
 #include <gst/gl/gl.h>
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/video/video.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // A gpuhandle OpenGL backend working inside `context` (an EGL context of GStreamer's GL library:
 // GST_GL_PLATFORM_EGL), on the EGLDisplay the context is current on, its GL work run on the
@@ -67,4 +69,5 @@ Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
 Status ensureGlContext(GstElement *element, GstPadDirection direction, GstGLDisplay **display,
 		       GstGLContext **otherContext, GstGLContext **context);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -2,6 +2,7 @@
  */
 #pragma once
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 
 G_BEGIN_DECLS
@@ -28,7 +29,7 @@ G_BEGIN_DECLS
  *
  * Returns: the #GType of the allocator of #GstGpuHandleMemory.
  */
-GType gst_gpu_handle_allocator_get_type(void);
+GST_GPUHANDLE_API GType gst_gpu_handle_allocator_get_type(void);
 
 /**
  * gst_gpu_handle_init:
@@ -37,7 +38,7 @@ GType gst_gpu_handle_allocator_get_type(void);
  * "gpuhandle". Safe to call many times and from any thread, after gst_init(); the other calls
  * make it themselves.
  */
-void gst_gpu_handle_init(void);
+GST_GPUHANDLE_API void gst_gpu_handle_init(void);
 
 /**
  * gst_gpu_handle_allocator_get:
@@ -45,7 +46,7 @@ void gst_gpu_handle_init(void);
  * Returns: (transfer full): the allocator of #GstGpuHandleMemory. It allocates nothing itself
  * (gst_allocator_alloc() returns %NULL): memories are made by wrapping gpuhandle frames.
  */
-GstAllocator *gst_gpu_handle_allocator_get(void);
+GST_GPUHANDLE_API GstAllocator *gst_gpu_handle_allocator_get(void);
 
 /**
  * gst_is_gpu_handle_memory:
@@ -53,7 +54,7 @@ GstAllocator *gst_gpu_handle_allocator_get(void);
  *
  * Returns: whether @mem is a #GstGpuHandleMemory.
  */
-gboolean gst_is_gpu_handle_memory(GstMemory *mem);
+GST_GPUHANDLE_API gboolean gst_is_gpu_handle_memory(GstMemory *mem);
 
 /**
  * gst_gpu_handle_memory_get_resource_kind:
@@ -62,7 +63,7 @@ gboolean gst_is_gpu_handle_memory(GstMemory *mem);
  * Returns: the gpuhandle resource kind @mem carries (the stable numbers of gpuhandle_resource_kind
  * in gpuhandle_resource.h), or 0 when @mem is not a #GstGpuHandleMemory.
  */
-guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
+GST_GPUHANDLE_API guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
 
 /**
  * gst_gpu_handle_memory_get_backend:
@@ -71,6 +72,6 @@ guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
  * Returns: the gpuhandle backend kind (stable numbers of gpuhandle_backend_kind) of the device
  * that holds @mem's resource, or -1 when @mem is not a #GstGpuHandleMemory.
  */
-gint gst_gpu_handle_memory_get_backend(GstMemory *mem);
+GST_GPUHANDLE_API gint gst_gpu_handle_memory_get_backend(GstMemory *mem);
 
 G_END_DECLS

@@ -4,9 +4,11 @@
 #include <gpuhandle/backends/backend.h>
 
 #include <gst/gpuhandle/gstgpuhandlememory.h>
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/video/video.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // A GstGpuHandleMemory over resource `index` of `frame`, holding a copy of the frame (so the
 // resource, its anchors and its fences live as long as the memory and every buffer holding it)
@@ -41,4 +43,5 @@ BackendRef memoryBackend(GstMemory *mem);
 // Errors: WrongKind (a memory of another type), InvalidArgument (memories of different frames).
 Result<Frame> frameFromBuffer(GstBuffer *buffer);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -6,9 +6,11 @@
 #include <cstddef>
 #include <span>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // The metas that are data only, and so can be written out and made again in another process:
 // GstVideoSEIUserDataUnregisteredMeta, GstVideoTimeCodeMeta (without its daily jam),
@@ -36,4 +38,5 @@ size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> out, unsigned &dro
 // GStreamer's text parsers (they post criticals on some malformed input).
 Status addMetasFromBytes(std::span<const std::byte> bytes, GstBuffer *buffer);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

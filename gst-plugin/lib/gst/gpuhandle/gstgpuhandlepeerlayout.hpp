@@ -3,9 +3,11 @@
 
 #include <gpuhandle/result.h>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/video/video.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // Whether `buffer`'s planes lie where GStreamer's default layout for `info` puts them (the video
 // meta's offsets and strides, when it has one, equal `info`'s) and it holds at least
@@ -24,4 +26,5 @@ bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 // that does not map), Io (no output buffer).
 Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -1,6 +1,7 @@
 /* GstGpuHandleSyncMeta: a gpuhandle sync point (acquire) and release gate on a GstBuffer. */
 #pragma once
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 
 G_BEGIN_DECLS
@@ -37,14 +38,14 @@ typedef struct _GstGpuHandleSyncMeta {
  *
  * Returns: the #GType of the meta's API (tags: none: it stays valid through any transform).
  */
-GType gst_gpu_handle_sync_meta_api_get_type(void);
+GST_GPUHANDLE_API GType gst_gpu_handle_sync_meta_api_get_type(void);
 
 /**
  * gst_gpu_handle_sync_meta_get_info:
  *
  * Returns: the #GstMetaInfo of #GstGpuHandleSyncMeta.
  */
-const GstMetaInfo *gst_gpu_handle_sync_meta_get_info(void);
+GST_GPUHANDLE_API const GstMetaInfo *gst_gpu_handle_sync_meta_get_info(void);
 
 /**
  * gst_buffer_get_gpu_handle_sync_meta:
@@ -52,7 +53,7 @@ const GstMetaInfo *gst_gpu_handle_sync_meta_get_info(void);
  *
  * Returns: (transfer none) (nullable): the #GstGpuHandleSyncMeta of @buffer, or %NULL.
  */
-GstGpuHandleSyncMeta *gst_buffer_get_gpu_handle_sync_meta(GstBuffer *buffer);
+GST_GPUHANDLE_API GstGpuHandleSyncMeta *gst_buffer_get_gpu_handle_sync_meta(GstBuffer *buffer);
 
 /**
  * gst_gpu_handle_sync_meta_wait:
@@ -66,8 +67,8 @@ GstGpuHandleSyncMeta *gst_buffer_get_gpu_handle_sync_meta(GstBuffer *buffer);
  * Returns: %TRUE once the point signalled; %FALSE on a timeout or a failed wait, with @error
  *   set (domain GST_RESOURCE_ERROR; GST_RESOURCE_ERROR_BUSY for a timeout).
  */
-gboolean gst_gpu_handle_sync_meta_wait(GstGpuHandleSyncMeta *meta, GstClockTime timeout,
-				       GError **error);
+GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_wait(GstGpuHandleSyncMeta *meta,
+							 GstClockTime timeout, GError **error);
 
 /**
  * gst_gpu_handle_sync_meta_is_signaled:
@@ -75,7 +76,7 @@ gboolean gst_gpu_handle_sync_meta_wait(GstGpuHandleSyncMeta *meta, GstClockTime 
  *
  * Returns: whether the acquire point has signalled (a poll: never blocks).
  */
-gboolean gst_gpu_handle_sync_meta_is_signaled(GstGpuHandleSyncMeta *meta);
+GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_is_signaled(GstGpuHandleSyncMeta *meta);
 
 /**
  * gst_gpu_handle_sync_meta_release:
@@ -84,6 +85,6 @@ gboolean gst_gpu_handle_sync_meta_is_signaled(GstGpuHandleSyncMeta *meta);
  * Signals the release gate now (the consumer is done with the memory); later calls and the
  * signal on free do nothing more. A meta without a gate ignores the call.
  */
-void gst_gpu_handle_sync_meta_release(GstGpuHandleSyncMeta *meta);
+GST_GPUHANDLE_API void gst_gpu_handle_sync_meta_release(GstGpuHandleSyncMeta *meta);
 
 G_END_DECLS

@@ -5,9 +5,11 @@
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // Adds (or, when `buffer` already has one, replaces the state of) a sync meta holding `acquire`
 // and `release` (none(): no gate). The buffer must be writable (null, with a GST_WARNING,
@@ -25,4 +27,5 @@ ReleaseGate syncMetaRelease(const GstGpuHandleSyncMeta *meta);
 // has none. Errors: Timeout, and the wait's own errors; NullHandle for no buffer.
 Status waitBufferAcquire(GstBuffer *buffer, WaitDuration timeout = kDefaultWaitTimeout);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -7,11 +7,13 @@
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 #include <gst/va/va_fwd.h>
 #include <gst/video/video.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // A gpuhandle VA-API backend working on `display`'s VADisplay (gst_va_display_get_va_dpy; the
 // render node from a GstVaDisplayDrm's path, when it has one). It holds a reference to
@@ -35,4 +37,5 @@ Result<BackendRef> vaBackendForBuffer(GstBuffer *buffer);
 // display without a VADisplay), NotSupported (a format without a gpuhandle equivalent).
 Result<Frame> frameFromVaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -9,9 +9,11 @@
 
 #include <cstdint>
 
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/video/video.h>
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // The gpuhandle format of a GstVideoFormat, through the core's tables. Errors: NotSupported
 // naming the format (GST_VIDEO_FORMAT_UNKNOWN, ENCODED, DMA_DRM and formats without an entry).
@@ -55,4 +57,5 @@ GstCaps *dmaDrmInfoToCaps(const DmaDrmInfo &info);
 // Whether this build writes and reads the DMA_DRM caps form (GStreamer >= 1.24 headers).
 bool hasDmaDrmCaps() noexcept;
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

@@ -8,6 +8,7 @@
 #include <gpuhandle/result.h>
 
 #include <gst/base/base.h>
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
 #include <gst/video/video.h>
 #include <vulkan/vulkan.h>
@@ -19,7 +20,8 @@ extern "C" {
 #include <gst/vulkan/vulkan.h>
 }
 
-namespace gpuhandle::gst {
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
 
 // A gpuhandle Vulkan backend working inside `device` (open): its instance, physical device and
 // VkDevice, the first queue of a graphics or compute family (the one GStreamer's Vulkan elements
@@ -72,4 +74,5 @@ Result<GstBuffer *> vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *d
 Status ensureVulkanDevice(GstElement *element, GstVulkanInstance **instance,
 			  GstVulkanDevice **device);
 
-} // namespace gpuhandle::gst
+} // namespace gst
+} // namespace gpuhandle

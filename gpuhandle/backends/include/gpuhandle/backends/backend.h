@@ -3,6 +3,7 @@
 
 #include <gpuhandle/backend_kind.h>
 #include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/backends/gl_sync.h>
 #include <gpuhandle/context.h>
 #include <gpuhandle/device_id.h>
@@ -18,7 +19,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // How a frame's pixels are stored on the device. Stable numbers.
 enum class FrameStorage : uint8_t {

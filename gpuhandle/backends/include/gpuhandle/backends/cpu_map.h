@@ -1,6 +1,7 @@
 // Mapping a frame's memory for the CPU: CPU memory, shared-memory fds and DMA-BUFs.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
 
@@ -10,7 +11,7 @@
 #include <functional>
 #include <optional>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 enum class MapAccess : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
 

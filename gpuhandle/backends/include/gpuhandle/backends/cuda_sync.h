@@ -1,13 +1,14 @@
 // CUDA fence waiters: CUevent and CUDA external semaphores, with libcuda loaded by dlopen.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
 
 #include <chrono>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // Whether libcuda.so.1 loads and cuInit(0) succeeds: ok, NotSupported (field "driver", with the
 // dlopen error text, or "built without CUDA") or Backend (field "cuInit", with the CUresult

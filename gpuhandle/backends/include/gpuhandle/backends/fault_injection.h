@@ -3,12 +3,13 @@
 #pragma once
 
 #include <gpuhandle/backends/backend.h>
+#include <gpuhandle/backends/export.h>
 
 #include <cstdint>
 #include <optional>
 #include <string_view>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // The steps of a backend that can be made to fail. Wait: the waits a backend does for a frame's
 // acquire point (in map and copyFrame), failing before the step itself runs.

@@ -1,6 +1,7 @@
 // GL import of Vulkan memory: an opaque fd made a GL buffer through GL_EXT_memory_object_fd.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/backends/gl_sync.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/resource.h>
@@ -8,7 +9,7 @@
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // GL_COPY_READ_BUFFER: the target recorded in the GlBuffer unless the caller names another.
 inline constexpr uint32_t kGlCopyReadBuffer = 0x8F36;

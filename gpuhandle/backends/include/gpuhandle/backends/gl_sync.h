@@ -1,6 +1,7 @@
 // GL fence waiters: a GLsync waited on the host's GL thread, an EGLSync waited from any thread.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
@@ -8,7 +9,7 @@
 #include <chrono>
 #include <functional>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // Runs `work` on the thread where the GLsync's context is current, called from any thread. It may
 // post the work and return at once (waits are then bounded by their timeout even while the GL

@@ -2,11 +2,12 @@
 #pragma once
 
 #include <gpuhandle/backends/cpu_map.h>
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/resource.h>
 #include <gpuhandle/result.h>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // Makes `bytes` a buffer of `clContext` (a cl_context) with clCreateBuffer(CL_MEM_USE_HOST_PTR),
 // recorded with `clQueue` (a cl_command_queue of that context) in an OpenClMem of the same size.

@@ -1,11 +1,12 @@
 // OpenCL fence waiter: a cl_event adopted into a SyncPoint, with an exact, pollable wait.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_point.h>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // Retains raw.event (clRetainEvent; the caller keeps its own reference) and releases it with the
 // last copy of the point, then `owner`. clWaitForEvents has no timeout, so a CL_COMPLETE callback

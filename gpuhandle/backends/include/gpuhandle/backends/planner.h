@@ -2,13 +2,14 @@
 #pragma once
 
 #include <gpuhandle/backends/backend.h>
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/execution_path.h>
 
 #include <chrono>
 #include <optional>
 #include <vector>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 struct ImportOptions {
 	// The backend that holds the frame, when it is not CPU or fd memory: it exports the frame

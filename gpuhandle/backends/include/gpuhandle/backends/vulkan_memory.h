@@ -1,6 +1,7 @@
 // Exportable Vulkan buffers and images (OPAQUE_FD) and their import into another VkDevice.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/backends/vulkan_sync.h>
 #include <gpuhandle/cpu_resources.h>
 #include <gpuhandle/pixel_format.h>
@@ -9,7 +10,7 @@
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // A VkBuffer or VkImage bound to its own VkDeviceMemory. `native` (a VulkanBuffer or VulkanImage)
 // anchors both: they are destroyed exactly once, when the last copy of `native` (or of anything

@@ -1,6 +1,7 @@
 // Vulkan semaphore waits and fd exports through the host's VkDevice and vkGetDeviceProcAddr.
 #pragma once
 
+#include <gpuhandle/backends/export.h>
 #include <gpuhandle/fd.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
@@ -8,7 +9,7 @@
 
 #include <cstdint>
 
-namespace gpuhandle {
+namespace GPUHANDLE_INTEROP_API gpuhandle {
 
 // The host's device, borrowed as FFmpeg's AVVulkanDeviceContext lends it: gpuhandle never links
 // libvulkan, it resolves every device function through `getDeviceProcAddr`. The device must stay

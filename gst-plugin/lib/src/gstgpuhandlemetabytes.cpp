@@ -1,6 +1,4 @@
 // A buffer's plain-data metas as bytes and back: the record format and one codec per meta kind.
-#include "gstgpuhandlemetabytes.hpp"
-
 #include "gstgpuhandlemetabytesio.h"
 
 #include <cstdint>
@@ -10,6 +8,7 @@
 #include <string_view>
 #include <type_traits>
 
+#include <gst/gpuhandle/gstgpuhandlemetabytes.hpp>
 #include <gst/video/video.h>
 
 namespace gpuhandle::gst {
