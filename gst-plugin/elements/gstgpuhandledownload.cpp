@@ -18,6 +18,8 @@ enum Property { PropAllowCopy = 1, PropTimeout, PropStats };
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE(GstGpuHandleDownload, gst_gpu_handle_download, GST_TYPE_BASE_TRANSFORM)
 #pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DEFINE(gpuhandledownload, "gpuhandledownload", GST_RANK_NONE,
+			    GST_TYPE_GPU_HANDLE_DOWNLOAD);
 
 namespace gpuhandle::gst::download {
 

@@ -122,10 +122,19 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 
 } // namespace gpuhandle::gst::download
 
-struct GstGpuHandleDownload {
+// The element type, declared as GStreamer's elements are (G_DECLARE_FINAL_TYPE,
+// GST_ELEMENT_REGISTER_DECLARE); its instance holds the state above.
+G_BEGIN_DECLS
+#define GST_TYPE_GPU_HANDLE_DOWNLOAD (gst_gpu_handle_download_get_type())
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DECLARE_FINAL_TYPE(GstGpuHandleDownload, gst_gpu_handle_download, GST, GPU_HANDLE_DOWNLOAD,
+		     GstBaseTransform)
+#pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DECLARE(gpuhandledownload);
+G_END_DECLS
+
+struct _GstGpuHandleDownload {
 	GstBaseTransform parent;
 	gpuhandle::gst::download::DownloadState *state;
-};
-struct GstGpuHandleDownloadClass {
-	GstBaseTransformClass parent_class;
 };

@@ -17,10 +17,6 @@
 #include <gst/base/gstbasetransform.h>
 #include <gst/video/video.h>
 
-// The element types (gstgpuhandleupload.cpp, gstgpuhandledownload.cpp).
-extern "C" GType gst_gpu_handle_upload_get_type(void);
-extern "C" GType gst_gpu_handle_download_get_type(void);
-
 namespace gpuhandle::gst {
 
 // The `backend` property of gpuhandleupload (GEnum GstGpuHandleBackendChoice).

@@ -44,6 +44,8 @@ constexpr auto kConsumerWait = 30s;
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE(GstGpuHandleSink, gst_gpu_handle_sink, GST_TYPE_BASE_SINK)
 #pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DEFINE(gpuhandlesink, "gpuhandlesink", GST_RANK_NONE,
+			    GST_TYPE_GPU_HANDLE_SINK);
 
 namespace gpuhandle::gst::sink {
 

@@ -20,7 +20,6 @@
 
 #include <gst/base/gstbasesink.h>
 
-extern "C" GType gst_gpu_handle_sink_get_type(void);
 GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_sink_debug);
 
 namespace gpuhandle::gst::sink {
@@ -135,10 +134,18 @@ void trackRelease(GstBaseSink *sink, const ReleaseGate &gate, GstBuffer *keep,
 
 } // namespace gpuhandle::gst::sink
 
-struct GstGpuHandleSink {
+// The element type, declared as GStreamer's elements are (G_DECLARE_FINAL_TYPE,
+// GST_ELEMENT_REGISTER_DECLARE); its instance holds the state above.
+G_BEGIN_DECLS
+#define GST_TYPE_GPU_HANDLE_SINK (gst_gpu_handle_sink_get_type())
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DECLARE_FINAL_TYPE(GstGpuHandleSink, gst_gpu_handle_sink, GST, GPU_HANDLE_SINK, GstBaseSink)
+#pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DECLARE(gpuhandlesink);
+G_END_DECLS
+
+struct _GstGpuHandleSink {
 	GstBaseSink parent;
 	gpuhandle::gst::sink::SinkState *state;
-};
-struct GstGpuHandleSinkClass {
-	GstBaseSinkClass parent_class;
 };

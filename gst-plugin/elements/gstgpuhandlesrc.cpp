@@ -33,6 +33,7 @@ constexpr auto kReceiveSlice = 100ms;
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE(GstGpuHandleSrc, gst_gpu_handle_src, GST_TYPE_PUSH_SRC)
 #pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DEFINE(gpuhandlesrc, "gpuhandlesrc", GST_RANK_NONE, GST_TYPE_GPU_HANDLE_SRC);
 
 namespace {
 

@@ -13,8 +13,6 @@
 #include <gst/base/gstpushsrc.h>
 #include <gst/video/video.h>
 
-extern "C" GType gst_gpu_handle_src_get_type(void);
-
 namespace gpuhandle::gst::src {
 
 // What the element keeps. Properties are guarded by `mutex`; the receiver is made in start and
@@ -40,10 +38,18 @@ struct SrcState {
 
 } // namespace gpuhandle::gst::src
 
-struct GstGpuHandleSrc {
+// The element type, declared as GStreamer's elements are (G_DECLARE_FINAL_TYPE,
+// GST_ELEMENT_REGISTER_DECLARE); its instance holds the state above.
+G_BEGIN_DECLS
+#define GST_TYPE_GPU_HANDLE_SRC (gst_gpu_handle_src_get_type())
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DECLARE_FINAL_TYPE(GstGpuHandleSrc, gst_gpu_handle_src, GST, GPU_HANDLE_SRC, GstPushSrc)
+#pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DECLARE(gpuhandlesrc);
+G_END_DECLS
+
+struct _GstGpuHandleSrc {
 	GstPushSrc parent;
 	gpuhandle::gst::src::SrcState *state;
-};
-struct GstGpuHandleSrcClass {
-	GstPushSrcClass parent_class;
 };

@@ -18,6 +18,8 @@ enum Property { PropBackend = 1, PropStorage, PropTimeout, PropStats };
 #pragma GCC diagnostic ignored "-Wold-style-cast"
 G_DEFINE_TYPE(GstGpuHandleUpload, gst_gpu_handle_upload, GST_TYPE_BASE_TRANSFORM)
 #pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DEFINE(gpuhandleupload, "gpuhandleupload", GST_RANK_NONE,
+			    GST_TYPE_GPU_HANDLE_UPLOAD);
 
 namespace gpuhandle::gst::upload {
 

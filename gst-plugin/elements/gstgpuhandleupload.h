@@ -82,10 +82,19 @@ gboolean vulkanInstanceQuery(GstBaseTransform *trans, GstQuery *q);
 
 } // namespace gpuhandle::gst::upload
 
-struct GstGpuHandleUpload {
+// The element type, declared as GStreamer's elements are (G_DECLARE_FINAL_TYPE,
+// GST_ELEMENT_REGISTER_DECLARE); its instance holds the state above.
+G_BEGIN_DECLS
+#define GST_TYPE_GPU_HANDLE_UPLOAD (gst_gpu_handle_upload_get_type())
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wold-style-cast"
+G_DECLARE_FINAL_TYPE(GstGpuHandleUpload, gst_gpu_handle_upload, GST, GPU_HANDLE_UPLOAD,
+		     GstBaseTransform)
+#pragma GCC diagnostic pop
+GST_ELEMENT_REGISTER_DECLARE(gpuhandleupload);
+G_END_DECLS
+
+struct _GstGpuHandleUpload {
 	GstBaseTransform parent;
 	gpuhandle::gst::upload::UploadState *state;
-};
-struct GstGpuHandleUploadClass {
-	GstBaseTransformClass parent_class;
 };

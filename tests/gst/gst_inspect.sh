@@ -1,5 +1,6 @@
 #!/bin/sh
-# gst-inspect-1.0 documents every property and pad template of the gpuhandle elements.
+# gst-inspect-1.0 documents every property and pad template of the gpuhandle elements, and the
+# plugin's description names every element it registers.
 if ! command -v gst-inspect-1.0 >/dev/null 2>&1; then
 	echo "SKIP: gst-inspect-1.0 (Debian package gstreamer1.0-tools) is not installed"
 	exit 77
@@ -29,4 +30,7 @@ check gpuhandledownload 'SINK template' 'SRC template' 'memory:GpuHandle' 'memor
 check gpuhandlesink 'SINK template' 'memory:GpuHandle' 'socket-path *:' 'socket-mode *:' \
 	'max-consumers *:' 'max-in-flight *:' 'allowed-uids *:' 'wait-for-consumers *:' 'stats *:'
 check gpuhandlesrc 'SRC template' 'socket-path *:' 'connect-timeout *:' 'allowed-uids *:'
+# The plugin: its description names each element, and it registers those four and no other.
+check gpuhandle 'Description.*gpuhandleupload' 'Description.*gpuhandledownload' \
+	'Description.*gpuhandlesink' 'Description.*gpuhandlesrc' '4 elements'
 exit $failed
