@@ -18,8 +18,8 @@ inline constexpr int kHybridSpins = 64;
 // delivered there); otherwise hands it to `thread` (WaiterThread::shared() when null) and `done`
 // runs there, with `timeout` counted from the hand-off. Errors as WaiterThread::enqueue, and
 // `done` is not called: then the returned ticket is empty (cancel() returns false).
-Result<WaitTicket> waitAsync(const SyncPoint &point, WaitDuration timeout, WaitCallback done,
-			     WaiterThread *thread = nullptr);
+GPUHANDLE_API Result<WaitTicket> waitAsync(const SyncPoint &point, WaitDuration timeout,
+					   WaitCallback done, WaiterThread *thread = nullptr);
 
 // `co_await asyncWait(point)` suspends the coroutine until the point signals, times out or
 // fails, and yields the Status. The coroutine resumes on the waiter thread (or inline when the
@@ -41,7 +41,7 @@ private:
 	std::shared_ptr<Status> result_;
 };
 
-SyncAwaitable asyncWait(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout,
-			std::shared_ptr<WaiterThread> thread = nullptr);
+GPUHANDLE_API SyncAwaitable asyncWait(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout,
+				      std::shared_ptr<WaiterThread> thread = nullptr);
 
 } // namespace gpuhandle

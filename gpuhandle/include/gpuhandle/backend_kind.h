@@ -25,6 +25,6 @@ enum class BackendKind : uint32_t {
 inline constexpr uint32_t kBackendKindCount = 11;
 
 // Lower-case name ("vulkan"), or "unknown" for a value outside the enum.
-const char *backendKindName(BackendKind kind) noexcept;
+GPUHANDLE_API const char *backendKindName(BackendKind kind) noexcept;
 
 } // namespace gpuhandle

@@ -9,8 +9,8 @@
 namespace GPUHANDLE_API gpuhandle {
 
 // The SyncPoint a C handle holds; null for a null handle. Borrowed: valid while the handle is.
-const SyncPoint *syncPointOf(const gpuhandle_sync_point *point) noexcept;
+GPUHANDLE_API const SyncPoint *syncPointOf(const gpuhandle_sync_point *point) noexcept;
 // The Frame a C handle holds; null for a null handle. Borrowed: valid while the handle is.
-const Frame *frameOf(const gpuhandle_frame *frame) noexcept;
+GPUHANDLE_API const Frame *frameOf(const gpuhandle_frame *frame) noexcept;
 
 } // namespace gpuhandle

@@ -20,9 +20,9 @@ struct GstColorimetry {
 	friend constexpr bool operator==(const GstColorimetry &, const GstColorimetry &) = default;
 };
 // NotSupported when GStreamer has no value for a field (say, ICtCp matrix).
-Result<GstColorimetry> toGstColorimetry(const Colorimetry &colorimetry);
+GPUHANDLE_API Result<GstColorimetry> toGstColorimetry(const Colorimetry &colorimetry);
 // NotSupported for GStreamer values H.273 has no code for (GAMMA18, ADOBERGB ...).
-Result<Colorimetry> fromGstColorimetry(const GstColorimetry &gst);
+GPUHANDLE_API Result<Colorimetry> fromGstColorimetry(const GstColorimetry &gst);
 
 // AVColorRange, AVColorSpace, AVColorPrimaries, AVColorTransferCharacteristic.
 struct AvColor {
@@ -32,8 +32,8 @@ struct AvColor {
 	uint32_t transfer = 2;  // AVCOL_TRC_UNSPECIFIED
 	friend constexpr bool operator==(const AvColor &, const AvColor &) = default;
 };
-Result<AvColor> toAvColor(const Colorimetry &colorimetry);
-Result<Colorimetry> fromAvColor(const AvColor &av);
+GPUHANDLE_API Result<AvColor> toAvColor(const Colorimetry &colorimetry);
+GPUHANDLE_API Result<Colorimetry> fromAvColor(const AvColor &av);
 
 // VkSamplerYcbcrModelConversion and VkSamplerYcbcrRange for a sampler that converts to RGB.
 struct VkYcbcr {
@@ -42,6 +42,6 @@ struct VkYcbcr {
 	friend constexpr bool operator==(const VkYcbcr &, const VkYcbcr &) = default;
 };
 // NotSupported for matrices Vulkan's samplers cannot convert (SMPTE 240M, YCgCo, ICtCp ...).
-Result<VkYcbcr> toVkYcbcr(const Colorimetry &colorimetry);
+GPUHANDLE_API Result<VkYcbcr> toVkYcbcr(const Colorimetry &colorimetry);
 
 } // namespace gpuhandle

@@ -16,7 +16,7 @@
 namespace GPUHANDLE_API gpuhandle {
 
 // "01234567-89ab-cdef-0123-456789abcdef", the form nvidia-smi and vulkaninfo print.
-std::string formatUuid(const Uuid &uuid);
+GPUHANDLE_API std::string formatUuid(const Uuid &uuid);
 
 // A PCI address domain:bus:device.function. Built only by create() or parse(), so it is in range.
 class PciBusId
@@ -91,12 +91,12 @@ enum class DeviceMatch : uint32_t {
 	Different = 1, // the strongest identity both sides carry differs, or only one is the CPU
 	Unknown = 2,   // the two share no identity kind: nothing can be concluded
 };
-const char *deviceMatchName(DeviceMatch match) noexcept;
+GPUHANDLE_API const char *deviceMatchName(DeviceMatch match) noexcept;
 
 // Whether `a` and `b` name the same physical device. The strongest identity both carry decides
 // (uuid, then luid, PCI bus id, DRM render node, DRM primary node, Metal registry id); weaker
 // ones are not consulted, even when they disagree.
-DeviceMatch sameDevice(const DeviceId &a, const DeviceId &b) noexcept;
+GPUHANDLE_API DeviceMatch sameDevice(const DeviceId &a, const DeviceId &b) noexcept;
 
 // What a backend reports about a device it opened (gpuhandle-info prints these).
 struct DeviceInfo {
@@ -118,7 +118,7 @@ struct DeviceInfo {
 
 // Whether a device or renderer name is a known software implementation (llvmpipe, lavapipe,
 // softpipe, SwiftShader, WARP / Microsoft Basic Render Driver), for backends filling isSoftware.
-bool isSoftwareRendererName(std::string_view name) noexcept;
+GPUHANDLE_API bool isSoftwareRendererName(std::string_view name) noexcept;
 
 } // namespace gpuhandle
 

@@ -40,9 +40,9 @@ enum class ErrorKind : int32_t {
 	Fatal = 3,         // abort the pipeline
 };
 
-ErrorKind errorKindOf(ErrorCode code) noexcept;
-const char *errorCodeName(ErrorCode code) noexcept;
-const char *errorKindName(ErrorKind kind) noexcept;
+GPUHANDLE_API ErrorKind errorKindOf(ErrorCode code) noexcept;
+GPUHANDLE_API const char *errorCodeName(ErrorCode code) noexcept;
+GPUHANDLE_API const char *errorKindName(ErrorKind kind) noexcept;
 
 class Error
 {

@@ -47,6 +47,6 @@ private:
 	const char *reason_ = "";
 };
 
-const char *executionPathKindName(ExecutionPath::Kind kind) noexcept;
+GPUHANDLE_API const char *executionPathKindName(ExecutionPath::Kind kind) noexcept;
 
 } // namespace gpuhandle

@@ -63,6 +63,6 @@ private:
 };
 
 // True when `fd` is >= 0 and refers to an open descriptor of this process.
-bool isOpenFd(int fd) noexcept;
+GPUHANDLE_API bool isOpenFd(int fd) noexcept;
 
 } // namespace gpuhandle

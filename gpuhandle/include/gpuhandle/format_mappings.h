@@ -25,7 +25,7 @@ enum class FormatApi : uint32_t {
 	WebGpu = 9,     // WGPUTextureFormat (webgpu.h)
 };
 inline constexpr uint32_t kFormatApiCount = 10;
-const char *formatApiName(FormatApi api) noexcept;
+GPUHANDLE_API const char *formatApiName(FormatApi api) noexcept;
 
 // One row of a table. Several formats may share an API value (RGBA and RGBX are both
 // VK_FORMAT_R8G8B8A8_UNORM); `canonical` marks the one that value maps back to.
@@ -37,12 +37,12 @@ struct FormatMapping {
 };
 
 // NotSupported (naming the format and the API) when the API has no such format.
-Result<uint32_t> toApiFormat(FormatApi api, PixelFormat format);
+GPUHANDLE_API Result<uint32_t> toApiFormat(FormatApi api, PixelFormat format);
 // NotSupported when the value is not one gpuhandle maps; InvalidArgument for an unknown api.
-Result<PixelFormat> fromApiFormat(FormatApi api, uint32_t value);
+GPUHANDLE_API Result<PixelFormat> fromApiFormat(FormatApi api, uint32_t value);
 // The whole table: also answers "which formats can API X represent".
-std::span<const FormatMapping> formatMappings(FormatApi api) noexcept;
-bool canRepresent(FormatApi api, PixelFormat format) noexcept;
+GPUHANDLE_API std::span<const FormatMapping> formatMappings(FormatApi api) noexcept;
+GPUHANDLE_API bool canRepresent(FormatApi api, PixelFormat format) noexcept;
 
 // APIs that describe each plane separately (a multi-plane frame is a set of textures).
 enum class PlaneApi : uint32_t {
@@ -52,7 +52,7 @@ enum class PlaneApi : uint32_t {
 	OpenClImage = 3, // cl_channel_order in value, cl_channel_type in extra
 };
 inline constexpr uint32_t kPlaneApiCount = 4;
-const char *planeApiName(PlaneApi api) noexcept;
+GPUHANDLE_API const char *planeApiName(PlaneApi api) noexcept;
 
 struct PlaneMapping {
 	PlaneFormat plane = PlaneFormat::R8;
@@ -61,18 +61,19 @@ struct PlaneMapping {
 	const char *name = "";
 };
 
-Result<PlaneMapping> toPlaneApiFormat(PlaneApi api, PlaneFormat plane);
-Result<PlaneFormat> fromPlaneApiFormat(PlaneApi api, uint32_t value, uint32_t extra = 0);
-std::span<const PlaneMapping> planeMappings(PlaneApi api) noexcept;
+GPUHANDLE_API Result<PlaneMapping> toPlaneApiFormat(PlaneApi api, PlaneFormat plane);
+GPUHANDLE_API Result<PlaneFormat> fromPlaneApiFormat(PlaneApi api, uint32_t value,
+						     uint32_t extra = 0);
+GPUHANDLE_API std::span<const PlaneMapping> planeMappings(PlaneApi api) noexcept;
 
 // The per-plane API formats of every plane of `format` (count = the format's plane count).
 struct PlaneMappings {
 	uint32_t count = 0;
 	std::array<PlaneMapping, 4> planes{};
 };
-Result<PlaneMappings> planeApiFormats(PlaneApi api, PixelFormat format);
+GPUHANDLE_API Result<PlaneMappings> planeApiFormats(PlaneApi api, PixelFormat format);
 
 // VA_RT_FORMAT_* of a format (the render-target class vaCreateSurfaces needs).
-Result<uint32_t> vaRtFormat(PixelFormat format);
+GPUHANDLE_API Result<uint32_t> vaRtFormat(PixelFormat format);
 
 } // namespace gpuhandle

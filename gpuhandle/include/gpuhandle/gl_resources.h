@@ -12,7 +12,7 @@ namespace GPUHANDLE_API gpuhandle {
 
 // The window-system binding a GL context was made with.
 enum class GlFlavour : uint32_t { Egl = 0, Glx = 1, Wgl = 2, Cgl = 3 };
-const char *glFlavourName(GlFlavour flavour) noexcept;
+GPUHANDLE_API const char *glFlavourName(GlFlavour flavour) noexcept;
 
 // A borrowed GL texture name. Targets: GL_TEXTURE_2D, GL_TEXTURE_RECTANGLE,
 // GL_TEXTURE_EXTERNAL_OES, GL_TEXTURE_2D_ARRAY. `internalFormat` is a sized internal format

@@ -25,7 +25,7 @@ using KeepAliveRef = std::shared_ptr<KeepAlive>;
 
 // C-style anchor: `destroy(data)` runs once when the last reference goes (GDestroyNotify style).
 // `consumed`, when non-null, runs on markConsumed(). Returns null when destroy is null.
-KeepAliveRef makeKeepAlive(void (*destroy)(void *data), void *data,
-			   void (*consumed)(void *data) = nullptr);
+GPUHANDLE_API KeepAliveRef makeKeepAlive(void (*destroy)(void *data), void *data,
+					 void (*consumed)(void *data) = nullptr);
 
 } // namespace gpuhandle

@@ -53,19 +53,22 @@ struct FrameLayout {
 // The layout of a width x height frame. `align` is FFmpeg's align (1 = none) for FFmpeg and the
 // stride alignment for StrideAlign (both a power of two, at most 4096); it is ignored otherwise.
 // Errors: unknown format, zero size, a non-power-of-two align, sizes that overflow.
-Result<FrameLayout> computeLayout(PixelFormat format, uint32_t width, uint32_t height,
-				  LayoutPolicy policy = LayoutPolicy::Tight, uint32_t align = 1);
+GPUHANDLE_API Result<FrameLayout> computeLayout(PixelFormat format, uint32_t width, uint32_t height,
+						LayoutPolicy policy = LayoutPolicy::Tight,
+						uint32_t align = 1);
 
 // The layout of a frame whose strides the producer chose (planes follow each other in one
 // buffer). Errors as computeLayout, plus a stride smaller than its plane's row.
-Result<FrameLayout> layoutWithStrides(PixelFormat format, uint32_t width, uint32_t height,
-				      std::span<const uint32_t> strides);
+GPUHANDLE_API Result<FrameLayout> layoutWithStrides(PixelFormat format, uint32_t width,
+						    uint32_t height,
+						    std::span<const uint32_t> strides);
 
 // Bytes a GPU texture of this format takes: every plane at its storage format, `layers` array
 // layers, the whole chain of `mipLevels` levels. The one number budget reservations use.
-Result<uint64_t> estimateTextureBytes(PixelFormat format, uint32_t width, uint32_t height,
-				      uint32_t layers = 1, uint32_t mipLevels = 1);
+GPUHANDLE_API Result<uint64_t> estimateTextureBytes(PixelFormat format, uint32_t width,
+						    uint32_t height, uint32_t layers = 1,
+						    uint32_t mipLevels = 1);
 
-const char *layoutPolicyName(LayoutPolicy policy) noexcept;
+GPUHANDLE_API const char *layoutPolicyName(LayoutPolicy policy) noexcept;
 
 } // namespace gpuhandle

@@ -35,7 +35,7 @@ enum class BudgetPressure : uint32_t {
 };
 
 // "none", "soft", "hard", or "unknown".
-const char *budgetPressureName(BudgetPressure pressure) noexcept;
+GPUHANDLE_API const char *budgetPressureName(BudgetPressure pressure) noexcept;
 
 // What a pressure callback is told. usageBytes counts the new reservation for Soft (it was
 // granted) and not for Hard (it is still pending).

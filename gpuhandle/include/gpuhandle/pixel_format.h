@@ -130,8 +130,8 @@ enum class PlaneFormat : uint8_t {
 	RGB565,
 };
 inline constexpr uint32_t kPlaneFormatCount = static_cast<uint32_t>(PlaneFormat::RGB565) + 1;
-uint32_t bytesPerTexel(PlaneFormat format) noexcept;
-const char *planeFormatName(PlaneFormat format) noexcept;
+GPUHANDLE_API uint32_t bytesPerTexel(PlaneFormat format) noexcept;
+GPUHANDLE_API const char *planeFormatName(PlaneFormat format) noexcept;
 
 enum class ColorFamily : uint8_t { Yuv, Rgb, Gray };
 
@@ -190,15 +190,15 @@ struct PixelFormatInfo {
 };
 
 // The description of `format`; NotSupported for Unknown or a number outside the enum.
-Result<const PixelFormatInfo *> pixelFormatInfo(PixelFormat format);
+GPUHANDLE_API Result<const PixelFormatInfo *> pixelFormatInfo(PixelFormat format);
 // The same row, or nullptr for a value that is not a PixelFormat: the per-frame lookup (as
 // gst_video_format_get_info and av_pix_fmt_desc_get), with no Result or Error to build.
-const PixelFormatInfo *findPixelFormatInfo(PixelFormat format) noexcept;
+GPUHANDLE_API const PixelFormatInfo *findPixelFormatInfo(PixelFormat format) noexcept;
 // Every format gpuhandle knows, in enum order (Unknown excluded).
-std::span<const PixelFormatInfo> allPixelFormats() noexcept;
+GPUHANDLE_API std::span<const PixelFormatInfo> allPixelFormats() noexcept;
 // "nv12"; "unknown" for Unknown or a value outside the enum.
-const char *pixelFormatName(PixelFormat format) noexcept;
+GPUHANDLE_API const char *pixelFormatName(PixelFormat format) noexcept;
 // The format named `name` (case-sensitive, as pixelFormatName spells it).
-Result<PixelFormat> pixelFormatFromName(std::string_view name);
+GPUHANDLE_API Result<PixelFormat> pixelFormatFromName(std::string_view name);
 
 } // namespace gpuhandle

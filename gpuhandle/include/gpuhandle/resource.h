@@ -48,9 +48,9 @@ enum class ResourceKind : uint32_t {
 };
 inline constexpr uint32_t kResourceKindCount = 22;
 
-const char *resourceKindName(ResourceKind kind) noexcept;
+GPUHANDLE_API const char *resourceKindName(ResourceKind kind) noexcept;
 // The API a kind belongs to (DmaBuf and ShmFd: Fd; None: Cpu).
-BackendKind backendOf(ResourceKind kind) noexcept;
+GPUHANDLE_API BackendKind backendOf(ResourceKind kind) noexcept;
 
 namespace detail {
 template<typename T, typename V>

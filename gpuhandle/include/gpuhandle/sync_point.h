@@ -32,8 +32,8 @@ enum class SyncKind : uint32_t {
 	WebGpuSubmission = 12,
 	Composite = 13, // chain / all / any of other points
 };
-const char *syncKindName(SyncKind kind) noexcept;
-BackendKind backendOf(SyncKind kind) noexcept;
+GPUHANDLE_API const char *syncKindName(SyncKind kind) noexcept;
+GPUHANDLE_API BackendKind backendOf(SyncKind kind) noexcept;
 
 // The producer declares the kind: no API can probe a VkSemaphore safely.
 enum class VulkanSemaphoreKind : uint8_t { Binary = 0, Timeline = 1 };

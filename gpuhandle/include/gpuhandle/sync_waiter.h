@@ -60,6 +60,6 @@ public:
 using SyncWaiterRef = std::shared_ptr<SyncWaiter>;
 
 // The Timeout error every waiter returns, with the backend and the timeout in the sentence.
-Error waitTimeoutError(BackendKind backend, WaitDuration timeout);
+GPUHANDLE_API Error waitTimeoutError(BackendKind backend, WaitDuration timeout);
 
 } // namespace gpuhandle

@@ -42,7 +42,7 @@ enum class WireType : uint16_t {
 	// receiver that does not know the type refuses it and still gets the frame)
 	Attachment = 6,
 };
-const char *wireTypeName(WireType type) noexcept;
+GPUHANDLE_API const char *wireTypeName(WireType type) noexcept;
 
 // One encoded message. The fds are borrowed from the frame that was encoded (they stay open
 // while it lives) and travel as SCM_RIGHTS with the bytes. Fixed size: encoding allocates
@@ -61,19 +61,21 @@ struct WireMessage {
 // acquire point is Noop or a fence fd (a sync_file or eventfd); anything else is NotSupported,
 // naming the resource kind or sync kind that cannot cross. `wantsRelease` asks the consumer
 // to send Release(id) once done (the producer reuses the memory after that).
-Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessage &out);
+GPUHANDLE_API Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
+				 WireMessage &out);
 // InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0.
-Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out);
-Status encodeCaps(std::string_view caps, WireMessage &out);
-void encodeRelease(uint64_t id, WireMessage &out) noexcept;
+GPUHANDLE_API Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out);
+GPUHANDLE_API Status encodeCaps(std::string_view caps, WireMessage &out);
+GPUHANDLE_API void encodeRelease(uint64_t id, WireMessage &out) noexcept;
 // Bytes that travel with frame `id` (GStreamer metas, for gpuhandlesink): InvalidArgument when
 // longer than kWireMaxAttachment. No fds.
-Status encodeAttachment(uint64_t id, std::span<const std::byte> bytes, WireMessage &out);
-void encodeBye(WireMessage &out) noexcept;
+GPUHANDLE_API Status encodeAttachment(uint64_t id, std::span<const std::byte> bytes,
+				      WireMessage &out);
+GPUHANDLE_API void encodeBye(WireMessage &out) noexcept;
 
 // The header of a received message, checked (magic, version, known type, size equal to the
 // bytes received, fd count equal to the fds received). InvalidArgument says which field.
-Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds);
+GPUHANDLE_API Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds);
 
 struct WireFrame {
 	uint64_t id;
@@ -84,20 +86,21 @@ struct WireFrame {
 // are closed). Checks each fd's type (memory fds: memfd / shm / DMA-BUF / device memory; fence
 // fds: sync_file or eventfd) and then builds the resources and the Frame with their own
 // validation (plane geometry against the object sizes).
-Result<WireFrame> decodeFrame(std::span<const std::byte> bytes, std::span<UniqueFd> fds);
+GPUHANDLE_API Result<WireFrame> decodeFrame(std::span<const std::byte> bytes,
+					    std::span<UniqueFd> fds);
 
 struct WireHello {
 	std::string_view caps; // points into the bytes given
 	uint32_t maxInFlight = 0;
 };
-Result<WireHello> decodeHello(std::span<const std::byte> bytes);
-Result<std::string_view> decodeCaps(std::span<const std::byte> bytes);
-Result<uint64_t> decodeRelease(std::span<const std::byte> bytes);
+GPUHANDLE_API Result<WireHello> decodeHello(std::span<const std::byte> bytes);
+GPUHANDLE_API Result<std::string_view> decodeCaps(std::span<const std::byte> bytes);
+GPUHANDLE_API Result<uint64_t> decodeRelease(std::span<const std::byte> bytes);
 
 struct WireAttachment {
 	uint64_t id = 0;
 	std::span<const std::byte> bytes; // points into the bytes given
 };
-Result<WireAttachment> decodeAttachment(std::span<const std::byte> bytes);
+GPUHANDLE_API Result<WireAttachment> decodeAttachment(std::span<const std::byte> bytes);
 
 } // namespace gpuhandle

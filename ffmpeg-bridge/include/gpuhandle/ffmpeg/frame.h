@@ -38,10 +38,10 @@ struct FrameProperties {
 };
 
 // The properties of `frame` (AVFrame.duration from lavu 57.30, pkt_duration before).
-FrameProperties framePropertiesOf(const AVFrame *frame) noexcept;
+GPUHANDLE_FFMPEG_API FrameProperties framePropertiesOf(const AVFrame *frame) noexcept;
 // Sets pts, duration, time_base, sample_aspect_ratio and crop_* on `frame`. Errors:
 // NullHandle, OutOfRange (a crop larger than the frame).
-Status applyFrameProperties(AVFrame *frame, const FrameProperties &properties);
+GPUHANDLE_FFMPEG_API Status applyFrameProperties(AVFrame *frame, const FrameProperties &properties);
 
 // How frameFromAVFrame() describes hardware frames.
 struct FrameFromAvOptions {
@@ -83,8 +83,9 @@ struct FrameFromAvOptions {
 // not map; a negative linesize, which is a bottom-up picture a CPU plane cannot describe),
 // ZeroSize, OutOfRange (a crop larger than the frame), Timeout, Backend (an API call failed)
 // and the core's validation errors (a linesize smaller than a row).
-Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties = nullptr,
-			       const FrameFromAvOptions &options = {});
+GPUHANDLE_FFMPEG_API Result<Frame> frameFromAVFrame(const AVFrame *frame,
+						    FrameProperties *properties = nullptr,
+						    const FrameFromAvOptions &options = {});
 
 struct AvFrameOptions {
 	// The backend holding a frame that is neither CPU nor fd memory (a Vulkan, GL, OpenCL
@@ -123,8 +124,9 @@ struct AvFrameOptions {
 // or not possible: the planner's reasons; a frames context of another type), InvalidArgument (a
 // frames context whose size or sw_format differs from the frame's), Timeout (the acquire
 // point), OutOfMemory, and the errors of mapFrame() and importFrame().
-Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &options = {},
-				   ExecutionPath *path = nullptr);
+GPUHANDLE_FFMPEG_API Result<AVFrame *> avFrameFromFrame(const Frame &frame,
+							const AvFrameOptions &options = {},
+							ExecutionPath *path = nullptr);
 
 } // namespace ffmpeg
 } // namespace gpuhandle

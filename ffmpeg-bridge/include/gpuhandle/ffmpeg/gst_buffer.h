@@ -22,9 +22,10 @@ namespace ffmpeg {
 // unref its buffer at once. Errors: NullHandle (no buffer), NotSupported (GL, Vulkan, CUDA, VA
 // or mixed memories), and the errors of the functions above (InvalidArgument for a buffer too
 // small for `info`).
-Result<AVFrame *> avFrameFromGstBuffer(GstBuffer *buffer, const GstVideoInfo &info,
-				       const AvFrameOptions &options = {},
-				       ExecutionPath *path = nullptr);
+GPUHANDLE_FFMPEG_API Result<AVFrame *> avFrameFromGstBuffer(GstBuffer *buffer,
+							    const GstVideoInfo &info,
+							    const AvFrameOptions &options = {},
+							    ExecutionPath *path = nullptr);
 
 // A read-only system-memory GstBuffer (with a GstVideoMeta) over a software AVFrame, without a
 // copy: frameFromAVFrame() then gst::systemBufferFromFrame(). PTS and duration are the frame's,
@@ -32,12 +33,12 @@ Result<AVFrame *> avFrameFromGstBuffer(GstBuffer *buffer, const GstVideoInfo &in
 // time base). The buffer holds references to the AVFrame's buffers: the caller may free the
 // AVFrame at once. Caps are the caller's (capsOfAVFrame()).
 // Errors: those of frameFromAVFrame() and gst::systemBufferFromFrame().
-Result<GstBuffer *> gstBufferFromAVFrame(const AVFrame *frame);
+GPUHANDLE_FFMPEG_API Result<GstBuffer *> gstBufferFromAVFrame(const AVFrame *frame);
 
 // video/x-raw caps for the buffers gstBufferFromAVFrame() makes of `frame` (format, size,
 // colorimetry, pixel aspect ratio when known). Errors: those of frameFromAVFrame(), NotSupported
 // (a format without a GstVideoFormat), OutOfMemory.
-Result<GstCaps *> capsOfAVFrame(const AVFrame *frame);
+GPUHANDLE_FFMPEG_API Result<GstCaps *> capsOfAVFrame(const AVFrame *frame);
 
 } // namespace ffmpeg
 } // namespace gpuhandle

@@ -21,7 +21,7 @@ namespace ffmpeg {
 // Errors: NullHandle (no context), NotSupported (a backend FFmpeg has no device type for, a type
 // this libavutil was built without, a Vulkan context that does not list its enabled extensions),
 // Backend (av_hwdevice_ctx_init failed: FFmpeg's error text).
-Result<AVBufferRef *> hwDeviceFromContext(const ContextRef &context);
+GPUHANDLE_FFMPEG_API Result<AVBufferRef *> hwDeviceFromContext(const ContextRef &context);
 
 // An FFmpeg device described as a gpuhandle Context with its DeviceId: Vulkan (with deviceUUID
 // and driverUUID queried from the physical device, the enabled extensions, a queue of the
@@ -34,12 +34,12 @@ Result<AVBufferRef *> hwDeviceFromContext(const ContextRef &context);
 // filtering, av_hwframe_transfer_data) and a gpuhandle backend opened in this Context may
 // submit on the same queue at the same time, hold HwDeviceLock around the FFmpeg calls; the
 // Context's queueLock takes the same lock around gpuhandle's submissions.
-Result<ContextRef> contextFromHwDevice(const AVBufferRef *device);
+GPUHANDLE_FFMPEG_API Result<ContextRef> contextFromHwDevice(const AVBufferRef *device);
 
 // The gpuhandle backend working inside an FFmpeg device (openBackend() with
 // contextFromHwDevice()), opened once per device and shared while any holder keeps it alive.
 // Errors: those of contextFromHwDevice() and openBackend().
-Result<BackendRef> backendForHwDevice(const AVBufferRef *device);
+GPUHANDLE_FFMPEG_API Result<BackendRef> backendForHwDevice(const AVBufferRef *device);
 
 // Asks a Vulkan frames context (an AVBufferRef from av_hwframe_ctx_alloc, before
 // av_hwframe_ctx_init) for one VkImage per plane (AV_VK_FRAME_FLAG_DISABLE_MULTIPLANE), the shape
@@ -48,7 +48,7 @@ Result<BackendRef> backendForHwDevice(const AVBufferRef *device);
 // memory (FrameFromAvOptions::exportVulkanMemory, to another device or to GL) per plane image
 // only. A no-op before FFmpeg 6.1. Errors: NullHandle (no frames), InvalidArgument (not a Vulkan
 // frames context), NotSupported (built without Vulkan headers).
-Status requestVulkanPlaneImages(AVBufferRef *hwFrames);
+GPUHANDLE_FFMPEG_API Status requestVulkanPlaneImages(AVBufferRef *hwFrames);
 
 // Serialises queue submissions on an FFmpeg Vulkan device between FFmpeg 5.1 (which takes no
 // lock) and gpuhandle (which takes this lock through the Context's queueLock). A no-op for other

@@ -68,7 +68,8 @@ namespace GPUHANDLE_GLIB_API gpuhandle {
 // GpuhandleSyncSourceFunc callback. `timeout` counts from the first main-loop iteration after
 // g_source_attach(). The source holds `point` until it is finalized.
 // Returns a new, unattached source (transfer full); never null.
-GSource *makeSyncSource(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout);
+GPUHANDLE_GLIB_API GSource *makeSyncSource(SyncPoint point,
+					   WaitDuration timeout = kDefaultWaitTimeout);
 
 // How often a source re-checks a sync point whose waiter has no pollable fd.
 inline constexpr WaitDuration kSyncSourceSlice = std::chrono::milliseconds(2);

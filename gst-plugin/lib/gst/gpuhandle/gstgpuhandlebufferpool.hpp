@@ -14,10 +14,10 @@ namespace gst {
 // replaced by the frame's). Buffers return intact (memories, GstVideoMeta) and are reused; a
 // GstGpuHandleSyncMeta is dropped on return. set_config fails (FALSE, with a GST_WARNING
 // naming why) for caps the backend cannot allocate. Transfer full.
-GstBufferPool *bufferPoolNew(const BackendRef &backend, FrameStorage storage);
+GST_GPUHANDLE_API GstBufferPool *bufferPoolNew(const BackendRef &backend, FrameStorage storage);
 
 // The backend and storage of a pool made by bufferPoolNew (null for other pools).
-BackendRef bufferPoolBackend(GstBufferPool *pool);
+GST_GPUHANDLE_API BackendRef bufferPoolBackend(GstBufferPool *pool);
 
 } // namespace gst
 } // namespace gpuhandle

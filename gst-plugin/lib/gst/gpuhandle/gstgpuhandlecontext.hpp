@@ -40,9 +40,9 @@ private:
 using DeviceSetRef = std::shared_ptr<DeviceSet>;
 
 // A GstContext of kDevicesContextType holding `devices` (transfer full).
-GstContext *devicesContextNew(const DeviceSetRef &devices);
+GST_GPUHANDLE_API GstContext *devicesContextNew(const DeviceSetRef &devices);
 // The set a context of kDevicesContextType holds, or null.
-DeviceSetRef devicesFromContext(GstContext *context);
+GST_GPUHANDLE_API DeviceSetRef devicesFromContext(GstContext *context);
 
 // An element's DeviceSet, read and written from its streaming thread, set_context() and context
 // queries at once.
@@ -62,11 +62,11 @@ private:
 // of the sink pads), then a GST_MESSAGE_NEED_CONTEXT is posted (the application or a bin answers
 // with gst_element_set_context), and when nobody has one a new set is made and announced with
 // GST_MESSAGE_HAVE_CONTEXT, so that the pipeline's other gpuhandle elements share it.
-DeviceSetRef ensureDevices(GstElement *element, DevicesSlot &slot);
+GST_GPUHANDLE_API DeviceSetRef ensureDevices(GstElement *element, DevicesSlot &slot);
 // Answers a GST_QUERY_CONTEXT for kDevicesContextType with the slot's set (TRUE when answered).
-gboolean handleDevicesQuery(GstQuery *query, const DevicesSlot &slot);
+GST_GPUHANDLE_API gboolean handleDevicesQuery(GstQuery *query, const DevicesSlot &slot);
 // Takes `context` into the slot when it is of kDevicesContextType (from set_context).
-void handleDevicesSetContext(GstContext *context, DevicesSlot &slot);
+GST_GPUHANDLE_API void handleDevicesSetContext(GstContext *context, DevicesSlot &slot);
 
 } // namespace gst
 } // namespace gpuhandle

@@ -26,8 +26,8 @@ enum class BufferMemory : uint8_t {
 	VaMemory = 7,    // GstVaMemory
 	Mixed = 8,       // memories of several of the kinds above
 };
-const char *bufferMemoryName(BufferMemory memory) noexcept;
-BufferMemory bufferMemoryOf(GstBuffer *buffer);
+GST_GPUHANDLE_API const char *bufferMemoryName(BufferMemory memory) noexcept;
+GST_GPUHANDLE_API BufferMemory bufferMemoryOf(GstBuffer *buffer);
 
 // A CpuPlanes frame over `buffer`'s memory, without a copy: the buffer is mapped with
 // gst_video_frame_map (`access` read or read-write) and the map and a buffer reference are the
@@ -36,12 +36,12 @@ BufferMemory bufferMemoryOf(GstBuffer *buffer);
 // the frame's acquire point and release gate. Errors: NotSupported (format), InvalidArgument
 // (a buffer too small for `info`, write access to a shared buffer, a failed map: the message
 // says which), NullHandle (no buffer).
-Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
-				    MapAccess access = MapAccess::Read);
+GST_GPUHANDLE_API Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
+						      MapAccess access = MapAccess::Read);
 
 // The buffer a frame made by frameFromSystemBuffer() wraps (a new reference), or null for any
 // other frame: a consumer that wants system memory can take that buffer itself (no copy).
-GstBuffer *sourceBufferOf(const Frame &frame);
+GST_GPUHANDLE_API GstBuffer *sourceBufferOf(const Frame &frame);
 
 // A frame over `buffer`'s fd memories, without a copy: one DmaBuf resource (objects = the
 // buffer's distinct DMA-BUF memories, fds duplicated, `modifier` on every object) or one ShmFd
@@ -52,8 +52,9 @@ GstBuffer *sourceBufferOf(const Frame &frame);
 // fd memories), NotSupported (format, or a DMA-BUF format without a DRM fourcc),
 // InvalidArgument (a plane past its memory, planes in more than 4 memories, a resource the
 // core refuses), Io (dup).
-Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info,
-				uint64_t modifier = 0 /* DRM_FORMAT_MOD_LINEAR */);
+GST_GPUHANDLE_API Result<Frame>
+frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info,
+		  uint64_t modifier = 0 /* DRM_FORMAT_MOD_LINEAR */);
 
 // A system-memory buffer over `frame` without a copy, for frames of CPU memory (CpuBytes,
 // CpuPlanes) and of ShmFd resources (mapped; the mapping and the frame are the memories'
@@ -62,15 +63,16 @@ Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 // `timeout`) before it returns, since system-memory consumers read at once; its release gate is
 // signalled when the last memory goes. Errors: WrongKind (other resources, CpuSharedSlot
 // included: the consumer cannot dereference it), Timeout, NotSupported (format).
-Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable = false,
-					  WaitDuration timeout = kDefaultWaitTimeout);
+GST_GPUHANDLE_API Result<GstBuffer *>
+systemBufferFromFrame(const Frame &frame, bool writable = false,
+		      WaitDuration timeout = kDefaultWaitTimeout);
 
 // A memory:DMABuf buffer over a frame of DmaBuf resources (one GstDmaBufMemory per object, fds
 // dup'd, a GstVideoMeta), or of ShmFd resources as GstFdMemory when `allowShm` is set. Each
 // memory keeps a copy of the frame (its fds may be borrowed from a pool slot). The acquire point
 // and release gate go on a GstGpuHandleSyncMeta when the frame has either (never waited here).
 // Errors: WrongKind, NotSupported (format), Io (dup).
-Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm = false);
+GST_GPUHANDLE_API Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm = false);
 
 } // namespace gst
 } // namespace gpuhandle

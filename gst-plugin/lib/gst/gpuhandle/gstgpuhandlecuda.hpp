@@ -27,10 +27,10 @@ namespace gst {
 // context with a CUcontext exists only where GStreamer loaded it, and gpuhandle's backend loads
 // it itself. Errors: NullHandle, InvalidArgument (not a GstCudaContext), InvalidState (the
 // context has no CUcontext), and openBackend's errors (NotSupported without a usable driver).
-Result<BackendRef> cudaBackendFor(GstCudaContext *context);
+GST_GPUHANDLE_API Result<BackendRef> cudaBackendFor(GstCudaContext *context);
 // cudaBackendFor the context of `buffer`'s first GstCudaMemory. Errors: WrongKind (no CUDA
 // memory), and cudaBackendFor's.
-Result<BackendRef> cudaBackendForBuffer(GstBuffer *buffer);
+GST_GPUHANDLE_API Result<BackendRef> cudaBackendForBuffer(GstBuffer *buffer);
 
 // A frame of one CudaPitched2D resource over `buffer`'s GstCudaMemory, without a copy: the
 // device pointer a GST_MAP_READ | GST_MAP_CUDA map gives, the planes at the offsets and strides
@@ -45,7 +45,7 @@ Result<BackendRef> cudaBackendForBuffer(GstBuffer *buffer);
 // format or size than `info`), NotSupported (a format without a gpuhandle equivalent or whose
 // planes GStreamer counts differently, a memory that is a sub-range of its allocation),
 // Backend (the CUDA map failed).
-Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 
 // Not possible with GStreamer 1.22: its public CUDA API makes GstCudaMemory only over memory it
 // allocates itself (gst_cuda_allocator_alloc); it has no call that wraps a device pointer
@@ -53,22 +53,25 @@ Result<Frame> frameFromCudaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 // are checked, this answers NotSupported saying so; a producer copies its frame into a buffer
 // of GStreamer's CUDA buffer pool instead. Errors: NullHandle, InvalidArgument (not a
 // GstCudaContext), NotSupported.
-Result<GstBuffer *> cudaBufferFromFrame(const Frame &frame, GstCudaContext *context,
-					const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<GstBuffer *>
+cudaBufferFromFrame(const Frame &frame, GstCudaContext *context, const GstVideoInfo &info);
 
 // A GstCudaContext for `element`, in `*context` (kept when already set): a neighbour's or the
 // application's (gst_cuda_ensure_element_context's context query), else a new one on any
 // device. libcuda is loaded through GStreamer first (gst_cuda_load_library): without it,
 // GStreamer 1.22's gst_cuda_context_new aborts the process. Errors: NullHandle, NotSupported
 // (libcuda did not load: no NVIDIA driver; or no context could be made: no usable device).
-Status ensureCudaContext(GstElement *element, GstCudaContext **context);
+GST_GPUHANDLE_API Status ensureCudaContext(GstElement *element, GstCudaContext **context);
 // gst_cuda_handle_set_context and gst_cuda_handle_context_query for an element holding
 // `*context` (any device), so that the element's own header needs no CUDA headers.
-void cudaHandleSetContext(GstElement *element, GstContext *context, GstCudaContext **held);
-bool cudaHandleContextQuery(GstElement *element, GstQuery *query, GstCudaContext *held);
+GST_GPUHANDLE_API void cudaHandleSetContext(GstElement *element, GstContext *context,
+					    GstCudaContext **held);
+GST_GPUHANDLE_API bool cudaHandleContextQuery(GstElement *element, GstQuery *query,
+					      GstCudaContext *held);
 // An active GstCudaBufferPool of `context` for `info` (video meta on), the caller's reference.
 // Errors: NullHandle, Backend (the pool did not take the config or start).
-Result<GstBufferPool *> cudaBufferPoolFor(GstCudaContext *context, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<GstBufferPool *> cudaBufferPoolFor(GstCudaContext *context,
+							    const GstVideoInfo &info);
 
 // A copy of `src`, a frame of the CUDA backend `cuda` (cudaBackendFor the pool's context), in a
 // buffer of `pool` (cudaBufferPoolFor): the buffer's memory is mapped GST_MAP_WRITE |
@@ -77,8 +80,10 @@ Result<GstBufferPool *> cudaBufferPoolFor(GstCudaContext *context, const GstVide
 // 1.22 offers in place of wrapping (see cudaBufferFromFrame). Errors: NullHandle, WrongKind
 // (not a CUDA backend, or the pool gave no CUDA memory), Backend (the pool gave
 // no buffer, the map failed), and the backend's importFrame and copyFrame errors.
-Result<GstBuffer *> cudaBufferCopyOf(const Frame &src, const BackendRef &cuda, GstBufferPool *pool,
-				     const GstVideoInfo &info, WaitDuration timeout);
+GST_GPUHANDLE_API Result<GstBuffer *> cudaBufferCopyOf(const Frame &src, const BackendRef &cuda,
+						       GstBufferPool *pool,
+						       const GstVideoInfo &info,
+						       WaitDuration timeout);
 
 } // namespace gst
 } // namespace gpuhandle

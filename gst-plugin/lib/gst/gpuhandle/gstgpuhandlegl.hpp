@@ -25,7 +25,7 @@ namespace gst {
 // take only textures and buffers it allocated or imported, and answer WrongKind for them.
 // Errors: NullHandle, InvalidArgument (not a GstGLContext), NotSupported (a non-EGL platform),
 // InvalidState (the context is not created yet), and openBackend's errors.
-Result<BackendRef> glBackendFor(GstGLContext *context);
+GST_GPUHANDLE_API Result<BackendRef> glBackendFor(GstGLContext *context);
 
 // A frame of GlTexture resources (one per plane: GstGLMemory's tex_id and target, the sized
 // internal format GStreamer made the texture with, the EGL context) over `buffer`'s GLMemory,
@@ -37,7 +37,7 @@ Result<BackendRef> glBackendFor(GstGLContext *context);
 // in order, or of several contexts), NotSupported (a format, or a texture format or size
 // without a gpuhandle equivalent: GStreamer's YUY2 is a full-width two-channel texture),
 // Backend (the GL map failed).
-Result<Frame> frameFromGlBuffer(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<Frame> frameFromGlBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 
 // A GLMemory buffer (one GstGLMemory per plane, wrapping the frame's textures, which the memory
 // does not delete; a copy of the frame is kept until the last memory is freed, then its release
@@ -55,9 +55,9 @@ Result<Frame> frameFromGlBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 // a gpuhandle equivalent or that GLMemory does not hold), FormatMismatch (format, size, shared
 // textures, texture formats or sizes GStreamer would not use), WrongKind (not textures),
 // DeviceMismatch (textures of an unrelated context), Timeout, Backend.
-Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
-				      const GstVideoInfo &info,
-				      WaitDuration timeout = kDefaultWaitTimeout);
+GST_GPUHANDLE_API Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
+							const GstVideoInfo &info,
+							WaitDuration timeout = kDefaultWaitTimeout);
 
 // For elements: finds the GL display and context neighbouring GL elements share (the
 // GstContext queries GStreamer's GL elements answer, gst_gl_ensure_element_data and
@@ -66,8 +66,9 @@ Result<GstBuffer *> glBufferFromFrame(const Frame &frame, GstGLContext *context,
 // element forwards set_context and context queries with gst_gl_handle_set_context and
 // gst_gl_handle_context_query). Errors: NullHandle, NotSupported (no display could be made),
 // Backend (GStreamer could not create a context; its message is in the error).
-Status ensureGlContext(GstElement *element, GstPadDirection direction, GstGLDisplay **display,
-		       GstGLContext **otherContext, GstGLContext **context);
+GST_GPUHANDLE_API Status ensureGlContext(GstElement *element, GstPadDirection direction,
+					 GstGLDisplay **display, GstGLContext **otherContext,
+					 GstGLContext **context);
 
 } // namespace gst
 } // namespace gpuhandle

@@ -24,24 +24,25 @@ namespace gst {
 // region into system memory instead. Returns null (with a GST_WARNING naming why) for an index
 // out of range. `readOnly` memories (GST_MEMORY_FLAG_READONLY) refuse write maps: for frames
 // over memory the caller does not own (an upstream buffer it wraps).
-GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &backend,
-			bool readOnly = false);
+GST_GPUHANDLE_API GstMemory *wrapResource(const Frame &frame, uint32_t index,
+					  const BackendRef &backend, bool readOnly = false);
 
 // A buffer with one GpuHandle memory per resource of `frame`, and a GstVideoMeta giving each
 // plane's memory-relative offset and stride (so gst_video_frame_map() works where the memories
 // map). Planes must be in distinct resources or ordered within one; the video meta's offsets are
 // counted across the buffer's memories, as GStreamer defines them. Null when the frame's format
 // has no GstVideoFormat. `readOnly` as for wrapResource.
-GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend, bool readOnly = false);
+GST_GPUHANDLE_API GstBuffer *bufferFromFrame(const Frame &frame, const BackendRef &backend,
+					     bool readOnly = false);
 
 // The frame, resource index and backend a GpuHandle memory carries; null/0 for other memories.
-const Frame *memoryFrame(GstMemory *mem);
-uint32_t memoryResourceIndex(GstMemory *mem);
-BackendRef memoryBackend(GstMemory *mem);
+GST_GPUHANDLE_API const Frame *memoryFrame(GstMemory *mem);
+GST_GPUHANDLE_API uint32_t memoryResourceIndex(GstMemory *mem);
+GST_GPUHANDLE_API BackendRef memoryBackend(GstMemory *mem);
 
 // The frame of a buffer made by bufferFromFrame() (every memory a GpuHandle memory of one frame).
 // Errors: WrongKind (a memory of another type), InvalidArgument (memories of different frames).
-Result<Frame> frameFromBuffer(GstBuffer *buffer);
+GST_GPUHANDLE_API Result<Frame> frameFromBuffer(GstBuffer *buffer);
 
 } // namespace gst
 } // namespace gpuhandle

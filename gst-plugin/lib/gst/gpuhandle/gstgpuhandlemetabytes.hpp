@@ -22,13 +22,14 @@ namespace gst {
 // frame crosses unchanged (the rule of transformMetaKeepingPixels in the plugin). Metas of other
 // kinds hold pointers or objects of one process (GstVideoMeta's map functions, parent buffers,
 // sync points) and do not cross.
-bool metaHasBytes(const GstMeta *meta) noexcept;
+GST_GPUHANDLE_API bool metaHasBytes(const GstMeta *meta) noexcept;
 
 // Writes `buffer`'s metas that have bytes into `out`, in the buffer's order; returns the bytes
 // used (0 when it has none). A meta that does not fit in what is left is left out (`dropped`
 // counts those); the others still go. Allocates nothing.
 // Format (little-endian): a version byte (1), then records of u16 kind, u32 length, payload.
-size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> out, unsigned &dropped);
+GST_GPUHANDLE_API size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> out,
+					unsigned &dropped);
 
 // Adds to `buffer` (writable) the metas `bytes` holds, as writeMetaBytes wrote them. Records of
 // kinds this version does not know are skipped (a newer writer). InvalidArgument, with nothing
@@ -36,7 +37,7 @@ size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> out, unsigned &dro
 // range (time code, caption type, AFD, field numbers), a structure or field name GStreamer would
 // refuse, a string that is not UTF-8, an unknown field type. Never hands the bytes to
 // GStreamer's text parsers (they post criticals on some malformed input).
-Status addMetasFromBytes(std::span<const std::byte> bytes, GstBuffer *buffer);
+GST_GPUHANDLE_API Status addMetasFromBytes(std::span<const std::byte> bytes, GstBuffer *buffer);
 
 } // namespace gst
 } // namespace gpuhandle

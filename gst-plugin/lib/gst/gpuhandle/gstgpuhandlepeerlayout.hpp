@@ -13,7 +13,7 @@ namespace gst {
 // meta's offsets and strides, when it has one, equal `info`'s) and it holds at least
 // GST_VIDEO_INFO_SIZE(info) bytes: a peer that ignores GstVideoMeta reads it right once it is
 // trimmed to that size. False for a null buffer or a format that does not match.
-bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 
 // What a peer that did not put GstVideoMeta in its allocation query must receive (the rule of
 // gst_video_frame_map() and of every raw consumer: filesink, appsink readers, encoders): exactly
@@ -24,7 +24,7 @@ bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 // timestamps, flags and metas (but the video meta). Returns the buffer to push (transfer full).
 // On error `buffer` is released. Errors: InvalidArgument (a buffer too small for its layout, or
 // that does not map), Io (no output buffer).
-Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<GstBuffer *> toDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info);
 
 } // namespace gst
 } // namespace gpuhandle

@@ -20,10 +20,10 @@ namespace gst {
 // `display` for as long as it or any frame it made lives. Cached per display: while one lives,
 // the same display gives the same BackendRef. Errors: NullHandle, InvalidArgument (not a
 // GstVaDisplay), InvalidState (the display has no VADisplay), and openBackend's errors.
-Result<BackendRef> vaBackendFor(GstVaDisplay *display);
+GST_GPUHANDLE_API Result<BackendRef> vaBackendFor(GstVaDisplay *display);
 // vaBackendFor the display of `buffer`'s first memory (VAMemory or the VA DMA-BUF allocator's).
 // Errors: WrongKind (no VA memory), and vaBackendFor's.
-Result<BackendRef> vaBackendForBuffer(GstBuffer *buffer);
+GST_GPUHANDLE_API Result<BackendRef> vaBackendForBuffer(GstBuffer *buffer);
 
 // A frame of one VaSurface resource (the VASurfaceID of `buffer`'s VA memory, on the VADisplay of
 // its GstVaDisplay) without a copy: GStreamer's VAMemory (memory:VAMemory caps) or the DMA-BUF
@@ -35,7 +35,7 @@ Result<BackendRef> vaBackendForBuffer(GstBuffer *buffer);
 // importFrame(ImportRoute::Direct) (vaBackendFor the buffer's display). Errors: NullHandle,
 // WrongKind (not VA memory), InvalidArgument (memories of several surfaces or displays, a
 // display without a VADisplay), NotSupported (a format without a gpuhandle equivalent).
-Result<Frame> frameFromVaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<Frame> frameFromVaBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 
 } // namespace gst
 } // namespace gpuhandle

@@ -17,26 +17,26 @@ namespace gst {
 
 // The gpuhandle format of a GstVideoFormat, through the core's tables. Errors: NotSupported
 // naming the format (GST_VIDEO_FORMAT_UNKNOWN, ENCODED, DMA_DRM and formats without an entry).
-Result<PixelFormat> pixelFormatOf(GstVideoFormat format);
+GST_GPUHANDLE_API Result<PixelFormat> pixelFormatOf(GstVideoFormat format);
 // The GstVideoFormat of a gpuhandle format. Errors: NotSupported naming the format.
-Result<GstVideoFormat> videoFormatOf(PixelFormat format);
+GST_GPUHANDLE_API Result<GstVideoFormat> videoFormatOf(PixelFormat format);
 
 // Colorimetry both ways (unknown GStreamer fields stay unset on our side and the reverse).
-Colorimetry colorimetryOf(const GstVideoInfo &info);
-void setColorimetry(GstVideoInfo &info, const Colorimetry &colorimetry);
+GST_GPUHANDLE_API Colorimetry colorimetryOf(const GstVideoInfo &info);
+GST_GPUHANDLE_API void setColorimetry(GstVideoInfo &info, const Colorimetry &colorimetry);
 
 // A GstVideoInfo for `frame` (format, size, colorimetry; offsets, strides and size from the
 // frame's planes when they all lie in one range of one resource, else GStreamer's default
 // layout). Errors: NotSupported (no GstVideoFormat), InvalidArgument (a size GStreamer cannot
 // lay out).
-Result<GstVideoInfo> videoInfoOf(const Frame &frame);
+GST_GPUHANDLE_API Result<GstVideoInfo> videoInfoOf(const Frame &frame);
 
 // The plane layout of a buffer of `info`: its GstVideoMeta's offsets and strides when it has
 // one (offsets counted across the buffer's memories), else `info`'s. Errors: InvalidArgument
 // when the buffer is smaller than the layout needs (with the sizes; without a video meta the
 // whole of info.size is needed, as gst_video_frame_map() wants) or a stride cannot hold a row,
 // NotSupported (format), NullHandle (no buffer).
-Result<FrameLayout> bufferLayout(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<FrameLayout> bufferLayout(GstBuffer *buffer, const GstVideoInfo &info);
 
 // DMA-BUF caps, both forms: GStreamer 1.22's plain `format=NV12` (modifier unknown: linear is
 // assumed, as 1.22's elements do) and 1.24's `format=DMA_DRM, drm-format=NV12:0x...`
@@ -49,13 +49,13 @@ struct DmaDrmInfo {
 };
 // Errors: InvalidArgument (not fixed video caps, an unparsable drm-format), NotSupported (a
 // fourcc or format without a gpuhandle format, DMA_DRM caps on a build against 1.22).
-Result<DmaDrmInfo> dmaDrmInfoFromCaps(const GstCaps *caps);
+GST_GPUHANDLE_API Result<DmaDrmInfo> dmaDrmInfoFromCaps(const GstCaps *caps);
 // Caps for `info` with the memory:DMABuf feature: the DMA_DRM form when built against
 // GStreamer >= 1.24 and `drmFormatCaps` is set, else the plain form. Transfer full; null when
 // the info's format has no caps (or the DMA_DRM form is asked for an invalid modifier).
-GstCaps *dmaDrmInfoToCaps(const DmaDrmInfo &info);
+GST_GPUHANDLE_API GstCaps *dmaDrmInfoToCaps(const DmaDrmInfo &info);
 // Whether this build writes and reads the DMA_DRM caps form (GStreamer >= 1.24 headers).
-bool hasDmaDrmCaps() noexcept;
+GST_GPUHANDLE_API bool hasDmaDrmCaps() noexcept;
 
 } // namespace gst
 } // namespace gpuhandle

@@ -34,7 +34,7 @@ namespace gst {
 // (frameFromVulkanBuffer) are not the backend's: its map() and copyFrame() answer WrongKind.
 // Errors: NullHandle, InvalidArgument (not a GstVulkanDevice), InvalidState (not open),
 // NotSupported (no graphics or compute queue), and openBackend's errors.
-Result<BackendRef> vulkanBackendFor(GstVulkanDevice *device);
+GST_GPUHANDLE_API Result<BackendRef> vulkanBackendFor(GstVulkanDevice *device);
 
 // A frame of VulkanImage resources (one per plane: GstVulkanImageMemory's image and VkDevice,
 // the device UUID, the row pitch of a linear image, which is also the plane's stride) over
@@ -48,7 +48,7 @@ Result<BackendRef> vulkanBackendFor(GstVulkanDevice *device);
 // InvalidArgument (memories that are not one per plane, or of several devices), NotSupported (a
 // format, VkFormat or image size without a gpuhandle equivalent, a DRM-modifier tiling), Timeout,
 // Backend (the submission failed).
-Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info);
+GST_GPUHANDLE_API Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info);
 
 // A memory:VulkanImage buffer wrapping a frame of VulkanImage resources of `device` (one per
 // plane) with gst_vulkan_image_memory_wrapped: the VkFormat GStreamer uses for each of `info`'s
@@ -62,17 +62,17 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 // for, or whose planes GStreamer and gpuhandle store differently, as YUY2), FormatMismatch
 // (format, size, shared images), WrongKind (not images), DeviceMismatch (images of another
 // VkDevice), Timeout, Backend.
-Result<GstBuffer *> vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *device,
-					  const GstVideoInfo &info,
-					  WaitDuration timeout = kDefaultWaitTimeout);
+GST_GPUHANDLE_API Result<GstBuffer *>
+vulkanBufferFromFrame(const Frame &frame, GstVulkanDevice *device, const GstVideoInfo &info,
+		      WaitDuration timeout = kDefaultWaitTimeout);
 
 // For elements: the Vulkan instance and device neighbouring Vulkan elements share
 // (gst_vulkan_ensure_element_data, gst_vulkan_device_run_context_query), creating a device on
 // the instance when none is shared. Fields are the element's refs; it forwards set_context and
 // context queries with gst_vulkan_handle_set_context / gst_vulkan_handle_context_query.
 // Errors: NullHandle, NotSupported (no instance), Backend (no device could be opened).
-Status ensureVulkanDevice(GstElement *element, GstVulkanInstance **instance,
-			  GstVulkanDevice **device);
+GST_GPUHANDLE_API Status ensureVulkanDevice(GstElement *element, GstVulkanInstance **instance,
+					    GstVulkanDevice **device);
 
 } // namespace gst
 } // namespace gpuhandle

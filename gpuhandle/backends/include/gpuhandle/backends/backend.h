@@ -28,7 +28,7 @@ enum class FrameStorage : uint8_t {
 	// Device-tiled images (no CPU stride); exported with a modifier where offered.
 	OptimalImage = 2,
 };
-const char *frameStorageName(FrameStorage storage) noexcept;
+GPUHANDLE_INTEROP_API const char *frameStorageName(FrameStorage storage) noexcept;
 
 // The ways a frame reaches a backend, in the planner's order of preference. Stable numbers.
 enum class ImportRoute : uint8_t {
@@ -41,7 +41,7 @@ enum class ImportRoute : uint8_t {
 	CpuCopy = 5, // the bytes are copied through system memory
 };
 inline constexpr uint32_t kImportRouteCount = 6;
-const char *importRouteName(ImportRoute route) noexcept;
+GPUHANDLE_INTEROP_API const char *importRouteName(ImportRoute route) noexcept;
 
 // What a backend can do, filled when it is opened; gpuhandle-info prints it.
 struct BackendCapabilities {
@@ -159,7 +159,8 @@ protected:
 // Opens the backend of `kind`: Cpu (host memory), Fd (memfd and DMA-BUF), Vulkan, OpenGL (EGL),
 // OpenCl, Cuda, VaApi. Errors: NotSupported with the reason (not built here, no driver, no
 // device), InvalidArgument (a context of another backend, a GL context without an executor).
-Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &options = {});
+GPUHANDLE_INTEROP_API Result<BackendRef> openBackend(BackendKind kind,
+						     const BackendOpenOptions &options = {});
 
 // The backends gpuhandle has, in the order gpuhandle-info lists them.
 inline constexpr BackendKind kInteropBackends[] = { BackendKind::Cpu,    BackendKind::Fd,
@@ -174,6 +175,6 @@ struct BackendProbe {
 	std::optional<Error> why{}; // set when it did not open
 };
 // Opens every backend of kInteropBackends on its default device.
-std::vector<BackendProbe> probeBackends();
+GPUHANDLE_INTEROP_API std::vector<BackendProbe> probeBackends();
 
 } // namespace gpuhandle

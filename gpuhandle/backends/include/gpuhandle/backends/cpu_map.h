@@ -69,7 +69,7 @@ private:
 // access where the fd is a real dma-buf). Other kinds answer NotSupported: their backend maps
 // them. Errors: the acquire wait's error (Timeout, ...), a plane without a stride, mmap failures,
 // NotSupported for a DMA-BUF whose modifier is neither linear nor implicit (tiled rows).
-Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access,
-			    WaitDuration timeout = kDefaultWaitTimeout);
+GPUHANDLE_INTEROP_API Result<CpuMapping> mapFrame(const Frame &frame, MapAccess access,
+						  WaitDuration timeout = kDefaultWaitTimeout);
 
 } // namespace gpuhandle

@@ -15,7 +15,7 @@ namespace GPUHANDLE_INTEROP_API gpuhandle {
 // acquire point (in map and copyFrame), failing before the step itself runs.
 enum class FaultStep : uint8_t { Allocate, Export, Import, Map, Copy, Wait };
 inline constexpr uint32_t kFaultStepCount = 6;
-const char *faultStepName(FaultStep step) noexcept;
+GPUHANDLE_INTEROP_API const char *faultStepName(FaultStep step) noexcept;
 
 struct FaultPlan {
 	FaultStep step = FaultStep::Allocate;
@@ -32,16 +32,16 @@ struct FaultPlan {
 // backend's. Calls are counted across every live backend wrapped with an equal plan (and, for
 // the environment's plan, for the whole process), so that a pipeline that restarts (and reopens
 // its backends) sees the fault once, not once per open.
-BackendRef injectFaults(BackendRef backend, const FaultPlan &plan);
+GPUHANDLE_INTEROP_API BackendRef injectFaults(BackendRef backend, const FaultPlan &plan);
 
 // "step:after[:count]:code[:backend]" as in GPUHANDLE_FAULT_INJECTION, e.g. "map:20:device-lost"
 // or "allocate:5:2:out-of-memory:fd" (codes: errorCodeName's spelling, dashes or underscores;
 // backends: backendKindName's). InvalidArgument naming the part that is wrong.
-Result<FaultPlan> parseFaultPlan(std::string_view text);
+GPUHANDLE_INTEROP_API Result<FaultPlan> parseFaultPlan(std::string_view text);
 
 // Test aid: when the environment variable GPUHANDLE_FAULT_INJECTION holds a plan, openBackend()
 // wraps every backend it opens (of the plan's kind) with it, process-wide; a malformed value
 // makes openBackend() fail with the parse error. Faults injected so far, process-wide:
-uint64_t faultsInjected() noexcept;
+GPUHANDLE_INTEROP_API uint64_t faultsInjected() noexcept;
 
 } // namespace gpuhandle

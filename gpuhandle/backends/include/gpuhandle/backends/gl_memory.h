@@ -30,9 +30,10 @@ inline constexpr uint32_t kGlCopyReadBuffer = 0x8F36;
 // allocation), WrongKind (an image export), InvalidState (glContext is not current where the
 // executor ran the work), NotSupported (no extension or entry point, a build without EGL),
 // DeviceMismatch (the UUIDs differ), Io (dup failed), Backend (a GL error).
-Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &memory, GlExecutor executor,
-					  void *glContext, uint64_t size,
-					  uint32_t target = kGlCopyReadBuffer,
-					  KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<Resource> importVulkanMemoryIntoGl(const VulkanMemoryFd &memory,
+								GlExecutor executor,
+								void *glContext, uint64_t size,
+								uint32_t target = kGlCopyReadBuffer,
+								KeepAliveRef owner = {});
 
 } // namespace gpuhandle

@@ -30,7 +30,8 @@ inline constexpr std::chrono::milliseconds kGlWaitSlice{ 2 };
 // executor), NotSupported (a build without EGL, no GL entry points); waits: Timeout, Backend
 // (GL_WAIT_FAILED), InvalidState (the executor ran the work where raw.context is not current),
 // NotSupported (a context without sync objects).
-Result<SyncPoint> importGlSync(const GlSyncSync &raw, GlExecutor executor, KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<SyncPoint> importGlSync(const GlSyncSync &raw, GlExecutor executor,
+						     KeepAliveRef owner = {});
 
 // Adopts an EGLSync (EGL_KHR_fence_sync) of an initialized EGLDisplay: waited from any thread
 // with eglClientWaitSyncKHR, polled with eglGetSyncAttribKHR, destroyed with eglDestroySyncKHR
@@ -38,6 +39,7 @@ Result<SyncPoint> importGlSync(const GlSyncSync &raw, GlExecutor executor, KeepA
 // The producer flushes its context after creating the sync. On error nothing is adopted.
 // Errors: NullHandle (display, sync), Backend (the display is not initialized), NotSupported (no
 // EGL_KHR_fence_sync, a build without EGL).
-Result<SyncPoint> importEglSync(void *display, void *eglSync, KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<SyncPoint> importEglSync(void *display, void *eglSync,
+						      KeepAliveRef owner = {});
 
 } // namespace gpuhandle

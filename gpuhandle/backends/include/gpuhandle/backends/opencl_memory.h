@@ -22,7 +22,9 @@ namespace GPUHANDLE_INTEROP_API gpuhandle {
 // Errors: NullHandle (clContext, clQueue), InvalidArgument (access; a queue of another context),
 // Backend (clQueue is not a queue, clCreateBuffer failed: with the code), NotSupported (a build
 // without OpenCL).
-Result<Resource> importHostMemoryIntoOpenCl(const CpuBytes &bytes, void *clContext, void *clQueue,
-					    MapAccess access, KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<Resource> importHostMemoryIntoOpenCl(const CpuBytes &bytes,
+								  void *clContext, void *clQueue,
+								  MapAccess access,
+								  KeepAliveRef owner = {});
 
 } // namespace gpuhandle

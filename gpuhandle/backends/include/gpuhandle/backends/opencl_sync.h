@@ -20,6 +20,7 @@ namespace GPUHANDLE_INTEROP_API gpuhandle {
 // eventfd), NotSupported (a build without OpenCL).
 // An event that never completes keeps a few bytes of callback state alive (OpenCL has no way to
 // unregister a callback); its eventfd is closed with the last copy all the same.
-Result<SyncPoint> importOpenClEvent(const OpenClEventSync &raw, KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<SyncPoint> importOpenClEvent(const OpenClEventSync &raw,
+							  KeepAliveRef owner = {});
 
 } // namespace gpuhandle

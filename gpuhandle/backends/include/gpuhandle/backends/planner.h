@@ -39,7 +39,7 @@ enum class FenceTransfer : uint8_t {
 	Carried = 1,
 	CpuWait = 2, // the planner waited on the CPU: the target cannot wait on this kind itself
 };
-const char *fenceTransferName(FenceTransfer transfer) noexcept;
+GPUHANDLE_INTEROP_API const char *fenceTransferName(FenceTransfer transfer) noexcept;
 
 struct ImportResult {
 	Frame frame; // in the target's memory (or the source frame itself, Direct)
@@ -59,24 +59,25 @@ struct ImportResult {
 // failures pass to the next route. Errors: NotSupported listing why every route failed (copies
 // forbidden or impossible), Timeout (the acquire wait), DeviceLost/Fatal from a route, and the
 // errors of the route tried last.
-Result<ImportResult> importFrame(const Frame &frame, Backend &target,
-				 const ImportOptions &options = {});
+GPUHANDLE_INTEROP_API Result<ImportResult> importFrame(const Frame &frame, Backend &target,
+						       const ImportOptions &options = {});
 
 // Whether an import's error ends it rather than sending the frame another way (DeviceLost,
 // Fatal, Timeout): callers with fallbacks of their own (a copy through system memory) take none
 // for these either.
-bool endsThePlan(const Error &why) noexcept;
+GPUHANDLE_INTEROP_API bool endsThePlan(const Error &why) noexcept;
 
 // Copies the pixels of every plane row by row (the rows computeLayout says the format has),
 // between mappings of two frames of `format` and size. Errors: FormatMismatch (plane counts),
 // NotSupported (an unknown format).
-Status copyMappedPlanes(const CpuMapping &dst, const CpuMapping &src, PixelFormat format,
-			uint32_t width, uint32_t height);
+GPUHANDLE_INTEROP_API Status copyMappedPlanes(const CpuMapping &dst, const CpuMapping &src,
+					      PixelFormat format, uint32_t width, uint32_t height);
 
 // A CpuPlanes frame over a mapping of `frame` (through `source`, or mapFrame() for CPU and fd
 // memory), keeping the mapping alive as the resource's anchor: host memory a HostPointer import
 // can use in place. The acquire point was waited for by the mapping.
-Result<Frame> mapAsCpuFrame(const Frame &frame, MapAccess access, const BackendRef &source,
-			    WaitDuration timeout = kDefaultWaitTimeout);
+GPUHANDLE_INTEROP_API Result<Frame> mapAsCpuFrame(const Frame &frame, MapAccess access,
+						  const BackendRef &source,
+						  WaitDuration timeout = kDefaultWaitTimeout);
 
 } // namespace gpuhandle

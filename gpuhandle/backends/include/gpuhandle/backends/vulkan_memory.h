@@ -35,7 +35,7 @@ struct VulkanExportedMemory {
 // (VkMemoryPropertyFlags; 0 takes the first allowed type), binds it, and exports it with
 // vkGetMemoryFdKHR. The device needs VK_KHR_external_memory_fd; `physical` is its physical device
 // (for the exportability query and the UUIDs). `owner` is kept alive as long as the objects.
-Result<VulkanExportedMemory> allocateExportableVulkanBuffer(
+GPUHANDLE_INTEROP_API Result<VulkanExportedMemory> allocateExportableVulkanBuffer(
 	const VulkanDeviceDispatch &dispatch, const VulkanPhysicalDeviceDispatch &physical,
 	uint64_t size, uint32_t usage, uint32_t memoryProperties = 0, KeepAliveRef owner = {});
 
@@ -46,7 +46,7 @@ Result<VulkanExportedMemory> allocateExportableVulkanBuffer(
 // (under lockQueue/unlockQueue when given) and the call waits for it (Timeout after 10 s), so it
 // comes back ready for host writes; without a queue it comes back UNDEFINED, and the caller moves
 // it before the first host access. The VulkanImage carries the row pitch of its subresource.
-Result<VulkanExportedMemory>
+GPUHANDLE_INTEROP_API Result<VulkanExportedMemory>
 allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
 			      const VulkanPhysicalDeviceDispatch &physical, PlaneFormat format,
 			      uint32_t width, uint32_t height, uint32_t usage,
@@ -57,19 +57,19 @@ allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
 // built from exported.exportDesc. Refuses with DeviceMismatch when the export's device or driver
 // UUID is not the importing device's (an opaque fd means nothing elsewhere). The import does not
 // keep `exported` alive: the memory lives on in the imported VkDeviceMemory.
-Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &dispatch,
-					       const VulkanPhysicalDeviceDispatch &physical,
-					       const VulkanMemoryFd &exported,
-					       KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<VulkanBoundMemory>
+importVulkanMemoryFd(const VulkanDeviceDispatch &dispatch,
+		     const VulkanPhysicalDeviceDispatch &physical, const VulkanMemoryFd &exported,
+		     KeepAliveRef owner = {});
 
 // Wraps host bytes as a VkBuffer with `usage` (VkBufferUsageFlags) through
 // VK_EXT_external_memory_host, without a copy: the device reads and writes the pages in place.
 // bytes.data and bytes.size must be multiples of the physical device's
 // minImportedHostPointerAlignment (InvalidArgument naming "data" or "size" otherwise). The
 // buffer's anchor keeps bytes' anchor (and `owner`) alive until the buffer and memory are gone.
-Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch &dispatch,
-						     const VulkanPhysicalDeviceDispatch &physical,
-						     const CpuBytes &bytes, uint32_t usage,
-						     KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<VulkanBoundMemory>
+importHostMemoryIntoVulkan(const VulkanDeviceDispatch &dispatch,
+			   const VulkanPhysicalDeviceDispatch &physical, const CpuBytes &bytes,
+			   uint32_t usage, KeepAliveRef owner = {});
 
 } // namespace gpuhandle

@@ -45,26 +45,26 @@ enum class VulkanSemaphoreFdType : uint8_t {
 // vkGetSemaphoreCounterValue; a binary semaphore's signal is consumed at once by a queue
 // submission that signals a private VkFence, which the point then waits on (see the .cpp).
 // `owner` (the host's device, the semaphore's pool) is released exactly once, after the last copy.
-Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &raw,
-					const VulkanDeviceDispatch &dispatch,
-					KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &raw,
+							      const VulkanDeviceDispatch &dispatch,
+							      KeepAliveRef owner = {});
 // Imports a raw carrier (SyncPoint::create(VulkanSemaphoreSync{...}, nullptr, anchor)); the
 // result also keeps the carrier's anchor alive. A point that already has a waiter is returned as
 // is.
-Result<SyncPoint> importVulkanSemaphore(const SyncPoint &carrier,
-					const VulkanDeviceDispatch &dispatch,
-					KeepAliveRef owner = {});
+GPUHANDLE_INTEROP_API Result<SyncPoint> importVulkanSemaphore(const SyncPoint &carrier,
+							      const VulkanDeviceDispatch &dispatch,
+							      KeepAliveRef owner = {});
 
 // Whether the driver can export a semaphore of `kind` as `type` (VkExternalSemaphoreProperties
 // lists it as exportable). Errors only for bad input or a missing entry point.
-Result<bool> vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &physical,
-					VulkanSemaphoreKind kind, VulkanSemaphoreFdType type);
+GPUHANDLE_INTEROP_API Result<bool>
+vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &physical, VulkanSemaphoreKind kind,
+			   VulkanSemaphoreFdType type);
 // Exports the semaphore with vkGetSemaphoreFdKHR, attempted only where the query above says
 // exportable: otherwise NotSupported with the reason. The semaphore must have been created with
 // VkExportSemaphoreCreateInfo naming `type`, and the device with VK_KHR_external_semaphore_fd.
-Result<SharedFd> exportVulkanSemaphoreFd(const VulkanSemaphoreSync &raw,
-					 const VulkanDeviceDispatch &dispatch,
-					 const VulkanPhysicalDeviceDispatch &physical,
-					 VulkanSemaphoreFdType type);
+GPUHANDLE_INTEROP_API Result<SharedFd>
+exportVulkanSemaphoreFd(const VulkanSemaphoreSync &raw, const VulkanDeviceDispatch &dispatch,
+			const VulkanPhysicalDeviceDispatch &physical, VulkanSemaphoreFdType type);
 
 } // namespace gpuhandle
