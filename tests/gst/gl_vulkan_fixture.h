@@ -6,6 +6,8 @@
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/pixel_format.h>
 
+#include "pipeline_release.h"
+
 #include <cstdint>
 #include <cstdio>
 #include <mutex>
@@ -292,8 +294,8 @@ inline GstBuffer *throughElement(const char *name, GstBuffer *input, GstCaps *in
 	if (message)
 		gst_message_unref(message);
 	gst_object_unref(bus);
-	gst_element_set_state(pipeline, GST_STATE_NULL);
-	gst_object_unref(pipeline);
+	if (!releasePipeline(pipeline) && why.empty())
+		why = "the pipeline was still held 10 s after it stopped";
 	if (why.empty() && !capture.buffer)
 		why = std::string(name) + " passed no buffer on";
 	if (!why.empty() && capture.buffer) {

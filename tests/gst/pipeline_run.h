@@ -2,7 +2,10 @@
 // pixels only, unpacked by GStreamer), its first error and its elements' stats.
 #pragma once
 
+#include "pipeline_release.h"
+
 #include <chrono>
+#include <cstdio>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,10 +40,8 @@ struct Run {
 	}
 	~Run()
 	{
-		if (pipeline) {
-			gst_element_set_state(pipeline, GST_STATE_NULL);
-			gst_object_unref(pipeline);
-		}
+		if (pipeline && !releasePipeline(pipeline))
+			std::fprintf(stderr, "a pipeline was still held 10 s after it stopped\n");
 	}
 	// A counter of the `stats` structure of the element called `name`.
 	guint64 stat(const char *name, const char *field) const
