@@ -1,6 +1,6 @@
 #!/bin/sh
-# The GObject Introspection data covers every function of libgstgpuhandle-1.0's C headers, and the
-# typelib was compiled from it.
+# The GObject Introspection data covers every function of libgstgpuhandle-1.0's C headers, each
+# with the version it appeared in (its doc comment's Since:), and the typelib was compiled from it.
 gir="$1"
 shift
 if [ ! -f "$gir" ]; then
@@ -16,6 +16,12 @@ for header in "$@"; do
 		count=$((count + 1))
 		if ! grep -q -e "c:identifier=\"$fn\"" -e "glib:get-type=\"$fn\"" "$gir"; then
 			echo "FAIL: $fn ($header) is not in $gir"
+			failed=1
+		elif grep -q "c:identifier=\"$fn\"" "$gir" &&
+			! awk -v id="c:identifier=\"$fn\"" 'index($0, id) { on = 1 }
+				on { print } on && />/ { exit }' "$gir" | grep -q 'version="'; then
+			# GStreamer's convention: each installed symbol's doc says since when (Since:).
+			echo "FAIL: $fn ($header) has no version in $gir (a 'Since:' line in its doc comment)"
 			failed=1
 		fi
 	done

@@ -12,6 +12,8 @@ G_BEGIN_DECLS
  *
  * The caps feature of buffers whose memories are #GstGpuHandleMemory: one memory per gpuhandle
  * resource of a frame, the plane layout in the buffer's #GstVideoMeta.
+ *
+ * Since: 0.1
  */
 #define GST_CAPS_FEATURE_MEMORY_GPU_HANDLE "memory:GpuHandle"
 
@@ -19,6 +21,8 @@ G_BEGIN_DECLS
  * GST_GPU_HANDLE_MEMORY_TYPE:
  *
  * The memory type (and allocator name) of #GstGpuHandleMemory.
+ *
+ * Since: 0.1
  */
 #define GST_GPU_HANDLE_MEMORY_TYPE "GpuHandleMemory"
 
@@ -28,6 +32,8 @@ G_BEGIN_DECLS
  * gst_gpu_handle_allocator_get_type:
  *
  * Returns: the #GType of the allocator of #GstGpuHandleMemory.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API GType gst_gpu_handle_allocator_get_type(void);
 
@@ -37,6 +43,8 @@ GST_GPUHANDLE_API GType gst_gpu_handle_allocator_get_type(void);
  * Registers the allocator (under #GST_GPU_HANDLE_MEMORY_TYPE) and the debug category
  * "gpuhandle". Safe to call many times and from any thread, after gst_init(); the other calls
  * make it themselves.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API void gst_gpu_handle_init(void);
 
@@ -45,6 +53,8 @@ GST_GPUHANDLE_API void gst_gpu_handle_init(void);
  *
  * Returns: (transfer full): the allocator of #GstGpuHandleMemory. It allocates nothing itself
  * (gst_allocator_alloc() returns %NULL): memories are made by wrapping gpuhandle frames.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API GstAllocator *gst_gpu_handle_allocator_get(void);
 
@@ -53,6 +63,8 @@ GST_GPUHANDLE_API GstAllocator *gst_gpu_handle_allocator_get(void);
  * @mem: a #GstMemory
  *
  * Returns: whether @mem is a #GstGpuHandleMemory.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API gboolean gst_is_gpu_handle_memory(GstMemory *mem);
 
@@ -62,6 +74,8 @@ GST_GPUHANDLE_API gboolean gst_is_gpu_handle_memory(GstMemory *mem);
  *
  * Returns: the gpuhandle resource kind @mem carries (the stable numbers of gpuhandle_resource_kind
  * in gpuhandle_resource.h), or 0 when @mem is not a #GstGpuHandleMemory.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
 
@@ -71,6 +85,8 @@ GST_GPUHANDLE_API guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
  *
  * Returns: the gpuhandle backend kind (stable numbers of gpuhandle_backend_kind) of the device
  * that holds @mem's resource, or -1 when @mem is not a #GstGpuHandleMemory.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API gint gst_gpu_handle_memory_get_backend(GstMemory *mem);
 

@@ -20,6 +20,8 @@ G_BEGIN_DECLS
  *
  * On a buffer copy the copy shares the meta's state: both wait on the same point, and the
  * release gate is signalled once the last of them is freed.
+ *
+ * Since: 0.1
  */
 typedef struct _GstGpuHandleSyncMeta {
 	GstMeta meta;
@@ -30,6 +32,8 @@ typedef struct _GstGpuHandleSyncMeta {
  * GST_GPU_HANDLE_SYNC_META_API_TYPE:
  *
  * The #GType of the #GstGpuHandleSyncMeta API.
+ *
+ * Since: 0.1
  */
 #define GST_GPU_HANDLE_SYNC_META_API_TYPE (gst_gpu_handle_sync_meta_api_get_type())
 
@@ -37,6 +41,8 @@ typedef struct _GstGpuHandleSyncMeta {
  * gst_gpu_handle_sync_meta_api_get_type:
  *
  * Returns: the #GType of the meta's API (tags: none: it stays valid through any transform).
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API GType gst_gpu_handle_sync_meta_api_get_type(void);
 
@@ -44,6 +50,8 @@ GST_GPUHANDLE_API GType gst_gpu_handle_sync_meta_api_get_type(void);
  * gst_gpu_handle_sync_meta_get_info:
  *
  * Returns: the #GstMetaInfo of #GstGpuHandleSyncMeta.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API const GstMetaInfo *gst_gpu_handle_sync_meta_get_info(void);
 
@@ -52,6 +60,8 @@ GST_GPUHANDLE_API const GstMetaInfo *gst_gpu_handle_sync_meta_get_info(void);
  * @buffer: a #GstBuffer
  *
  * Returns: (transfer none) (nullable): the #GstGpuHandleSyncMeta of @buffer, or %NULL.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API GstGpuHandleSyncMeta *gst_buffer_get_gpu_handle_sync_meta(GstBuffer *buffer);
 
@@ -66,6 +76,8 @@ GST_GPUHANDLE_API GstGpuHandleSyncMeta *gst_buffer_get_gpu_handle_sync_meta(GstB
  *
  * Returns: %TRUE once the point signalled; %FALSE on a timeout or a failed wait, with @error
  *   set (domain GST_RESOURCE_ERROR; GST_RESOURCE_ERROR_BUSY for a timeout).
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_wait(GstGpuHandleSyncMeta *meta,
 							 GstClockTime timeout, GError **error);
@@ -75,6 +87,8 @@ GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_wait(GstGpuHandleSyncMeta *m
  * @meta: a #GstGpuHandleSyncMeta
  *
  * Returns: whether the acquire point has signalled (a poll: never blocks).
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_is_signaled(GstGpuHandleSyncMeta *meta);
 
@@ -84,6 +98,8 @@ GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_is_signaled(GstGpuHandleSync
  *
  * Signals the release gate now (the consumer is done with the memory); later calls and the
  * signal on free do nothing more. A meta without a gate ignores the call.
+ *
+ * Since: 0.1
  */
 GST_GPUHANDLE_API void gst_gpu_handle_sync_meta_release(GstGpuHandleSyncMeta *meta);
 
