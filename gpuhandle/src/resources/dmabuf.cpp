@@ -2,7 +2,7 @@
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/layout.h>
 
-#include "drm_fourcc_geometry.h"
+#include "formats/drm_fourcc_geometry.h"
 #include "validation.h"
 
 #include <cinttypes>
