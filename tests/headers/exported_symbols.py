@@ -7,7 +7,7 @@ Usage: exported_symbols.py HEADER_DIR... -- LIBRARY C_PREFIXES [LIBRARY C_PREFIX
 Every library is built with hidden visibility (gpuhandle/export.h); what it exports must be
 - a C function or variable named with one of the library's prefixes (gpuhandle_, gst_gpu_handle_),
 - a C++ entity of a public namespace (gpuhandle, gpuhandle::gst, gpuhandle::gst::metabytes,
-  gpuhandle::ffmpeg) that names no private namespace (detail, vkbackend, ...), no anonymous
+  gpuhandle::ffmpeg) that names no private namespace (detail, vulkan, gl, ...), no anonymous
   namespace and no implementation type the headers mark GPUHANDLE_LOCAL (a pimpl's Impl),
 - or a standard-library template instantiated over public types (vague linkage: every library
   that uses std::variant<Frame, Error> carries a weak copy; the dynamic linker keeps one).
@@ -68,7 +68,7 @@ def why_private(name, c_prefixes, locals_re):
 
 def self_check(locals_re):
     """The classifier itself: names that must be refused and names that must pass."""
-    refused = ['gpuhandle::detail::nullHandle(char const*)', 'gpuhandle::vkbackend::Device::x()',
+    refused = ['gpuhandle::detail::nullHandle(char const*)', 'gpuhandle::vulkan::VulkanDevice::x()',
                'typeinfo for gpuhandle::gst::detail::BufferAnchor', 'initConvert()',
                'gpuhandle::(anonymous namespace)::f()', 'vkCreateDevice', 'some_global']
     allowed = ['gpuhandle::Frame::planes() const', 'gpuhandle_frame_new',

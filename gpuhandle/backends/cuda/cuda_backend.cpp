@@ -34,7 +34,7 @@ std::string uuidText(const std::optional<Uuid> &uuid)
 	return uuid ? formatUuid(*uuid) : std::string("(unknown)");
 }
 
-Status fillDevice(DeviceState &state, DeviceInfo &info)
+Status fillDevice(CudaDevice &state, DeviceInfo &info)
 {
 	const Driver &d = driver();
 	char name[256] = {};
@@ -80,7 +80,7 @@ Status fillDevice(DeviceState &state, DeviceInfo &info)
 }
 
 // The host's CUDA context: its CUcontext and stream are used as they are.
-Status openHostContext(DeviceState &state, const ContextRef &context)
+Status openHostContext(CudaDevice &state, const ContextRef &context)
 {
 	const Driver &d = driver();
 	if (context->backend() != BackendKind::Cuda)
@@ -104,7 +104,7 @@ Status openHostContext(DeviceState &state, const ContextRef &context)
 
 // Our own device: the primary context of device `index` (shared with the CUDA runtime and
 // other libraries in the process) and a stream of our own.
-Status openOwnDevice(DeviceState &state, uint32_t index)
+Status openOwnDevice(CudaDevice &state, uint32_t index)
 {
 	const Driver &d = driver();
 	int count = 0;
@@ -130,7 +130,7 @@ Status openOwnDevice(DeviceState &state, uint32_t index)
 	return {};
 }
 
-BackendCapabilities capabilitiesOf(const DeviceState &state)
+BackendCapabilities capabilitiesOf(const CudaDevice &state)
 {
 	const Driver &d = driver();
 	BackendCapabilities caps;
@@ -190,9 +190,9 @@ Result<Frame> CudaBackend::allocate(const AllocateRequest &request)
 			frameStorageName(request.storage));
 	state_->reclaim(); // memory of copies that timed out and have finished since
 	const Driver &d = driver();
-	auto allocation = std::make_shared<Allocation>();
+	auto allocation = std::make_shared<CudaAllocation>();
 	allocation->device = state_;
-	allocation->origin = Allocation::Origin::Owned;
+	allocation->origin = CudaAllocation::Origin::Owned;
 	allocation->size = layout->size;
 	{
 		ContextScope scope(d, state_->context);
@@ -294,9 +294,9 @@ Result<Frame> CudaBackend::importDirect(const Frame &frame)
 				" of the frame belongs to another CUDA context than the backend's.";
 			return routeNotSupported(kName, ImportRoute::Direct, why.c_str());
 		}
-		auto allocation = std::make_shared<Allocation>();
+		auto allocation = std::make_shared<CudaAllocation>();
 		allocation->device = state_;
-		allocation->origin = Allocation::Origin::Borrowed;
+		allocation->origin = CudaAllocation::Origin::Borrowed;
 		allocation->pointer = static_cast<CUdeviceptr>(pointer);
 		allocation->size = size;
 		allocation->source = frame;
@@ -346,9 +346,9 @@ Result<Frame> CudaBackend::importOpaqueFd(const Frame &frame)
 				"%s: the fd %d of resource %u could not be duplicated: %s.", kName,
 				desc.fd.get(), i, std::strerror(saved));
 		}
-		auto allocation = std::make_shared<Allocation>();
+		auto allocation = std::make_shared<CudaAllocation>();
 		allocation->device = state_;
-		allocation->origin = Allocation::Origin::External;
+		allocation->origin = CudaAllocation::Origin::External;
 		allocation->size = desc.exportDesc.allocationSize;
 		allocation->source = frame;
 		ContextScope scope(d, state_->context);
@@ -428,9 +428,9 @@ Result<Frame> CudaBackend::importHostPointer(const Frame &frame)
 	}
 	std::array<Resource, 4> resources{};
 	for (uint32_t k = 0; k < map.count; ++k) {
-		auto allocation = std::make_shared<Allocation>();
+		auto allocation = std::make_shared<CudaAllocation>();
 		allocation->device = state_;
-		allocation->origin = Allocation::Origin::HostRegistered;
+		allocation->origin = CudaAllocation::Origin::HostRegistered;
 		allocation->size = parts[k].size;
 		allocation->source = frame;
 		ContextScope scope(d, state_->context);
@@ -479,7 +479,7 @@ Result<BackendRef> openCudaBackend(const BackendOpenOptions &options)
 		return unavailable("driver", std::string("The CUDA driver (") + kLibrary +
 						     ") lacks " + d.missingBackendCall +
 						     ": it is older than the backend needs.");
-	auto state = std::make_shared<DeviceState>();
+	auto state = std::make_shared<CudaDevice>();
 	Status opened = options.context ? openHostContext(*state, options.context)
 					: openOwnDevice(*state, options.deviceIndex);
 	if (!opened.ok())

@@ -263,7 +263,7 @@ struct SourceImage {
 // resource, the source frame (whose fds the EGLImage reads) and the device state. CUDA lets go
 // of the image before EGL destroys it, each exactly once.
 struct EglImport final : KeepAlive {
-	std::shared_ptr<DeviceState> device{};
+	std::shared_ptr<CudaDevice> device{};
 	std::shared_ptr<const EglInterop> interop{};
 	std::optional<Frame> source{};
 	EGLImage image = nullptr;
@@ -388,7 +388,7 @@ std::vector<EGLint> imageAttributes(const Frame &frame, const SourceImage &image
 
 } // namespace
 
-void attachEglInterop(DeviceState &state)
+void attachEglInterop(CudaDevice &state)
 {
 	const Driver &d = driver();
 	if (!d.graphicsEglRegisterImage || !d.graphicsResourceGetMappedEglFrame ||
@@ -510,9 +510,9 @@ Result<Frame> CudaBackend::importDmaBuf(const Frame &frame)
 				"%s: plane %u has a pitch of %u bytes in CUDA, less than "
 				"a row of %" PRIu64 " bytes.",
 				kName, p, stride, rowBytes);
-		auto allocation = std::make_shared<Allocation>();
+		auto allocation = std::make_shared<CudaAllocation>();
 		allocation->device = state_;
-		allocation->origin = Allocation::Origin::Borrowed;
+		allocation->origin = CudaAllocation::Origin::Borrowed;
 		allocation->pointer = reinterpret_cast<CUdeviceptr>(mapped.planes.pitched[p]);
 		allocation->size = uint64_t(stride) * format.planes[p].rows(frame.height());
 		allocation->owner = registration;

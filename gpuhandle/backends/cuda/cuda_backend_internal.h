@@ -25,7 +25,7 @@ struct EglInterop;
 // The opened device: shared by the backend and by every allocation, so that frames may outlive
 // the BackendRef (the anchor of the backend's own Context too). Releases what it made (the
 // stream, the primary context) exactly once, after the pending work.
-struct DeviceState final : KeepAlive {
+struct CudaDevice final : KeepAlive {
 	CUdevice device = 0;
 	CUcontext context = nullptr;
 	CUstream stream = nullptr; // the host's stream, or one of ours (ownStream)
@@ -38,10 +38,10 @@ struct DeviceState final : KeepAlive {
 	std::shared_ptr<const EglInterop> egl{};
 	std::string eglUnavailable{};
 
-	DeviceState() = default;
-	DeviceState(const DeviceState &) = delete;
-	DeviceState &operator=(const DeviceState &) = delete;
-	~DeviceState() override;
+	CudaDevice() = default;
+	CudaDevice(const CudaDevice &) = delete;
+	CudaDevice &operator=(const CudaDevice &) = delete;
+	~CudaDevice() override;
 
 	// Keeps `keep` (what stream work whose wait timed out reads or writes: allocations, staging
 	// copies) alive until `event`, recorded after that work, completes; takes over the event.
@@ -61,7 +61,7 @@ private:
 // The anchor of every CudaBuffer the backend hands out: owns the device memory (or the
 // registration, the external memory) and holds the device state. How the backend recognises
 // its frames (dynamic_cast on the resource's anchor, then the device state).
-struct Allocation final : KeepAlive {
+struct CudaAllocation final : KeepAlive {
 	enum class Origin : uint8_t {
 		Owned = 0,          // cuMemAlloc
 		External = 1,       // cuImportExternalMemory + cuExternalMemoryGetMappedBuffer
@@ -69,7 +69,7 @@ struct Allocation final : KeepAlive {
 		Borrowed = 3,       // CUDA memory of the host on this context (the Direct route)
 	};
 
-	std::shared_ptr<DeviceState> device{};
+	std::shared_ptr<CudaDevice> device{};
 	Origin origin = Origin::Owned;
 	CUdeviceptr pointer = 0;
 	uint64_t size = 0;
@@ -80,24 +80,24 @@ struct Allocation final : KeepAlive {
 	// keeps alive; released after the allocation, by the owner's own destructor.
 	KeepAliveRef owner{};
 
-	Allocation() = default;
-	Allocation(const Allocation &) = delete;
-	Allocation &operator=(const Allocation &) = delete;
-	~Allocation() override;
+	CudaAllocation() = default;
+	CudaAllocation(const CudaAllocation &) = delete;
+	CudaAllocation &operator=(const CudaAllocation &) = delete;
+	~CudaAllocation() override;
 };
 
 // A CudaBuffer resource over `allocation` (its pointer and size), anchored by it.
-Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation);
+Result<Resource> bufferResource(const std::shared_ptr<CudaAllocation> &allocation);
 
 // Opens (once per process and device) the EGL interop of `state.device` into `state.egl`, or
 // says in `state.eglUnavailable` why DMA-BUFs cannot import. Never fails the backend's open.
-void attachEglInterop(DeviceState &state);
+void attachEglInterop(CudaDevice &state);
 
 class CudaBackend final : public Backend
 {
 public:
 	CudaBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context,
-		    std::shared_ptr<DeviceState> state)
+		    std::shared_ptr<CudaDevice> state)
 		: Backend(std::move(info), std::move(caps), std::move(context)),
 		  state_(std::move(state))
 	{
@@ -116,10 +116,10 @@ public:
 
 private:
 	// The allocation behind a resource of this backend, or null.
-	const Allocation *allocationOf(const Resource &resource) const;
+	const CudaAllocation *allocationOf(const Resource &resource) const;
 	// The allocation of every plane's resource, or WrongKind for `operation`.
-	Result<std::vector<const Allocation *>> planeAllocations(const Frame &frame,
-								 const char *operation) const;
+	Result<std::vector<const CudaAllocation *>> planeAllocations(const Frame &frame,
+								     const char *operation) const;
 	Result<Frame> importDirect(const Frame &frame);
 	Result<Frame> importOpaqueFd(const Frame &frame);
 	Result<Frame> importHostPointer(const Frame &frame);
@@ -129,7 +129,7 @@ private:
 	// external semaphores, on the CPU (bounded by `timeout`) for every other kind.
 	Status streamWait(const SyncPoint &point, WaitDuration timeout);
 
-	std::shared_ptr<DeviceState> state_;
+	std::shared_ptr<CudaDevice> state_;
 };
 
 } // namespace gpuhandle::cuda

@@ -27,7 +27,7 @@ bool writes(MapAccess access)
 
 // The planes of a frame of this backend (the allocations come from planeAllocations()).
 Result<std::array<PlaneSpan, 4>> planeSpans(const Frame &frame,
-					    const std::vector<const Allocation *> &allocations)
+					    const std::vector<const CudaAllocation *> &allocations)
 {
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(frame.format());
 	if (!info.ok())
@@ -67,7 +67,7 @@ Result<std::array<PlaneSpan, 4>> planeSpans(const Frame &frame,
 
 } // namespace
 
-DeviceState::~DeviceState()
+CudaDevice::~CudaDevice()
 {
 	const Driver &d = driver();
 	// Every parked anchor holds this state, so nothing is pending by now; whatever is (none of
@@ -84,7 +84,7 @@ DeviceState::~DeviceState()
 		d.primaryCtxRelease(device);
 }
 
-Allocation::~Allocation()
+CudaAllocation::~CudaAllocation()
 {
 	const Driver &d = driver();
 	ContextScope scope(d, device ? device->context : nullptr);
@@ -113,7 +113,7 @@ CudaBackend::~CudaBackend()
 	state_->drain(kPendingDrainBound);
 }
 
-Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation)
+Result<Resource> bufferResource(const std::shared_ptr<CudaAllocation> &allocation)
 {
 	CudaBufferDesc desc;
 	desc.pointer = allocation->pointer;
@@ -127,12 +127,12 @@ Result<Resource> bufferResource(const std::shared_ptr<Allocation> &allocation)
 	return Resource(std::move(*buffer));
 }
 
-const Allocation *CudaBackend::allocationOf(const Resource &resource) const
+const CudaAllocation *CudaBackend::allocationOf(const Resource &resource) const
 {
 	const CudaBuffer *buffer = resource.get<CudaBuffer>();
 	if (!buffer)
 		return nullptr;
-	const auto *allocation = dynamic_cast<const Allocation *>(buffer->desc().anchor.get());
+	const auto *allocation = dynamic_cast<const CudaAllocation *>(buffer->desc().anchor.get());
 	if (!allocation || allocation->device != state_)
 		return nullptr;
 	return allocation;
@@ -146,12 +146,12 @@ bool CudaBackend::holds(const Frame &frame) const
 	return frame.numResources() > 0;
 }
 
-Result<std::vector<const Allocation *>> CudaBackend::planeAllocations(const Frame &frame,
-								      const char *operation) const
+Result<std::vector<const CudaAllocation *>>
+CudaBackend::planeAllocations(const Frame &frame, const char *operation) const
 {
 	if (!holds(frame))
 		return notThisBackendsFrame(kName, operation);
-	std::vector<const Allocation *> allocations;
+	std::vector<const CudaAllocation *> allocations;
 	for (uint32_t p = 0; p < frame.numPlanes(); ++p)
 		allocations.push_back(allocationOf(frame.resource(frame.plane(p).resource)));
 	return allocations;
@@ -191,7 +191,7 @@ Status CudaBackend::streamWait(const SyncPoint &point, WaitDuration timeout)
 
 Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
 {
-	Result<std::vector<const Allocation *>> allocations = planeAllocations(frame, "map");
+	Result<std::vector<const CudaAllocation *>> allocations = planeAllocations(frame, "map");
 	if (!allocations.ok())
 		return allocations.error();
 	if (access != MapAccess::Read && access != MapAccess::Write &&
@@ -213,8 +213,8 @@ Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDu
 	// Registered host memory is the frame's own memory: mapped in place once our queued work
 	// on it (a copyFrame that timed out, say) is done.
 	bool inPlace =
-		std::all_of(allocations->begin(), allocations->end(), [](const Allocation *a) {
-			return a->origin == Allocation::Origin::HostRegistered;
+		std::all_of(allocations->begin(), allocations->end(), [](const CudaAllocation *a) {
+			return a->origin == CudaAllocation::Origin::HostRegistered;
 		});
 	if (inPlace) {
 		if (Status done = finishStream(*state_, deadline.remaining()); !done.ok())
@@ -268,7 +268,7 @@ Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDu
 					 [staging] { return Status{}; });
 	// The end function uploads the staged rows and waits for the upload, so that the frame's
 	// next user sees them; the backend's state stays alive through the mapping.
-	std::shared_ptr<DeviceState> state = state_;
+	std::shared_ptr<CudaDevice> state = state_;
 	std::array<PlaneSpan, 4> planes = *spans;
 	auto end = [staging, planes, numPlanes, state, anchors]() -> Status {
 		state->reclaim();
@@ -280,10 +280,12 @@ Result<CpuMapping> CudaBackend::map(const Frame &frame, MapAccess access, WaitDu
 
 Status CudaBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout)
 {
-	Result<std::vector<const Allocation *>> dstAllocations = planeAllocations(dst, "copyFrame");
+	Result<std::vector<const CudaAllocation *>> dstAllocations =
+		planeAllocations(dst, "copyFrame");
 	if (!dstAllocations.ok())
 		return dstAllocations.error();
-	Result<std::vector<const Allocation *>> srcAllocations = planeAllocations(src, "copyFrame");
+	Result<std::vector<const CudaAllocation *>> srcAllocations =
+		planeAllocations(src, "copyFrame");
 	if (!srcAllocations.ok())
 		return srcAllocations.error();
 	if (dst.format() != src.format() || dst.width() != src.width() ||

@@ -50,10 +50,10 @@ inline CUresult copyPlane(const Driver &d, const PlaneSpan &span, uint8_t *host,
 // into pageable memory would block the caller until the stream reaches it, whatever the
 // timeout). Holds the device state: its context frees them.
 struct Staging final : KeepAlive {
-	std::shared_ptr<DeviceState> device{};
+	std::shared_ptr<CudaDevice> device{};
 	std::array<uint8_t *, 4> planes{};
 
-	explicit Staging(std::shared_ptr<DeviceState> state) : device(std::move(state)) {}
+	explicit Staging(std::shared_ptr<CudaDevice> state) : device(std::move(state)) {}
 	Staging(const Staging &) = delete;
 	Staging &operator=(const Staging &) = delete;
 	~Staging() override
@@ -89,7 +89,7 @@ inline Result<CUevent> newEvent(const Driver &d)
 // 20 us). Takes over the event: on Timeout it goes with `keep` (what the queued work reads or
 // writes) to the state's pending list until the work completes, else it is destroyed. A free
 // function: a mapping's end runs it after the backend may be gone.
-inline Status awaitStream(DeviceState &state, CUevent event, WaitDuration timeout,
+inline Status awaitStream(CudaDevice &state, CUevent event, WaitDuration timeout,
 			  std::vector<KeepAliveRef> keep)
 {
 	const Driver &d = driver();
@@ -125,7 +125,7 @@ inline Status awaitStream(DeviceState &state, CUevent event, WaitDuration timeou
 }
 
 // Waits (bounded) for the work already queued on the device's stream, which keeps its own.
-inline Status finishStream(DeviceState &state, WaitDuration timeout)
+inline Status finishStream(CudaDevice &state, WaitDuration timeout)
 {
 	const Driver &d = driver();
 	Result<CUevent> event = [&]() -> Result<CUevent> {
@@ -142,7 +142,7 @@ inline Status finishStream(DeviceState &state, WaitDuration timeout)
 // Queues a copy of each plane between the device and `staging` (toHost: device to host) after
 // making the event that follows them, and waits for them (bounded). What the copies use stays
 // alive until they complete: the allocations in `keep`, the staging copies.
-inline Status stageCopies(const std::shared_ptr<DeviceState> &state,
+inline Status stageCopies(const std::shared_ptr<CudaDevice> &state,
 			  const std::array<PlaneSpan, 4> &spans, uint32_t numPlanes,
 			  const std::shared_ptr<Staging> &staging, bool toHost,
 			  WaitDuration timeout, std::vector<KeepAliveRef> keep)
@@ -180,12 +180,12 @@ inline bool eventEnded(CUevent &event, const Deadline *)
 	return driver().eventQuery(event) != CUDA_ERROR_NOT_READY;
 }
 
-inline void DeviceState::park(CUevent event, std::vector<KeepAliveRef> keep)
+inline void CudaDevice::park(CUevent event, std::vector<KeepAliveRef> keep)
 {
 	pending_.park(event, std::move(keep));
 }
 
-inline void DeviceState::reclaim()
+inline void CudaDevice::reclaim()
 {
 	if (pending_.empty())
 		return;
@@ -195,7 +195,7 @@ inline void DeviceState::reclaim()
 	released = pending_.reclaim(eventEnded, [&](CUevent &event) { d.eventDestroy(event); });
 }
 
-inline bool DeviceState::drain(WaitDuration bound)
+inline bool CudaDevice::drain(WaitDuration bound)
 {
 	if (pending_.empty())
 		return true;

@@ -112,7 +112,7 @@ void runOwnThread(const std::shared_ptr<Worker> &worker)
 	eglReleaseThread();
 }
 
-Status startOwnThread(Device &device)
+Status startOwnThread(GlDevice &device)
 {
 	auto worker = std::make_shared<Worker>();
 	std::promise<std::string> started;
@@ -141,7 +141,7 @@ Status startOwnThread(Device &device)
 	device.context = worker->context;
 	device.worker = worker;
 	device.glThread.store(worker->id); // set before `started`, which result.get() waited for
-	// Posting, so that Device::run bounds its waits by a deadline; inline on the GL thread
+	// Posting, so that GlDevice::run bounds its waits by a deadline; inline on the GL thread
 	// itself (anchors may be dropped there). Work posted after the loop ended is dropped: the
 	// context is gone, and with it everything the work could delete.
 	device.executor = [worker](std::function<void()> work) {
@@ -199,7 +199,7 @@ bool resolveCore(Functions &gl)
 
 // On the GL thread: the version, the extensions and the entry points they bring. Mesa hands out
 // a stub for any name, so availability follows the version and extension list, never a pointer.
-std::optional<Error> queryFeatures(Device &device)
+std::optional<Error> queryFeatures(GlDevice &device)
 {
 	Functions &gl = device.gl;
 	Features &f = device.features;
@@ -356,7 +356,7 @@ BackendCapabilities capabilitiesOf(const Features &f)
 
 Result<BackendRef> openGlBackend(const BackendOpenOptions &options)
 {
-	auto device = std::make_shared<Device>();
+	auto device = std::make_shared<GlDevice>();
 	if (options.context) {
 		auto native = options.context->opengl();
 		if (!native.ok())
@@ -380,7 +380,7 @@ Result<BackendRef> openGlBackend(const BackendOpenOptions &options)
 	} else if (Status started = startOwnThread(*device); !started.ok()) {
 		return std::move(started).error();
 	}
-	// Every EGL call on the GL thread (Device::onGlThread says why), entry points included.
+	// Every EGL call on the GL thread (GlDevice::onGlThread says why), entry points included.
 	std::optional<Error> why;
 	std::optional<DrmNode> renderNode;
 	Status ran = device->run([&device, &why, &renderNode] {

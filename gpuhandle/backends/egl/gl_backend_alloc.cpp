@@ -59,9 +59,9 @@ Result<Frame> GlBackend::allocate(const AllocateRequest &request)
 		return allocateTextures(request);
 	// GL memory is never exportable here (exportFrame says why), so request.exportable changes
 	// nothing: refusing it would refuse every default request.
-	auto object = std::make_shared<Object>();
+	auto object = std::make_shared<GlAllocation>();
 	object->device = device_;
-	object->type = Object::Type::Buffer;
+	object->type = GlAllocation::Type::Buffer;
 	object->size = layout->size;
 	GLenum error = kNoError;
 	Status ran = device_->run([&] {
@@ -112,9 +112,9 @@ Result<Frame> GlBackend::allocateTextures(const AllocateRequest &request)
 		auto transfer = transferFor(device_->features, plane.format);
 		if (!transfer.ok())
 			return std::move(transfer).error();
-		auto object = std::make_shared<Object>();
+		auto object = std::make_shared<GlAllocation>();
 		object->device = device_;
-		object->type = Object::Type::Texture;
+		object->type = GlAllocation::Type::Texture;
 		object->width = plane.rowTexels(request.width);
 		object->height = plane.rows(request.height);
 		object->transfer = *transfer;

@@ -199,9 +199,9 @@ Result<Frame> GlBackend::importOpaqueFd(const Frame &frame)
 					size, buffer.error().message().c_str());
 			return std::move(buffer).error();
 		}
-		auto object = std::make_shared<Object>();
+		auto object = std::make_shared<GlAllocation>();
 		object->device = device_;
-		object->type = Object::Type::Buffer;
+		object->type = GlAllocation::Type::Buffer;
 		object->name = buffer->get<GlBuffer>()->desc().name;
 		object->size = size;
 		object->inner = std::move(*buffer);
@@ -257,9 +257,9 @@ Result<Resource> GlBackend::importImageMemory(const VulkanMemoryFd &memory,
 		return Error::format(ErrorCode::Io, "memory.fd",
 				     "opengl: duplicating fd %d for GL failed: %s.",
 				     memory.desc().fd.get(), std::strerror(errno));
-	auto object = std::make_shared<Object>();
+	auto object = std::make_shared<GlAllocation>();
 	object->device = device_;
-	object->type = Object::Type::Texture;
+	object->type = GlAllocation::Type::Texture;
 	object->width = e.width;
 	object->height = e.height;
 	object->transfer = *transfer;
@@ -372,16 +372,16 @@ Result<Frame> GlBackend::importDmaBuf(const Frame &frame)
 					    EGL_DMA_BUF_PLANE0_MODIFIER_HI_EXT,
 					    static_cast<EGLint>(modifier >> 32) });
 		attributes.push_back(EGL_NONE);
-		auto object = std::make_shared<Object>();
+		auto object = std::make_shared<GlAllocation>();
 		object->device = device_;
-		object->type = Object::Type::Texture;
+		object->type = GlAllocation::Type::Texture;
 		object->width = plane.rowTexels(frame.width());
 		object->height = plane.rows(frame.height());
 		object->transfer = *transfer;
 		object->source = source;
 		GLenum error = kNoError;
 		EGLint imageError = EGL_SUCCESS;
-		// On the GL thread, EGL included (Device::onGlThread says why).
+		// On the GL thread, EGL included (GlDevice::onGlThread says why).
 		Status ran = device_->run([&] {
 			const Functions &gl = device_->gl;
 			object->eglImage = gl.eglCreateImage(device_->display, EGL_NO_CONTEXT,

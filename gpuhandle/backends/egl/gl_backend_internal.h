@@ -189,10 +189,10 @@ struct Worker {
 };
 
 // Everything a frame of the backend needs: it outlives the BackendRef through the anchors.
-class Device final : public KeepAlive
+class GlDevice final : public KeepAlive
 {
 public:
-	~Device() override;
+	~GlDevice() override;
 
 	// Runs `work` where the context is current and waits for it: inline on the GL thread when
 	// the context is current there, else through the executor. Timeout (nothing ran, nor will)
@@ -224,17 +224,17 @@ public:
 	// twice (by libEGL's destructor and by the thread's own exit), corrupting the heap.
 	bool onGlThread() const;
 };
-using DeviceRef = std::shared_ptr<Device>;
+using DeviceRef = std::shared_ptr<GlDevice>;
 
-// An executor for other GL code's releases: Device::release (inline where the context is
+// An executor for other GL code's releases: GlDevice::release (inline where the context is
 // current, where a blocking host executor would wait for itself).
 GlExecutor inlineWhereCurrent(DeviceRef device);
 
 // The anchor of every resource the backend makes: the GL names (deleted once, on the GL thread)
 // and what they came from. Frames of this backend are those whose resources carry one of these.
-struct Object final : KeepAlive {
+struct GlAllocation final : KeepAlive {
 	enum class Type : uint8_t { Buffer, Texture };
-	~Object() override;
+	~GlAllocation() override;
 
 	DeviceRef device{};
 	Type type = Type::Buffer;
@@ -251,10 +251,10 @@ struct Object final : KeepAlive {
 };
 
 // The anchor of `resource` when it is a GL buffer or texture of `device`, else null.
-const Object *objectOf(const Resource &resource, const Device &device);
+const GlAllocation *objectOf(const Resource &resource, const GlDevice &device);
 
 // Makes a resource over `object` (a GlBuffer or GlTexture naming it, anchored by it).
-Result<Resource> resourceOf(std::shared_ptr<Object> object);
+Result<Resource> resourceOf(std::shared_ptr<GlAllocation> object);
 
 // Restores the bindings and pixel-store state the backend touches, so a host context is left as
 // it was. Made on the GL thread.
@@ -274,8 +274,10 @@ private:
 
 // Texture pixels to or from memory (a CPU pointer, or an offset in the bound pack/unpack buffer)
 // whose rows are `rowTexels` texels apart. On the GL thread; the caller reads glGetError.
-void downloadTexture(const Device &device, const Object &texture, void *at, uint32_t rowTexels);
-void uploadTexture(const Device &device, const Object &texture, const void *at, uint32_t rowTexels);
+void downloadTexture(const GlDevice &device, const GlAllocation &texture, void *at,
+		     uint32_t rowTexels);
+void uploadTexture(const GlDevice &device, const GlAllocation &texture, const void *at,
+		   uint32_t rowTexels);
 
 // The first GL error since the last call (and clears the rest).
 GLenum takeError(const Functions &gl);

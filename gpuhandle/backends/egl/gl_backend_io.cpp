@@ -25,8 +25,8 @@ namespace {
 // One resource of a mapped frame: a GL buffer mapped in place or through a staging buffer, or a
 // texture read into (and written back from) CPU bytes.
 struct MappedResource {
-	KeepAliveRef anchor{}; // the Object, alive while mapped
-	const Object *object = nullptr;
+	KeepAliveRef anchor{}; // the GlAllocation, alive while mapped
+	const GlAllocation *object = nullptr;
 	uint8_t *base = nullptr;
 	GLuint staging = 0;
 	std::vector<uint8_t> bytes{};
@@ -53,7 +53,7 @@ GLenum endAccess(MapState &state)
 	bool write = writes(state.access);
 	for (uint32_t r = 0; r < state.count; ++r) {
 		MappedResource &m = state.resources[r];
-		if (m.object->type == Object::Type::Texture) {
+		if (m.object->type == GlAllocation::Type::Texture) {
 			if (write)
 				uploadTexture(*state.device, *m.object, m.bytes.data(),
 					      m.object->width);
@@ -118,8 +118,8 @@ GLenum beginAccess(MapState &state)
 	GLbitfield bits = (read ? kMapReadBit : 0) | (writes(state.access) ? kMapWriteBit : 0);
 	for (uint32_t r = 0; r < state.count; ++r) {
 		MappedResource &m = state.resources[r];
-		const Object &object = *m.object;
-		if (object.type == Object::Type::Texture) {
+		const GlAllocation &object = *m.object;
+		if (object.type == GlAllocation::Type::Texture) {
 			m.bytes.assign(uint64_t(object.width) * object.height *
 					       object.transfer.bytesPerTexel,
 				       0);
@@ -210,7 +210,7 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 	for (uint32_t p = 0; p < frame.numPlanes(); ++p) {
 		const PlaneView &view = frame.plane(p);
 		MappedResource &m = state->resources[view.resource];
-		if (m.object->type == Object::Type::Texture) {
+		if (m.object->type == GlAllocation::Type::Texture) {
 			planes[p] = m.bytes.data();
 			strides[p] = m.object->width * m.object->transfer.bytesPerTexel;
 		} else {
@@ -266,12 +266,12 @@ Status GlBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration tim
 		takeError(gl);
 		for (uint32_t p = 0; p < info->numPlanes && !refused; ++p) {
 			const PlaneView &sv = src.plane(p), &dv = dst.plane(p);
-			const Object &so = *objectOf(src.resource(sv.resource), *device_);
-			const Object &dob = *objectOf(dst.resource(dv.resource), *device_);
+			const GlAllocation &so = *objectOf(src.resource(sv.resource), *device_);
+			const GlAllocation &dob = *objectOf(dst.resource(dv.resource), *device_);
 			uint32_t rows = info->planes[p].rows(src.height());
 			uint64_t rowBytes = info->planes[p].rowBytes(src.width());
-			bool srcTexture = so.type == Object::Type::Texture,
-			     dstTexture = dob.type == Object::Type::Texture;
+			bool srcTexture = so.type == GlAllocation::Type::Texture,
+			     dstTexture = dob.type == GlAllocation::Type::Texture;
 			if (srcTexture && dstTexture) {
 				if (!gl.copyImageSubData) {
 					refused = Error(
@@ -304,7 +304,7 @@ Status GlBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration tim
 				// Between a texture and a buffer through the pack/unpack binding:
 				// rows are counted in texels there.
 				const PlaneView &bufferView = srcTexture ? dv : sv;
-				const Object &texture = srcTexture ? so : dob;
+				const GlAllocation &texture = srcTexture ? so : dob;
 				uint32_t texel = texture.transfer.bytesPerTexel;
 				if (bufferView.stride % texel) {
 					refused = Error::format(

@@ -15,7 +15,7 @@
 
 namespace gpuhandle::gl {
 
-Device::~Device()
+GlDevice::~GlDevice()
 {
 	if (!worker)
 		return;
@@ -50,13 +50,13 @@ struct Call {
 
 } // namespace
 
-bool Device::onGlThread() const
+bool GlDevice::onGlThread() const
 {
 	return std::this_thread::get_id() == glThread.load(std::memory_order_acquire) &&
 	       eglGetCurrentContext() == context;
 }
 
-Status Device::run(const std::function<void()> &work, WaitDuration timeout) const
+Status GlDevice::run(const std::function<void()> &work, WaitDuration timeout) const
 {
 	if (onGlThread()) {
 		work();
@@ -86,7 +86,7 @@ Status Device::run(const std::function<void()> &work, WaitDuration timeout) cons
 	std::unique_lock<std::mutex> lock(call->mutex);
 	auto done = [&call] { return call->stage == Call::Stage::Done; };
 	// The copy of `work` goes here, on the caller's thread, whoever drops `call` last: what it
-	// holds (a Device) must not be released on the GL thread it would have to stop.
+	// holds (a GlDevice) must not be released on the GL thread it would have to stop.
 	struct DropWork {
 		Call &call;
 		~DropWork() { call.work = nullptr; }
@@ -122,7 +122,7 @@ Status Device::run(const std::function<void()> &work, WaitDuration timeout) cons
 	return {};
 }
 
-void Device::release(std::function<void()> work) const
+void GlDevice::release(std::function<void()> work) const
 {
 	if (onGlThread()) {
 		work();
@@ -133,8 +133,8 @@ void Device::release(std::function<void()> work) const
 		return;
 	}
 	// The backend's own thread: waited for, so that what the work releases (a source frame's
-	// fds) is gone when the caller goes on, and the closure (holding the Device) is dropped
-	// here rather than on the thread the Device's end has to join. Timed out, nothing ran: it
+	// fds) is gone when the caller goes on, and the closure (holding the GlDevice) is dropped
+	// here rather than on the thread the GlDevice's end has to join. Timed out, nothing ran: it
 	// is queued again, to run whenever the thread gets to it.
 	if (!run(work).ok())
 		executor(std::move(work));
@@ -147,7 +147,7 @@ GlExecutor inlineWhereCurrent(DeviceRef device)
 	};
 }
 
-Object::~Object()
+GlAllocation::~GlAllocation()
 {
 	if (!inner.empty() || !device)
 		return; // an import's own anchor deletes its names
@@ -175,21 +175,21 @@ Object::~Object()
 	device->release(std::move(destroy));
 }
 
-const Object *objectOf(const Resource &resource, const Device &device)
+const GlAllocation *objectOf(const Resource &resource, const GlDevice &device)
 {
 	const KeepAliveRef *anchor = nullptr;
 	if (const GlBuffer *buffer = resource.get<GlBuffer>())
 		anchor = &buffer->desc().anchor;
 	else if (const GlTexture *texture = resource.get<GlTexture>())
 		anchor = &texture->desc().anchor;
-	const auto *object = anchor ? dynamic_cast<const Object *>(anchor->get()) : nullptr;
+	const auto *object = anchor ? dynamic_cast<const GlAllocation *>(anchor->get()) : nullptr;
 	return object && object->device.get() == &device ? object : nullptr;
 }
 
-Result<Resource> resourceOf(std::shared_ptr<Object> object)
+Result<Resource> resourceOf(std::shared_ptr<GlAllocation> object)
 {
-	const Device &device = *object->device;
-	if (object->type == Object::Type::Buffer) {
+	const GlDevice &device = *object->device;
+	if (object->type == GlAllocation::Type::Buffer) {
 		auto buffer = GlBuffer::create({ object->name, kCopyReadBuffer, object->size,
 						 device.context, GlFlavour::Egl, object });
 		if (!buffer.ok())
@@ -290,7 +290,8 @@ BindingGuard::~BindingGuard()
 	gl_.pixelStorei(kUnpackAlignment, unpackAlign_);
 }
 
-void downloadTexture(const Device &device, const Object &texture, void *at, uint32_t rowTexels)
+void downloadTexture(const GlDevice &device, const GlAllocation &texture, void *at,
+		     uint32_t rowTexels)
 {
 	const Functions &gl = device.gl;
 	const Transfer &t = texture.transfer;
@@ -312,7 +313,8 @@ void downloadTexture(const Device &device, const Object &texture, void *at, uint
 	gl.deleteFramebuffers(1, &framebuffer);
 }
 
-void uploadTexture(const Device &device, const Object &texture, const void *at, uint32_t rowTexels)
+void uploadTexture(const GlDevice &device, const GlAllocation &texture, const void *at,
+		   uint32_t rowTexels)
 {
 	const Functions &gl = device.gl;
 	const Transfer &t = texture.transfer;

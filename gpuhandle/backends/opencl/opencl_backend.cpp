@@ -10,7 +10,7 @@
 
 #include <CL/cl_ext.h>
 
-namespace gpuhandle {
+namespace gpuhandle::opencl {
 
 namespace {
 
@@ -250,7 +250,7 @@ bool OpenClDevice::takesImageFormat(uint32_t order, uint32_t type) const noexcep
 	});
 }
 
-Result<Resource> openClResource(std::shared_ptr<OpenClBacking> backing, uint64_t size)
+Result<Resource> openClResource(std::shared_ptr<OpenClAllocation> backing, uint64_t size)
 {
 	void *mem = backing->mem;
 	void *queue = backing->device->queue;
@@ -260,8 +260,13 @@ Result<Resource> openClResource(std::shared_ptr<OpenClBacking> backing, uint64_t
 	return Resource(std::move(made).value());
 }
 
+} // namespace gpuhandle::opencl
+
+namespace gpuhandle {
+
 Result<BackendRef> openOpenClBackend(const BackendOpenOptions &options)
 {
+	using namespace opencl;
 	auto device = std::make_shared<OpenClDevice>();
 	Status opened = options.context ? adoptHostContext(*options.context, *device)
 					: openOwnDevice(options.deviceIndex, *device);
@@ -290,12 +295,16 @@ Result<BackendRef> openOpenClBackend(const BackendOpenOptions &options)
 							  std::move(context), std::move(device)));
 }
 
-const OpenClBacking *OpenClBackend::backingOf(const Resource &resource) const noexcept
+} // namespace gpuhandle
+
+namespace gpuhandle::opencl {
+
+const OpenClAllocation *OpenClBackend::backingOf(const Resource &resource) const noexcept
 {
 	const OpenClMem *mem = resource.get<OpenClMem>();
 	if (!mem)
 		return nullptr;
-	auto *backing = dynamic_cast<const OpenClBacking *>(mem->desc().anchor.get());
+	auto *backing = dynamic_cast<const OpenClAllocation *>(mem->desc().anchor.get());
 	return backing && backing->device == device_ ? backing : nullptr;
 }
 
@@ -363,7 +372,7 @@ Result<Frame> OpenClBackend::allocate(const AllocateRequest &request)
 		clCreateBuffer(device_->context, CL_MEM_READ_WRITE, layout->size, nullptr, &error);
 	if (!mem)
 		return allocationFailed("clCreateBuffer", layout->size, error);
-	auto backing = std::make_shared<OpenClBacking>();
+	auto backing = std::make_shared<OpenClAllocation>();
 	backing->device = device_;
 	backing->mem = mem;
 	backing->ownsMem = true;
@@ -417,7 +426,7 @@ Result<Frame> OpenClBackend::allocateImages(const AllocateRequest &request)
 						uint64_t(width) * height *
 							bytesPerTexel(info->planes[i].format),
 						error);
-		auto backing = std::make_shared<OpenClBacking>();
+		auto backing = std::make_shared<OpenClAllocation>();
 		backing->device = device_;
 		backing->mem = mem;
 		backing->ownsMem = true;
@@ -470,4 +479,4 @@ Result<Frame> OpenClBackend::importFrame(const Frame &frame, ImportRoute route)
 				 "are the planner's to make.");
 }
 
-} // namespace gpuhandle
+} // namespace gpuhandle::opencl

@@ -18,7 +18,7 @@
 
 #include <CL/cl.h>
 
-namespace gpuhandle {
+namespace gpuhandle::opencl {
 
 // How long the ends of the backend and of the device wait for pending commands.
 inline constexpr WaitDuration kOpenClDrainBound = kDefaultWaitTimeout;
@@ -70,7 +70,7 @@ private:
 // (and the same device) is what makes a frame "of this backend". Members go
 // after the destructor body, device last, so the cl_mem is gone before the
 // context that made it.
-struct OpenClBacking final : KeepAlive {
+struct OpenClAllocation final : KeepAlive {
 	std::shared_ptr<OpenClDevice> device{};
 	cl_mem mem = nullptr;
 	bool ownsMem = false;         // allocated or retained here: released in the destructor
@@ -79,7 +79,7 @@ struct OpenClBacking final : KeepAlive {
 	Resource inner{};             // a host-pointer import, which owns its cl_mem
 	Resource source{};            // the resource an import uses in place
 
-	~OpenClBacking() override
+	~OpenClAllocation() override
 	{
 		if (ownsMem)
 			clReleaseMemObject(mem);
@@ -91,7 +91,7 @@ std::string openClDeviceName(cl_device_id device);
 
 // An OpenClMem over `backing` (its mem, the device's queue, `size` bytes; 0 for
 // images).
-Result<Resource> openClResource(std::shared_ptr<OpenClBacking> backing, uint64_t size);
+Result<Resource> openClResource(std::shared_ptr<OpenClAllocation> backing, uint64_t size);
 
 class OpenClBackend final : public Backend
 {
@@ -115,7 +115,7 @@ public:
 	bool holds(const Frame &frame) const override;
 
 	// The backing of a resource this backend made, or null.
-	const OpenClBacking *backingOf(const Resource &resource) const noexcept;
+	const OpenClAllocation *backingOf(const Resource &resource) const noexcept;
 
 private:
 	Result<Frame> allocateImages(const AllocateRequest &request);
@@ -125,4 +125,4 @@ private:
 	std::shared_ptr<OpenClDevice> device_;
 };
 
-} // namespace gpuhandle
+} // namespace gpuhandle::opencl

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace gpuhandle {
+namespace gpuhandle::opencl {
 
 namespace {
 
@@ -96,7 +96,8 @@ Status unmapAll(OpenClDevice &device, const std::array<MappedMem, 4> &mapped, ui
 
 // Enqueues the map without waiting (the caller waits with its budget); the
 // pointer and an image's pitch are known at once.
-Result<MappedMem> mapOne(cl_command_queue queue, const OpenClBacking &backing, cl_map_flags flags)
+Result<MappedMem> mapOne(cl_command_queue queue, const OpenClAllocation &backing,
+			 cl_map_flags flags)
 {
 	MappedMem mapped;
 	mapped.mem = backing.mem;
@@ -277,8 +278,8 @@ namespace {
 
 // Copies one plane of `rows` rows of `rowBytes` bytes (`texels` texels) between
 // two cl_mems.
-cl_int copyPlane(cl_command_queue queue, const OpenClBacking &src, const PlaneView &srcView,
-		 const OpenClBacking &dst, const PlaneView &dstView, size_t texels, size_t rows,
+cl_int copyPlane(cl_command_queue queue, const OpenClAllocation &src, const PlaneView &srcView,
+		 const OpenClAllocation &dst, const PlaneView &dstView, size_t texels, size_t rows,
 		 size_t rowBytes)
 {
 	size_t zero[3] = { 0, 0, 0 };
@@ -408,7 +409,7 @@ Result<Frame> OpenClBackend::importDirect(const Frame &frame)
 				"OpenCL does not share memory objects between contexts.";
 			return routeNotSupported(kName, ImportRoute::Direct, why.c_str());
 		}
-		auto backing = std::make_shared<OpenClBacking>();
+		auto backing = std::make_shared<OpenClAllocation>();
 		backing->device = device_;
 		backing->mem = clMem;
 		backing->source = frame.resource(i);
@@ -473,7 +474,7 @@ Result<Frame> OpenClBackend::importHostPointer(const Frame &frame)
 			*bytes, device_->context, device_->queue, MapAccess::ReadWrite);
 		if (!inner.ok())
 			return std::move(inner).error();
-		auto backing = std::make_shared<OpenClBacking>();
+		auto backing = std::make_shared<OpenClAllocation>();
 		backing->device = device_;
 		backing->mem = static_cast<cl_mem>(inner->get<OpenClMem>()->desc().mem);
 		backing->inner = std::move(*inner);
@@ -488,4 +489,4 @@ Result<Frame> OpenClBackend::importHostPointer(const Frame &frame)
 	return Frame::create(std::move(desc));
 }
 
-} // namespace gpuhandle
+} // namespace gpuhandle::opencl

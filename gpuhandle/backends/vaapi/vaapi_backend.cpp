@@ -34,7 +34,7 @@ Error unavailable(const char *field, const std::string &why)
 // being printed to stderr.
 void recordMessage(void *context, const char *message)
 {
-	auto *state = static_cast<DisplayState *>(context);
+	auto *state = static_cast<VaApiDevice *>(context);
 	std::lock_guard<std::mutex> lock(state->messageMutex);
 	state->lastMessage = message ? message : "";
 	while (!state->lastMessage.empty() &&
@@ -43,7 +43,7 @@ void recordMessage(void *context, const char *message)
 }
 
 // Our own display on /dev/dri/renderD(128 + index).
-Status openOwnDisplay(DisplayState &state, uint32_t index, DeviceInfo &info)
+Status openOwnDisplay(VaApiDevice &state, uint32_t index, DeviceInfo &info)
 {
 	std::string path = "/dev/dri/renderD" + std::to_string(128 + static_cast<uint64_t>(index));
 	int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
@@ -75,7 +75,7 @@ Status openOwnDisplay(DisplayState &state, uint32_t index, DeviceInfo &info)
 	return {};
 }
 
-Status openHostDisplay(DisplayState &state, const ContextRef &context, DeviceInfo &info)
+Status openHostDisplay(VaApiDevice &state, const ContextRef &context, DeviceInfo &info)
 {
 	if (context->backend() != BackendKind::VaApi)
 		return Error::format(ErrorCode::InvalidArgument, "context",
@@ -105,7 +105,7 @@ std::optional<PciBusId> pciBusIdOf(const DrmNode &node)
 	return *pci;
 }
 
-void describe(const DisplayState &state, DeviceInfo &info)
+void describe(const VaApiDevice &state, DeviceInfo &info)
 {
 	info.backend = BackendKind::VaApi;
 	const char *vendor = vaQueryVendorString(state.display);
@@ -177,7 +177,7 @@ bool driverCopies([[maybe_unused]] VADisplay display)
 #endif
 }
 
-BackendCapabilities capabilitiesOf(const DisplayState &state)
+BackendCapabilities capabilitiesOf(const VaApiDevice &state)
 {
 	BackendCapabilities caps;
 	caps.allocates = { ResourceKind::VaSurface };
@@ -280,7 +280,7 @@ Result<Frame> VaApiBackend::allocate(const AllocateRequest &request)
 		++count;
 	}
 #endif
-	auto surface = std::make_shared<Surface>();
+	auto surface = std::make_shared<VaApiAllocation>();
 	surface->display = state_;
 	VAStatus status = vaCreateSurfaces(state_->display, *rt, request.width, request.height,
 					   &surface->id, 1, attribs.data(), count);
@@ -303,7 +303,7 @@ Result<Frame> VaApiBackend::allocate(const AllocateRequest &request)
 
 Result<Frame> VaApiBackend::exportFrame(const Frame &frame, ResourceKind kind)
 {
-	const Surface *surface = surfaceOf(frame);
+	const VaApiAllocation *surface = surfaceOf(frame);
 	if (!surface)
 		return notThisBackendsFrame(kName, "exportFrame");
 	if (kind != ResourceKind::DmaBuf)
@@ -403,7 +403,7 @@ Result<Frame> VaApiBackend::importDirect(const Frame &frame)
 	if (native->desc().display != state_->display)
 		return routeNotSupported(kName, ImportRoute::Direct,
 					 "the frame's surface belongs to another VADisplay.");
-	auto surface = std::make_shared<Surface>();
+	auto surface = std::make_shared<VaApiAllocation>();
 	surface->display = state_;
 	surface->id = native->desc().surface;
 	surface->owned = false;
@@ -474,7 +474,7 @@ Result<Frame> VaApiBackend::importDmaBuf(const Frame &frame)
 	attribs[1].flags = VA_SURFACE_ATTRIB_SETTABLE;
 	attribs[1].value.type = VAGenericValueTypePointer;
 	attribs[1].value.value.p = &prime;
-	auto surface = std::make_shared<Surface>();
+	auto surface = std::make_shared<VaApiAllocation>();
 	surface->display = state_;
 	VAStatus status = vaCreateSurfaces(state_->display, *rt, frame.width(), frame.height(),
 					   &surface->id, 1, attribs.data(), 2);
@@ -497,7 +497,7 @@ Result<Frame> VaApiBackend::importDmaBuf(const Frame &frame)
 Result<BackendRef> openVaApiBackend(const BackendOpenOptions &options)
 {
 	using namespace vaapi;
-	auto state = std::make_shared<DisplayState>();
+	auto state = std::make_shared<VaApiDevice>();
 	DeviceInfo info;
 	Status opened = options.context ? openHostDisplay(*state, options.context, info)
 					: openOwnDisplay(*state, options.deviceIndex, info);

@@ -20,7 +20,7 @@ inline constexpr const char *kName = "vaapi";
 
 // The opened display: shared by the backend and every surface, so that frames may outlive the
 // BackendRef (and the anchor of the backend's own Context). Terminates what it opened, once.
-struct DisplayState final : KeepAlive {
+struct VaApiDevice final : KeepAlive {
 	VADisplay display = nullptr;
 	UniqueFd renderNode{};    // our own display's DRM render node (closed after vaTerminate)
 	bool ownDisplay = false;  // vaInitialize succeeded on our display: vaTerminate it
@@ -32,24 +32,24 @@ struct DisplayState final : KeepAlive {
 	std::mutex messageMutex{};
 	std::string lastMessage{};
 
-	DisplayState() = default;
-	DisplayState(const DisplayState &) = delete;
-	DisplayState &operator=(const DisplayState &) = delete;
-	~DisplayState() override;
+	VaApiDevice() = default;
+	VaApiDevice(const VaApiDevice &) = delete;
+	VaApiDevice &operator=(const VaApiDevice &) = delete;
+	~VaApiDevice() override;
 };
 
 // The anchor of every VaSurface the backend hands out: destroys the surfaces it created (not
 // the host's, which it borrows) and holds the display state and, for imports, the source frame.
-struct Surface final : KeepAlive {
-	std::shared_ptr<DisplayState> display{};
+struct VaApiAllocation final : KeepAlive {
+	std::shared_ptr<VaApiDevice> display{};
 	VASurfaceID id = VA_INVALID_SURFACE;
 	bool owned = true; // created by vaCreateSurfaces here: destroyed with the anchor
 	std::optional<Frame> source{}; // imports: the frame (DMA-BUF, host surface) it came from
 
-	Surface() = default;
-	Surface(const Surface &) = delete;
-	Surface &operator=(const Surface &) = delete;
-	~Surface() override;
+	VaApiAllocation() = default;
+	VaApiAllocation(const VaApiAllocation &) = delete;
+	VaApiAllocation &operator=(const VaApiAllocation &) = delete;
+	~VaApiAllocation() override;
 };
 
 // Waits for the surface's pending work, bounded by `timeout`: vaSyncSurface2 (VA-API 1.9) where
@@ -62,13 +62,14 @@ Error vaError(const char *field, const char *call, VAStatus status);
 
 // A frame of `like`'s format, size, colour and sync over one VA surface: every plane is in
 // resource 0 with no CPU stride (a surface is opaque until mapped or exported).
-Result<Frame> frameOverSurface(const FrameDesc &like, const std::shared_ptr<Surface> &surface);
+Result<Frame> frameOverSurface(const FrameDesc &like,
+			       const std::shared_ptr<VaApiAllocation> &surface);
 
 class VaApiBackend final : public Backend
 {
 public:
 	VaApiBackend(DeviceInfo info, BackendCapabilities caps, ContextRef context,
-		     std::shared_ptr<DisplayState> state)
+		     std::shared_ptr<VaApiDevice> state)
 		: Backend(std::move(info), std::move(caps), std::move(context)),
 		  state_(std::move(state))
 	{
@@ -84,11 +85,11 @@ public:
 
 private:
 	// The surface of a frame of this backend, or null.
-	const Surface *surfaceOf(const Frame &frame) const;
+	const VaApiAllocation *surfaceOf(const Frame &frame) const;
 	Result<Frame> importDirect(const Frame &frame);
 	Result<Frame> importDmaBuf(const Frame &frame);
 
-	std::shared_ptr<DisplayState> state_;
+	std::shared_ptr<VaApiDevice> state_;
 };
 
 } // namespace gpuhandle::vaapi

@@ -85,14 +85,14 @@ Result<VAImage> imageOf(VADisplay display, VASurfaceID surface, const Frame &fra
 
 } // namespace
 
-DisplayState::~DisplayState()
+VaApiDevice::~VaApiDevice()
 {
 	if (ownDisplay && display)
 		vaTerminate(display);
 	// renderNode closes after the display that used it.
 }
 
-Surface::~Surface()
+VaApiAllocation::~VaApiAllocation()
 {
 	if (owned && display && id != VA_INVALID_SURFACE)
 		vaDestroySurfaces(display->display, &id, 1);
@@ -141,7 +141,8 @@ Error vaError(const char *field, const char *call, VAStatus status)
 			     vaErrorStr(status), status);
 }
 
-Result<Frame> frameOverSurface(const FrameDesc &like, const std::shared_ptr<Surface> &surface)
+Result<Frame> frameOverSurface(const FrameDesc &like,
+			       const std::shared_ptr<VaApiAllocation> &surface)
 {
 	VaSurfaceDesc native;
 	native.surface = surface->id;
@@ -162,14 +163,14 @@ Result<Frame> frameOverSurface(const FrameDesc &like, const std::shared_ptr<Surf
 	return Frame::create(std::move(desc));
 }
 
-const Surface *VaApiBackend::surfaceOf(const Frame &frame) const
+const VaApiAllocation *VaApiBackend::surfaceOf(const Frame &frame) const
 {
 	if (frame.numResources() != 1)
 		return nullptr;
 	const VaSurface *surface = frame.resource(0).get<VaSurface>();
 	if (!surface)
 		return nullptr;
-	const auto *anchor = dynamic_cast<const Surface *>(surface->desc().anchor.get());
+	const auto *anchor = dynamic_cast<const VaApiAllocation *>(surface->desc().anchor.get());
 	if (!anchor || anchor->display != state_)
 		return nullptr;
 	return anchor;
@@ -182,7 +183,7 @@ bool VaApiBackend::holds(const Frame &frame) const
 
 Result<CpuMapping> VaApiBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
 {
-	const Surface *surface = surfaceOf(frame);
+	const VaApiAllocation *surface = surfaceOf(frame);
 	if (!surface)
 		return notThisBackendsFrame(kName, "map");
 	if (access != MapAccess::Read && access != MapAccess::Write &&
@@ -219,7 +220,7 @@ Result<CpuMapping> VaApiBackend::map(const Frame &frame, MapAccess access, WaitD
 	}
 	// Ends once: unmaps, uploads a copied image the caller wrote (a derived one is the
 	// surface's own memory), frees the image. The state keeps the display alive.
-	std::shared_ptr<DisplayState> state = state_;
+	std::shared_ptr<VaApiDevice> state = state_;
 	bool upload = writes(access) && !derived;
 	uint32_t width = frame.width();
 	uint32_t height = frame.height();
@@ -242,8 +243,8 @@ Result<CpuMapping> VaApiBackend::map(const Frame &frame, MapAccess access, WaitD
 
 Status VaApiBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout)
 {
-	const Surface *to = surfaceOf(dst);
-	const Surface *from = surfaceOf(src);
+	const VaApiAllocation *to = surfaceOf(dst);
+	const VaApiAllocation *from = surfaceOf(src);
 	if (!to || !from)
 		return notThisBackendsFrame(kName, "copyFrame");
 	if (dst.format() != src.format() || dst.width() != src.width() ||

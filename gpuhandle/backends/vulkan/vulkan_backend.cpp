@@ -1,5 +1,5 @@
 // The Vulkan backend: opening its device (the host's or its own), its DeviceInfo and
-// capabilities. Allocation is in vulkan_backend_alloc.cpp, map and copies in
+// capabilities. VulkanAllocation is in vulkan_backend_alloc.cpp, map and copies in
 // vulkan_backend_io.cpp, export and import in vulkan_backend_import.cpp and (DMA-BUF)
 // vulkan_backend_dmabuf.cpp. libvulkan is never linked: the host's vkGetInstanceProcAddr, or
 // the one of a dlopen()ed libvulkan.so.1, resolves everything.
@@ -14,7 +14,7 @@
 
 namespace gpuhandle {
 
-using namespace vkbackend;
+using namespace vulkan;
 using detail::MaybeError;
 
 namespace {
@@ -40,7 +40,7 @@ Error notSupported(const char *field, const std::string &why)
 }
 
 // The loader's vkGetInstanceProcAddr from libvulkan.so.1 (never dlclose()d).
-MaybeError loadLoader(DeviceState &state)
+MaybeError loadLoader(VulkanDevice &state)
 {
 	RuntimeLibrary loader("libvulkan.so.1", "The Vulkan loader", "context");
 	loader.need("vkGetInstanceProcAddr", state.getInstanceProcAddr);
@@ -48,12 +48,12 @@ MaybeError loadLoader(DeviceState &state)
 }
 
 template<typename Pfn>
-Pfn instanceFn(const DeviceState &state, const char *name)
+Pfn instanceFn(const VulkanDevice &state, const char *name)
 {
 	return reinterpret_cast<Pfn>(state.getInstanceProcAddr(state.instance, name));
 }
 
-std::vector<std::string> offeredExtensions(const DeviceState &state)
+std::vector<std::string> offeredExtensions(const VulkanDevice &state)
 {
 	auto enumerate = instanceFn<PFN_vkEnumerateDeviceExtensionProperties>(
 		state, "vkEnumerateDeviceExtensionProperties");
@@ -70,7 +70,7 @@ std::vector<std::string> offeredExtensions(const DeviceState &state)
 }
 
 // An instance, physical device `index` and a device with one queue and every wanted extension.
-MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::string> &enabled)
+MaybeError createOwnDevice(VulkanDevice &state, uint32_t index, std::vector<std::string> &enabled)
 {
 	if (auto e = loadLoader(state))
 		return e;
@@ -200,8 +200,8 @@ MaybeError createOwnDevice(DeviceState &state, uint32_t index, std::vector<std::
 // The host's device: its handles, and the extensions it says it enabled (or, when it does not
 // say, those whose entry points the device resolves). The state keeps `context` (and so the
 // host's device, through its anchor) until the last of its objects is gone.
-MaybeError adoptHostDevice(DeviceState &state, const ContextRef &context, const VulkanContext &host,
-			   std::vector<std::string> &enabled)
+MaybeError adoptHostDevice(VulkanDevice &state, const ContextRef &context,
+			   const VulkanContext &host, std::vector<std::string> &enabled)
 {
 	state.hostContext = context;
 	if (host.getInstanceProcAddr)
@@ -219,7 +219,7 @@ MaybeError adoptHostDevice(DeviceState &state, const ContextRef &context, const 
 	return std::nullopt;
 }
 
-void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool told)
+void findExtensions(VulkanDevice &state, std::vector<std::string> &enabled, bool told)
 {
 	auto resolves = [&](const char *fn) {
 		return state.getDeviceProcAddr(state.device, fn) != nullptr;
@@ -254,7 +254,7 @@ void findExtensions(DeviceState &state, std::vector<std::string> &enabled, bool 
 }
 
 // Entry points, the queue and a command pool: what every later call needs.
-MaybeError prepareDevice(DeviceState &state)
+MaybeError prepareDevice(VulkanDevice &state)
 {
 	state.getDeviceProcAddr = instanceFn<PFN_vkGetDeviceProcAddr>(state, "vkGetDeviceProcAddr");
 	if (!state.getDeviceProcAddr)
@@ -301,7 +301,7 @@ MaybeError prepareDevice(DeviceState &state)
 }
 
 // DeviceInfo and the context's identities from the physical device's properties.
-DeviceInfo describe(DeviceState &state, VulkanContext &context)
+DeviceInfo describe(VulkanDevice &state, VulkanContext &context)
 {
 	const std::vector<std::string> offered = offeredExtensions(state);
 	VkPhysicalDeviceProperties2 properties{};
@@ -381,7 +381,7 @@ DeviceInfo describe(DeviceState &state, VulkanContext &context)
 	return info;
 }
 
-BackendCapabilities capabilitiesOf(const DeviceState &state)
+BackendCapabilities capabilitiesOf(const VulkanDevice &state)
 {
 	BackendCapabilities caps;
 	caps.allocates = { ResourceKind::VulkanBuffer, ResourceKind::VulkanImage };
@@ -440,9 +440,9 @@ BackendCapabilities capabilitiesOf(const DeviceState &state)
 
 } // namespace
 
-namespace vkbackend {
+namespace vulkan {
 
-DeviceState::~DeviceState()
+VulkanDevice::~VulkanDevice()
 {
 	// Pending submissions here kept nothing of this state (else it would live on); their
 	// commands may still run, so what they use stays if they do not finish in time (drain()
@@ -475,17 +475,17 @@ DeviceState::~DeviceState()
 	// let the last frame go, unloaded the ICD under its own threads now and then.
 }
 
-bool DeviceState::hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const
+bool VulkanDevice::hasMemoryFlags(uint32_t type, VkMemoryPropertyFlags flags) const
 {
 	return type < memory.memoryTypeCount &&
 	       (memory.memoryTypes[type].propertyFlags & flags) == flags;
 }
 
-} // namespace vkbackend
+} // namespace vulkan
 
 Result<BackendRef> openVulkanBackend(const BackendOpenOptions &options)
 {
-	auto state = std::make_shared<DeviceState>();
+	auto state = std::make_shared<VulkanDevice>();
 	std::vector<std::string> enabled;
 	bool told = true;
 	if (options.context) {

@@ -1,12 +1,12 @@
 // The Vulkan backend's allocations: which formats it makes, buffers and images on their own
-// memory (exportable when asked), and the Allocation anchor that finds them back.
+// memory (exportable when asked), and the VulkanAllocation anchor that finds them back.
 #include <gpuhandle/format_mappings.h>
 
 #include "vulkan_backend_internal.h"
 
 namespace gpuhandle {
 
-using namespace vkbackend;
+using namespace vulkan;
 using detail::Identity;
 
 namespace {
@@ -33,7 +33,7 @@ VkImageCreateInfo imageInfo(const VulkanExportDesc &x, const void *next)
 }
 
 // What the driver says about exporting `x` (a buffer when x.format is 0) as `type`.
-VkExternalMemoryProperties exportProperties(const DeviceState &s, const VulkanExportDesc &x,
+VkExternalMemoryProperties exportProperties(const VulkanDevice &s, const VulkanExportDesc &x,
 					    VkExternalMemoryHandleTypeFlagBits type)
 {
 	const detail::Api &api = s.api;
@@ -73,7 +73,8 @@ VkExternalMemoryProperties exportProperties(const DeviceState &s, const VulkanEx
 // OPAQUE_FD, plus DMA_BUF for a buffer or linear image where the device has the extension and
 // both export from one allocation (optimal tiling has no DRM modifier to describe it with).
 // Sets x.dedicated when either type needs a dedicated allocation.
-Result<VkExternalMemoryHandleTypeFlags> exportHandleTypes(const DeviceState &s, VulkanExportDesc &x)
+Result<VkExternalMemoryHandleTypeFlags> exportHandleTypes(const VulkanDevice &s,
+							  VulkanExportDesc &x)
 {
 	const VkExternalMemoryProperties opaque = exportProperties(s, x, detail::kOpaqueFd);
 	if (!(opaque.externalMemoryFeatures & VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
@@ -100,9 +101,9 @@ Result<VkExternalMemoryHandleTypeFlags> exportHandleTypes(const DeviceState &s, 
 
 } // namespace
 
-namespace vkbackend {
+namespace vulkan {
 
-bool exportsDmaBufBuffers(const DeviceState &state)
+bool exportsDmaBufBuffers(const VulkanDevice &state)
 {
 	VulkanExportDesc buffer;
 	buffer.usage = kBufferUsage;
@@ -110,13 +111,13 @@ bool exportsDmaBufBuffers(const DeviceState &state)
 	return types && (*types & kDmaBufHandle);
 }
 
-Allocation::~Allocation()
+VulkanAllocation::~VulkanAllocation()
 {
 	if (mapped_)
 		state->fn.UnmapMemory(state->device, memory);
 }
 
-Result<uint8_t *> Allocation::mapped(const char *fn)
+Result<uint8_t *> VulkanAllocation::mapped(const char *fn)
 {
 	std::lock_guard lock(mapMutex_);
 	if (mapped_)
@@ -140,7 +141,7 @@ Result<uint8_t *> Allocation::mapped(const char *fn)
 	return mapped_;
 }
 
-std::shared_ptr<Allocation> allocationOf(const Resource &resource)
+std::shared_ptr<VulkanAllocation> allocationOf(const Resource &resource)
 {
 	const KeepAliveRef *anchor = nullptr;
 	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>())
@@ -152,7 +153,7 @@ std::shared_ptr<Allocation> allocationOf(const Resource &resource)
 }
 
 Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
-				  std::shared_ptr<Allocation> allocation)
+				  std::shared_ptr<VulkanAllocation> allocation)
 {
 	if (const VulkanBuffer *buffer = allocation->bound.get<VulkanBuffer>()) {
 		VulkanBufferDesc desc = buffer->desc();
@@ -174,10 +175,10 @@ Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
 	return Resource(std::move(*made));
 }
 
-Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState> &state,
-					       VulkanBoundMemory bound)
+Result<std::shared_ptr<VulkanAllocation>> adoptBound(const std::shared_ptr<VulkanDevice> &state,
+						     VulkanBoundMemory bound)
 {
-	auto a = std::make_shared<Allocation>(state);
+	auto a = std::make_shared<VulkanAllocation>(state);
 	a->memory = reinterpret_cast<VkDeviceMemory>(bound.memory);
 	a->allocationSize = bound.allocationSize;
 	a->memoryTypeIndex = bound.memoryTypeIndex;
@@ -203,7 +204,7 @@ Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState
 }
 
 Result<std::shared_ptr<detail::BoundObject>>
-createObject(const DeviceState &state, KeepAliveRef owner, VulkanExportDesc &x,
+createObject(const VulkanDevice &state, KeepAliveRef owner, VulkanExportDesc &x,
 	     VkMemoryPropertyFlags wanted, std::optional<VulkanMemoryFd> *exported,
 	     VkExternalMemoryHandleTypeFlags *handleTypes)
 {
@@ -272,14 +273,15 @@ createObject(const DeviceState &state, KeepAliveRef owner, VulkanExportDesc &x,
 	return object;
 }
 
-} // namespace vkbackend
+} // namespace vulkan
 
 // Bytes past the frame in an exportable buffer (see allocate()).
 constexpr uint64_t kExportHeadroom = 256;
 
-Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size, bool exportable)
+Result<std::shared_ptr<VulkanAllocation>> VulkanBackend::allocateBuffer(uint64_t size,
+									bool exportable)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	// The shared helper exports opaque fds only; with DMA-BUF createObject adds that type.
 	if (exportable && s.ext.memoryFd && !s.ext.dmaBuf) {
 		auto made = allocateExportableVulkanBuffer(s.dispatch, s.physicalDispatch, size,
@@ -315,11 +317,11 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateBuffer(uint64_t size,
 	return allocation;
 }
 
-Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat format, uint32_t width,
-								 uint32_t height, bool optimal,
-								 bool exportable)
+Result<std::shared_ptr<VulkanAllocation>>
+VulkanBackend::allocateImage(PlaneFormat format, uint32_t width, uint32_t height, bool optimal,
+			     bool exportable)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	std::optional<VulkanMemoryFd> exported;
 	VkExternalMemoryHandleTypeFlags handles = 0;
 	VulkanBoundMemory bound;
@@ -360,7 +362,7 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat for
 	auto allocation = adoptBound(state_, std::move(bound));
 	if (!allocation)
 		return allocation;
-	Allocation &a = **allocation;
+	VulkanAllocation &a = **allocation;
 	a.exported = std::move(exported);
 	a.handleTypes = handles;
 	a.optimal = optimal;
@@ -373,7 +375,7 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::allocateImage(PlaneFormat for
 		// (or PREINITIALIZED, which an exportable image cannot start in): moved there once,
 		// on the queue, before the frame is handed out. Pools allocate once, so this is not
 		// per frame.
-		const DeviceState &ds = *state_;
+		const VulkanDevice &ds = *state_;
 		Status moved = state_->submit(
 			"vulkan: allocate",
 			[&](VkCommandBuffer commands) {
@@ -470,10 +472,10 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 	return Frame::create(std::move(desc));
 }
 
-Result<std::array<Allocation *, 4>> VulkanBackend::allocationsOf(const Frame &frame,
-								 const char *operation) const
+Result<std::array<VulkanAllocation *, 4>> VulkanBackend::allocationsOf(const Frame &frame,
+								       const char *operation) const
 {
-	std::array<Allocation *, 4> out{};
+	std::array<VulkanAllocation *, 4> out{};
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
 		out[i] = allocationOf(frame.resource(i)).get();
 		if (!out[i] || out[i]->state != state_)

@@ -14,7 +14,7 @@
 
 namespace gpuhandle {
 
-using namespace vkbackend;
+using namespace vulkan;
 using detail::Identity;
 
 namespace {
@@ -32,7 +32,7 @@ std::string fourccName(uint32_t fourcc)
 }
 
 // The driver's modifiers for `format` (VK_EXT_image_drm_format_modifier).
-std::vector<VkDrmFormatModifierPropertiesEXT> modifiersOf(const DeviceState &s, VkFormat format)
+std::vector<VkDrmFormatModifierPropertiesEXT> modifiersOf(const VulkanDevice &s, VkFormat format)
 {
 	VkDrmFormatModifierPropertiesListEXT list{};
 	list.sType = VK_STRUCTURE_TYPE_DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT;
@@ -48,7 +48,7 @@ std::vector<VkDrmFormatModifierPropertiesEXT> modifiersOf(const DeviceState &s, 
 // Imports a dup of `object`'s fd as the memory of `o` (a buffer or image already created with
 // the DMA_BUF handle type) and binds it; the memory type chosen. Vulkan owns the dup only once
 // the memory exists.
-Result<uint32_t> importObjectMemory(const DeviceState &s, detail::BoundObject &o,
+Result<uint32_t> importObjectMemory(const VulkanDevice &s, detail::BoundObject &o,
 				    const DmaBufObject &object, bool dedicated)
 {
 	VkMemoryFdPropertiesKHR fdProperties{};
@@ -103,9 +103,9 @@ Result<uint32_t> importObjectMemory(const DeviceState &s, detail::BoundObject &o
 
 } // namespace
 
-namespace vkbackend {
+namespace vulkan {
 
-std::vector<uint64_t> dmaBufModifiers(const DeviceState &s)
+std::vector<uint64_t> dmaBufModifiers(const VulkanDevice &s)
 {
 	std::vector<uint64_t> out{ kDrmModifierLinear };
 	if (!s.ext.drmModifier || !s.getFormatProperties2)
@@ -121,14 +121,14 @@ std::vector<uint64_t> dmaBufModifiers(const DeviceState &s)
 	return out;
 }
 
-} // namespace vkbackend
+} // namespace vulkan
 
 // Linear: every format, as buffers. Tiled: one image per plane with the DMA-BUF's modifier, so
 // each plane's VkFormat must offer it with transfer support, with one memory plane unless the
 // format has one plane (importDmaBufImage's rule).
 std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) const
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(format);
 	if (!s.ext.dmaBuf || !s.getMemoryFdProperties || !info)
 		return {};
@@ -171,7 +171,7 @@ std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) c
 // says; other modifiers as one image per plane (VK_EXT_image_drm_format_modifier).
 Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	if (!s.ext.dmaBuf || !s.getMemoryFdProperties)
 		return routeNotSupported(
 			kName, ImportRoute::DmaBuf,
@@ -219,7 +219,7 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 				frame.numResources());
 		const DmaBufDesc &d = frame.resource(0).get<DmaBuf>()->desc();
 		desc.numResources = desc.numPlanes = (*info)->numPlanes;
-		std::vector<Allocation *> acquired;
+		std::vector<VulkanAllocation *> acquired;
 		std::vector<KeepAliveRef> keep;
 		for (uint32_t p = 0; p < (*info)->numPlanes; p++) {
 			auto allocation = importDmaBufImage(frame, p, d);
@@ -267,10 +267,10 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 	return Frame::create(std::move(desc));
 }
 
-Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufObject(const DmaBufObject &object,
-								      const Resource &source)
+Result<std::shared_ptr<VulkanAllocation>>
+VulkanBackend::importDmaBufObject(const DmaBufObject &object, const Resource &source)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	VkPhysicalDeviceExternalBufferInfo query{
 		VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_BUFFER_INFO, nullptr, 0, kBufferUsage,
 		kDmaBufHandle
@@ -305,10 +305,10 @@ Result<std::shared_ptr<Allocation>> VulkanBackend::importDmaBufObject(const DmaB
 // Plane `plane` of the frame as an image with the DMA-BUF's modifier: one memory plane taken
 // from the frame's plane view, or (a one-plane format whose modifier adds planes, such as a
 // compression plane) every plane of the DMA-BUF, all in one object.
-Result<std::shared_ptr<Allocation>>
+Result<std::shared_ptr<VulkanAllocation>>
 VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBufDesc &d)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	const PixelFormatInfo *info = *pixelFormatInfo(frame.format());
 	const PlaneInfo &planeInfo = info->planes[plane];
 	Result<PlaneMapping> mapping = toPlaneApiFormat(PlaneApi::VkFormat, planeInfo.format);
@@ -455,7 +455,7 @@ VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBu
 	auto allocation = adoptBound(state_, std::move(*bound));
 	if (!allocation)
 		return allocation;
-	Allocation &a = **allocation;
+	VulkanAllocation &a = **allocation;
 	a.source = frame.resource(0);
 	a.optimal = true; // the tiling is the modifier's: the CPU reads it through a staging copy
 	a.planeFormat = planeInfo.format;
@@ -471,9 +471,9 @@ VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBu
 
 // Buffers and linear images allocated DMA-BUF-exportable: one object per allocation, LINEAR.
 Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
-					  const std::array<Allocation *, 4> &allocations)
+					  const std::array<VulkanAllocation *, 4> &allocations)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	if (!s.ext.dmaBuf)
 		return Error::format(ErrorCode::NotSupported, "kind",
 				     "vulkan: DMA-BUF export needs VK_EXT_external_memory_dma_buf, "
@@ -518,7 +518,7 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 	desc.height = frame.height();
 	desc.numObjects = frame.numResources();
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		const Allocation &a = *allocations[i];
+		const VulkanAllocation &a = *allocations[i];
 		VkMemoryGetFdInfoKHR fdInfo{ VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, nullptr,
 					     a.memory, kDmaBufHandle };
 		int raw = -1;
@@ -530,7 +530,7 @@ Result<Frame> VulkanBackend::exportDmaBuf(const Frame &frame,
 	desc.numPlanes = frame.numPlanes();
 	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
 		const PlaneView &view = frame.plane(p);
-		const Allocation &a = *allocations[view.resource];
+		const VulkanAllocation &a = *allocations[view.resource];
 		desc.planes[p] = DmaBufPlane{ view.resource, a.imageOffset + view.offset,
 					      a.image ? a.rowPitch : view.stride };
 	}

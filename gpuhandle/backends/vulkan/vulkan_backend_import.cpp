@@ -13,9 +13,9 @@
 
 namespace gpuhandle {
 
-using namespace vkbackend;
+using namespace vulkan;
 
-namespace vkbackend {
+namespace vulkan {
 
 bool isForeign(const Resource &resource, VkDevice device)
 {
@@ -27,11 +27,11 @@ bool isForeign(const Resource &resource, VkDevice device)
 	return owner && owner == static_cast<const void *>(device) && !allocationOf(resource);
 }
 
-Result<std::shared_ptr<Allocation>> foreignView(const std::shared_ptr<DeviceState> &state,
-						const Frame &frame, uint32_t index)
+Result<std::shared_ptr<VulkanAllocation>> foreignView(const std::shared_ptr<VulkanDevice> &state,
+						      const Frame &frame, uint32_t index)
 {
 	const Resource &resource = frame.resource(index);
-	auto a = std::make_shared<Allocation>(state);
+	auto a = std::make_shared<VulkanAllocation>(state);
 	a->foreign = true;
 	a->source = resource;
 	if (const VulkanBuffer *buffer = resource.get<VulkanBuffer>()) {
@@ -83,7 +83,7 @@ void FrameAllocations::keep(uint32_t numResources, std::vector<KeepAliveRef> &ou
 		out.push_back(held[i]);
 }
 
-} // namespace vkbackend
+} // namespace vulkan
 
 Result<FrameAllocations> VulkanBackend::accessOf(const Frame &frame, const char *operation) const
 {
@@ -111,7 +111,7 @@ bool VulkanBackend::holds(const Frame &frame) const
 		return false;
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
 		const Resource &resource = frame.resource(i);
-		const std::shared_ptr<Allocation> ours = allocationOf(resource);
+		const std::shared_ptr<VulkanAllocation> ours = allocationOf(resource);
 		if (ours ? ours->state != state_ : !isForeign(resource, state_->device))
 			return false;
 	}
@@ -185,13 +185,13 @@ Result<Frame> VulkanBackend::importFrame(const Frame &frame, ImportRoute route)
 
 Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	if (!s.ext.memoryFd)
 		return routeNotSupported(
 			kName, ImportRoute::OpaqueFd,
 			"the device was opened without VK_KHR_external_memory_fd.");
 	std::array<Resource, 4> out{};
-	std::vector<Allocation *> acquired;
+	std::vector<VulkanAllocation *> acquired;
 	std::vector<KeepAliveRef> keep;
 	for (uint32_t i = 0; i < frame.numResources(); i++) {
 		const VulkanMemoryFd *memoryFd = frame.resource(i).get<VulkanMemoryFd>();
@@ -220,7 +220,7 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 		auto allocation = adoptBound(state_, std::move(*bound));
 		if (!allocation)
 			return std::move(allocation).error();
-		Allocation &a = **allocation;
+		VulkanAllocation &a = **allocation;
 		a.source = frame.resource(i);
 		if (a.image) {
 			const VulkanExportDesc &x = d.exportDesc;
@@ -263,7 +263,7 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 
 Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 {
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	if (!s.ext.memoryHost || !s.hostPointerAlignment)
 		return routeNotSupported(
 			kName, ImportRoute::HostPointer,
@@ -332,7 +332,8 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 }
 
 Status VulkanBackend::shareImages(const Frame &frame,
-				  const std::array<Allocation *, 4> &allocations, uint32_t family)
+				  const std::array<VulkanAllocation *, 4> &allocations,
+				  uint32_t family)
 {
 	bool any = false;
 	{
@@ -343,17 +344,17 @@ Status VulkanBackend::shareImages(const Frame &frame,
 	}
 	if (!any)
 		return {};
-	std::vector<Allocation *> released;
+	std::vector<VulkanAllocation *> released;
 	std::vector<KeepAliveRef> keep; // the allocations: never a DeviceUser (see Pending)
 	for (uint32_t i = 0; i < frame.numResources(); i++)
 		keep.push_back(allocationOf(frame.resource(i)));
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	return state_->submit(
 		"vulkan: exportFrame()",
 		[&](VkCommandBuffer commands) {
 			std::vector<VkImageMemoryBarrier> barriers;
 			for (uint32_t i = 0; i < frame.numResources(); i++) {
-				Allocation *a = allocations[i];
+				VulkanAllocation *a = allocations[i];
 				if (!a->image || a->externalFamily != VK_QUEUE_FAMILY_IGNORED)
 					continue;
 				released.push_back(a);
@@ -370,7 +371,7 @@ Status VulkanBackend::shareImages(const Frame &frame,
 							barriers.data());
 		},
 		[&] {
-			for (Allocation *a : released) {
+			for (VulkanAllocation *a : released) {
 				a->layout = VK_IMAGE_LAYOUT_GENERAL;
 				a->externalFamily = family;
 			}
@@ -378,17 +379,17 @@ Status VulkanBackend::shareImages(const Frame &frame,
 		kDefaultWaitTimeout, std::move(keep));
 }
 
-Status VulkanBackend::acquireImported(const std::vector<Allocation *> &images,
+Status VulkanBackend::acquireImported(const std::vector<VulkanAllocation *> &images,
 				      std::vector<KeepAliveRef> keep)
 {
 	if (images.empty())
 		return {};
-	const DeviceState &s = *state_;
+	const VulkanDevice &s = *state_;
 	return state_->submit(
 		"vulkan: importFrame()",
 		[&](VkCommandBuffer commands) {
 			std::vector<VkImageMemoryBarrier> barriers;
-			for (const Allocation *a : images)
+			for (const VulkanAllocation *a : images)
 				barriers.push_back(generalBarrier(
 					*a, VK_IMAGE_LAYOUT_GENERAL, a->externalFamily,
 					s.queueFamily, 0,
@@ -399,7 +400,7 @@ Status VulkanBackend::acquireImported(const std::vector<Allocation *> &images,
 						barriers.data());
 		},
 		[&] {
-			for (Allocation *a : images) {
+			for (VulkanAllocation *a : images) {
 				a->layout = VK_IMAGE_LAYOUT_GENERAL;
 				a->externalFamily = VK_QUEUE_FAMILY_IGNORED; // this family's now
 			}

@@ -17,7 +17,7 @@
 #include <optional>
 #include <vector>
 
-namespace gpuhandle::vkbackend {
+namespace gpuhandle::vulkan {
 
 inline constexpr const char *kName = "vulkan";
 inline constexpr VkBufferUsageFlags kBufferUsage = VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
@@ -62,29 +62,29 @@ struct Extensions {
 
 // A submission whose fence wait timed out: kept until its fence signals (or the device goes),
 // with what its commands read or write: Allocations (never a DeviceUser: see there), which hold
-// the DeviceState.
+// the VulkanDevice.
 struct PendingSubmit {
 	VkCommandBuffer commands = VK_NULL_HANDLE;
 	VkFence fence = VK_NULL_HANDLE;
 };
 
-// The device the backend works on, held by every Allocation (and so by every frame the backend
-// made, which may outlive the BackendRef) and by the DeviceUser of the backend, its Context and
-// its frames. Destroys what it created exactly once, when the last of those goes.
-// Thread safety: the queue, the command pool and image layouts are used only under queueMutex.
-// The queue: on the backend's own device nobody else submits on it. On a host's device it is the
-// queue the host gave in VulkanContext, and Vulkan requires external synchronisation of
-// vkQueueSubmit on one queue; queueMutex covers only the backend's own submissions (map() of
-// optimal images, copyFrame(), exportFrame() of images), and VulkanContext::queueLock, when the
-// host gives one, is taken around each of them (GStreamer's gst_vulkan_queue_submit_lock).
-// Without it the host must not submit on that queue while one of those calls runs.
-class DeviceState final : public KeepAlive
+// The device the backend works on, held by every VulkanAllocation (and so by every frame the
+// backend made, which may outlive the BackendRef) and by the DeviceUser of the backend, its Context
+// and its frames. Destroys what it created exactly once, when the last of those goes. Thread
+// safety: the queue, the command pool and image layouts are used only under queueMutex. The queue:
+// on the backend's own device nobody else submits on it. On a host's device it is the queue the
+// host gave in VulkanContext, and Vulkan requires external synchronisation of vkQueueSubmit on one
+// queue; queueMutex covers only the backend's own submissions (map() of optimal images,
+// copyFrame(), exportFrame() of images), and VulkanContext::queueLock, when the host gives one, is
+// taken around each of them (GStreamer's gst_vulkan_queue_submit_lock). Without it the host must
+// not submit on that queue while one of those calls runs.
+class VulkanDevice final : public KeepAlive
 {
 public:
-	DeviceState() = default;
-	DeviceState(const DeviceState &) = delete;
-	DeviceState &operator=(const DeviceState &) = delete;
-	~DeviceState() override;
+	VulkanDevice() = default;
+	VulkanDevice(const VulkanDevice &) = delete;
+	VulkanDevice &operator=(const VulkanDevice &) = delete;
+	~VulkanDevice() override;
 
 	// Records commands with `record`, submits them on the queue and waits up to `timeout` for
 	// them. `submitted` (when set) runs under queueMutex once vkQueueSubmit succeeded: the
@@ -149,31 +149,31 @@ private:
 class DeviceUser final : public KeepAlive
 {
 public:
-	explicit DeviceUser(std::shared_ptr<DeviceState> s) : state(std::move(s)) {}
+	explicit DeviceUser(std::shared_ptr<VulkanDevice> s) : state(std::move(s)) {}
 	DeviceUser(const DeviceUser &) = delete;
 	DeviceUser &operator=(const DeviceUser &) = delete;
 	~DeviceUser() override { state->drain(kDefaultWaitTimeout); }
 
-	const std::shared_ptr<DeviceState> state;
+	const std::shared_ptr<VulkanDevice> state;
 };
 
 // The anchor of every VulkanBuffer and VulkanImage the backend hands out: the bound object and
 // its memory (through `bound`), its export, what imported memory came from, and the device
 // state, released in that order after the persistent mapping is undone.
-class Allocation final : public KeepAlive
+class VulkanAllocation final : public KeepAlive
 {
 public:
-	explicit Allocation(std::shared_ptr<DeviceState> s) : state(std::move(s)) {}
-	Allocation(const Allocation &) = delete;
-	Allocation &operator=(const Allocation &) = delete;
-	~Allocation() override;
+	explicit VulkanAllocation(std::shared_ptr<VulkanDevice> s) : state(std::move(s)) {}
+	VulkanAllocation(const VulkanAllocation &) = delete;
+	VulkanAllocation &operator=(const VulkanAllocation &) = delete;
+	~VulkanAllocation() override;
 
 	// The memory mapped once for the allocation's lifetime (host-visible types only).
 	Result<uint8_t *> mapped(const char *fn);
 
-	std::shared_ptr<DeviceState> state; // first: destroyed last
-	Resource source{};                  // what imported memory lives in (kept alive)
-	Resource bound{};                   // the detail::BoundObject-anchored buffer or image
+	std::shared_ptr<VulkanDevice> state; // first: destroyed last
+	Resource source{};                   // what imported memory lives in (kept alive)
+	Resource bound{};                    // the detail::BoundObject-anchored buffer or image
 	std::optional<VulkanMemoryFd> exported{};
 	// What the memory was allocated exportable as.
 	VkExternalMemoryHandleTypeFlags handleTypes = 0;
@@ -218,33 +218,33 @@ private:
 class ResourceAnchor final : public KeepAlive
 {
 public:
-	ResourceAnchor(std::shared_ptr<DeviceUser> u, std::shared_ptr<Allocation> a)
+	ResourceAnchor(std::shared_ptr<DeviceUser> u, std::shared_ptr<VulkanAllocation> a)
 		: user(std::move(u)), allocation(std::move(a))
 	{
 	}
 
 	const std::shared_ptr<DeviceUser> user;
-	const std::shared_ptr<Allocation> allocation;
+	const std::shared_ptr<VulkanAllocation> allocation;
 };
 
 // The allocation anchoring a VulkanBuffer or VulkanImage of the backend, or null for any other
 // resource.
-std::shared_ptr<Allocation> allocationOf(const Resource &resource);
+std::shared_ptr<VulkanAllocation> allocationOf(const Resource &resource);
 // Whether `resource` is a VulkanImage or VulkanBuffer on `device` that no gpuhandle Vulkan
 // backend allocated or imported (a host's own image or buffer).
 bool isForeign(const Resource &resource, VkDevice device);
-// A foreign view (Allocation::foreign) over resource `index` of `frame`, which isForeign() on
+// A foreign view (VulkanAllocation::foreign) over resource `index` of `frame`, which isForeign() on
 // `state`'s device: a buffer as it is, an image as the one plane of the frame that it holds
 // (its plane format and size come from the frame's format). It keeps the resource (and so its
 // anchor) alive. NotSupported for an image holding several planes or at an offset.
-Result<std::shared_ptr<Allocation>> foreignView(const std::shared_ptr<DeviceState> &state,
-						const Frame &frame, uint32_t index);
+Result<std::shared_ptr<VulkanAllocation>> foreignView(const std::shared_ptr<VulkanDevice> &state,
+						      const Frame &frame, uint32_t index);
 
 // The allocations behind a frame's resources for map() and copyFrame(): the backend's own, and
 // foreign views made for the call (which only `held` holds: no anchor of the frame does).
 struct FrameAllocations {
-	std::array<Allocation *, 4> at{};
-	std::array<std::shared_ptr<Allocation>, 4> held{};
+	std::array<VulkanAllocation *, 4> at{};
+	std::array<std::shared_ptr<VulkanAllocation>, 4> held{};
 
 	// Appends what commands on the frame keep alive while they may run: the allocations, never
 	// a resource anchor (a pending submission must not hold a DeviceUser: see there).
@@ -252,14 +252,14 @@ struct FrameAllocations {
 };
 
 // An image barrier into GENERAL (from `from`), optionally moving the image between families.
-VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uint32_t srcFamily,
-				    uint32_t dstFamily, VkAccessFlags srcAccess,
+VkImageMemoryBarrier generalBarrier(const VulkanAllocation &a, VkImageLayout from,
+				    uint32_t srcFamily, uint32_t dstFamily, VkAccessFlags srcAccess,
 				    VkAccessFlags dstAccess);
 // The buffer or image of `allocation->bound`, anchored by a ResourceAnchor of `user`.
 Result<Resource> anchoredResource(const std::shared_ptr<DeviceUser> &user,
-				  std::shared_ptr<Allocation> allocation);
+				  std::shared_ptr<VulkanAllocation> allocation);
 
-// Thread safety and the host's queue: see DeviceState. On a host's device, the host must not
+// Thread safety and the host's queue: see VulkanDevice. On a host's device, the host must not
 // submit on the VkQueue it gave while map() of an optimal image or of a foreign resource,
 // copyFrame() or exportFrame() of an image runs on another thread. Frames over the host's own
 // images and buffers of this VkDevice (foreign: the host keeps them alive through their anchors)
@@ -288,39 +288,39 @@ public:
 
 private:
 	// The allocation of each resource of a frame of this backend, or WrongKind.
-	Result<std::array<Allocation *, 4>> allocationsOf(const Frame &frame,
-							  const char *operation) const;
+	Result<std::array<VulkanAllocation *, 4>> allocationsOf(const Frame &frame,
+								const char *operation) const;
 	// allocationsOf, where foreign resources of this VkDevice get foreign views (see
-	// Allocation::foreign): WrongKind for resources of other devices, APIs or backends.
+	// VulkanAllocation::foreign): WrongKind for resources of other devices, APIs or backends.
 	Result<FrameAllocations> accessOf(const Frame &frame, const char *operation) const;
-	Result<std::shared_ptr<Allocation>> allocateImage(PlaneFormat format, uint32_t width,
-							  uint32_t height, bool optimal,
-							  bool exportable);
-	Result<std::shared_ptr<Allocation>> allocateBuffer(uint64_t size, bool exportable);
+	Result<std::shared_ptr<VulkanAllocation>> allocateImage(PlaneFormat format, uint32_t width,
+								uint32_t height, bool optimal,
+								bool exportable);
+	Result<std::shared_ptr<VulkanAllocation>> allocateBuffer(uint64_t size, bool exportable);
 	Result<Frame> importOpaqueFd(const Frame &frame);
 	Result<Frame> importHostPointer(const Frame &frame);
 	Result<Frame> importDmaBuf(const Frame &frame);
-	Result<std::shared_ptr<Allocation>> importDmaBufObject(const DmaBufObject &object,
-							       const Resource &source);
-	Result<std::shared_ptr<Allocation>> importDmaBufImage(const Frame &frame, uint32_t plane,
-							      const DmaBufDesc &dmabuf);
+	Result<std::shared_ptr<VulkanAllocation>> importDmaBufObject(const DmaBufObject &object,
+								     const Resource &source);
+	Result<std::shared_ptr<VulkanAllocation>>
+	importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBufDesc &dmabuf);
 	Result<Frame> exportDmaBuf(const Frame &frame,
-				   const std::array<Allocation *, 4> &allocations);
+				   const std::array<VulkanAllocation *, 4> &allocations);
 	// Hands the frame's images to `family` (VK_QUEUE_FAMILY_EXTERNAL or _FOREIGN_EXT) before
 	// their first export: moved to GENERAL (so that no later transition from UNDEFINED lets the
 	// driver discard what the other side writes) and released to that family.
-	Status shareImages(const Frame &frame, const std::array<Allocation *, 4> &allocations,
+	Status shareImages(const Frame &frame, const std::array<VulkanAllocation *, 4> &allocations,
 			   uint32_t family);
 	// Takes imported images (shared with an exporter, externalFamily set) on this device's
 	// queue family before anyone uses them: acquired from that family in GENERAL (which keeps
 	// what the exporter wrote), so that the frame leaves importFrame() in the state every
 	// Vulkan consumer on this device assumes of an image it is handed (GStreamer's barrier
 	// state, AVVkFrame's layout[]): GENERAL, owned by this queue family. Waited for.
-	Status acquireImported(const std::vector<Allocation *> &images,
+	Status acquireImported(const std::vector<VulkanAllocation *> &images,
 			       std::vector<KeepAliveRef> keep);
 
 	std::shared_ptr<DeviceUser> user_;
-	std::shared_ptr<DeviceState> state_;
+	std::shared_ptr<VulkanDevice> state_;
 };
 
 // A buffer (x.format 0, of x.allocationSize bytes) or an image of `x` bound to its own memory of
@@ -330,18 +330,18 @@ private:
 // types export together; `*handleTypes` (when not null) gets the types it was allocated with.
 // `owner` is kept alive by the object. Fills x.allocationSize, memoryTypeIndex and dedicated.
 Result<std::shared_ptr<detail::BoundObject>>
-createObject(const DeviceState &state, KeepAliveRef owner, VulkanExportDesc &x,
+createObject(const VulkanDevice &state, KeepAliveRef owner, VulkanExportDesc &x,
 	     VkMemoryPropertyFlags wanted, std::optional<VulkanMemoryFd> *exported,
 	     VkExternalMemoryHandleTypeFlags *handleTypes = nullptr);
 // The DRM modifiers DMA-BUF import takes on this device: LINEAR (as buffers) and, with
 // VK_EXT_image_drm_format_modifier, those the driver offers with transfer support for a
 // one-memory-plane image of some plane format (imported as an image per plane).
-std::vector<uint64_t> dmaBufModifiers(const DeviceState &state);
+std::vector<uint64_t> dmaBufModifiers(const VulkanDevice &state);
 // Whether buffers this device allocates can be exported as DMA-BUFs (alongside the opaque fd):
 // the driver may import DMA-BUFs only (Mesa 25's lavapipe does).
-bool exportsDmaBufBuffers(const DeviceState &state);
-// Wraps a detail::BoundObject-anchored `bound` as an Allocation (filling handles and sizes).
-Result<std::shared_ptr<Allocation>> adoptBound(const std::shared_ptr<DeviceState> &state,
-					       VulkanBoundMemory bound);
+bool exportsDmaBufBuffers(const VulkanDevice &state);
+// Wraps a detail::BoundObject-anchored `bound` as a VulkanAllocation (filling handles and sizes).
+Result<std::shared_ptr<VulkanAllocation>> adoptBound(const std::shared_ptr<VulkanDevice> &state,
+						     VulkanBoundMemory bound);
 
-} // namespace gpuhandle::vkbackend
+} // namespace gpuhandle::vulkan

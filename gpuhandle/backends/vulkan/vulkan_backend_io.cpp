@@ -11,9 +11,9 @@
 
 namespace gpuhandle {
 
-using namespace vkbackend;
+using namespace vulkan;
 
-namespace vkbackend {
+namespace vulkan {
 
 static uint64_t remainingNs(const Deadline &deadline)
 {
@@ -21,7 +21,7 @@ static uint64_t remainingNs(const Deadline &deadline)
 				  : static_cast<uint64_t>(deadline.remaining().count());
 }
 
-std::vector<KeepAliveRef> DeviceState::reclaimLocked(const Deadline *deadline)
+std::vector<KeepAliveRef> VulkanDevice::reclaimLocked(const Deadline *deadline)
 {
 	const auto ended = [this](PendingSubmit &p, const Deadline *until) {
 		VkResult r = fn.GetFenceStatus(device, p.fence);
@@ -40,7 +40,7 @@ std::vector<KeepAliveRef> DeviceState::reclaimLocked(const Deadline *deadline)
 	return pending_.reclaim(ended, release, deadline);
 }
 
-bool DeviceState::drain(WaitDuration budget)
+bool VulkanDevice::drain(WaitDuration budget)
 {
 	const Deadline deadline = Deadline::after(budget);
 	std::vector<KeepAliveRef> released; // destroyed after the lock is let go
@@ -65,9 +65,9 @@ bool DeviceState::drain(WaitDuration budget)
 	return left == 0;
 }
 
-Status DeviceState::submit(const char *name, const std::function<void(VkCommandBuffer)> &record,
-			   const std::function<void()> &submitted, WaitDuration timeout,
-			   std::vector<KeepAliveRef> keep)
+Status VulkanDevice::submit(const char *name, const std::function<void(VkCommandBuffer)> &record,
+			    const std::function<void()> &submitted, WaitDuration timeout,
+			    std::vector<KeepAliveRef> keep)
 {
 	VkCommandBuffer commands = VK_NULL_HANDLE;
 	VkFence fence = VK_NULL_HANDLE;
@@ -138,8 +138,8 @@ Status DeviceState::submit(const char *name, const std::function<void(VkCommandB
 	return detail::vulkanError(name, "vkWaitForFences", r);
 }
 
-VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uint32_t srcFamily,
-				    uint32_t dstFamily, VkAccessFlags srcAccess,
+VkImageMemoryBarrier generalBarrier(const VulkanAllocation &a, VkImageLayout from,
+				    uint32_t srcFamily, uint32_t dstFamily, VkAccessFlags srcAccess,
 				    VkAccessFlags dstAccess)
 {
 	VkImageMemoryBarrier barrier{};
@@ -155,7 +155,7 @@ VkImageMemoryBarrier generalBarrier(const Allocation &a, VkImageLayout from, uin
 	return barrier;
 }
 
-} // namespace vkbackend
+} // namespace vulkan
 
 namespace {
 
@@ -170,9 +170,9 @@ constexpr VkAccessFlags kTransferAccess = VK_ACCESS_TRANSFER_READ_BIT |
 class ImageUses
 {
 public:
-	explicit ImageUses(const DeviceState &s) : s_(s) {}
+	explicit ImageUses(const VulkanDevice &s) : s_(s) {}
 
-	void use(VkCommandBuffer commands, Allocation &a)
+	void use(VkCommandBuffer commands, VulkanAllocation &a)
 	{
 		if (std::find(images_.begin(), images_.end(), &a) != images_.end())
 			return;
@@ -199,7 +199,7 @@ public:
 	void finish(VkCommandBuffer commands) const
 	{
 		std::vector<VkImageMemoryBarrier> releases;
-		for (const Allocation *a : images_)
+		for (const VulkanAllocation *a : images_)
 			if (a->externalFamily != VK_QUEUE_FAMILY_IGNORED)
 				releases.push_back(generalBarrier(*a, VK_IMAGE_LAYOUT_GENERAL,
 								  s_.queueFamily, a->externalFamily,
@@ -214,19 +214,19 @@ public:
 
 	void submitted() const
 	{
-		for (Allocation *a : images_)
+		for (VulkanAllocation *a : images_)
 			a->layout = VK_IMAGE_LAYOUT_GENERAL;
 	}
 
 private:
-	const DeviceState &s_;
-	std::vector<Allocation *> images_;
+	const VulkanDevice &s_;
+	std::vector<VulkanAllocation *> images_;
 };
 
 // One plane's copy between two buffers, images, or a buffer and an image.
 struct PlaneCopy {
-	Allocation *src = nullptr;
-	Allocation *dst = nullptr;
+	VulkanAllocation *src = nullptr;
+	VulkanAllocation *dst = nullptr;
 	PlaneView srcView{};
 	PlaneView dstView{};
 	uint32_t texels = 0; // per row
@@ -253,12 +253,13 @@ Status checkTexelAligned(const PlaneCopy &c, uint32_t plane)
 
 // The subresource of `a` that `view` names: the whole colour aspect of a single-plane image,
 // VK_IMAGE_ASPECT_PLANE_i_BIT of a multi-planar one.
-VkImageSubresourceLayers imageLayers(const Allocation &a, const PlaneView &view)
+VkImageSubresourceLayers imageLayers(const VulkanAllocation &a, const PlaneView &view)
 {
 	return { vulkanPlaneAspect(a.imagePlanes, view.subresource), 0, 0, 1 };
 }
 
-void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy &c, ImageUses &uses)
+void recordCopy(const VulkanDevice &s, VkCommandBuffer commands, const PlaneCopy &c,
+		ImageUses &uses)
 {
 	const VkExtent3D extent{ c.texels, c.rows, 1 };
 	const uint64_t rowBytes = uint64_t{ c.texels } * c.texelBytes;
@@ -308,7 +309,7 @@ void recordCopy(const DeviceState &s, VkCommandBuffer commands, const PlaneCopy 
 // Around copies of a host's own images and buffers, which carry no semaphore: what the host
 // submitted before (on this queue) has finished and is visible to the copies, and what they
 // wrote is visible to whatever the host submits after. Its images stay in GENERAL.
-void hostBarrier(const DeviceState &s, VkCommandBuffer commands, bool before)
+void hostBarrier(const VulkanDevice &s, VkCommandBuffer commands, bool before)
 {
 	const VkMemoryBarrier barrier{
 		VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
@@ -322,7 +323,7 @@ void hostBarrier(const DeviceState &s, VkCommandBuffer commands, bool before)
 		&barrier, 0, nullptr, 0, nullptr);
 }
 
-Status submitCopies(DeviceState &s, const char *name, const std::vector<PlaneCopy> &copies,
+Status submitCopies(VulkanDevice &s, const char *name, const std::vector<PlaneCopy> &copies,
 		    WaitDuration timeout, std::vector<KeepAliveRef> keep)
 {
 	if (copies.empty())
@@ -364,7 +365,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 	uint64_t stagingSize = 0;
 	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
 		const PlaneView &view = frame.plane(p);
-		Allocation *a = allocations->at[view.resource];
+		VulkanAllocation *a = allocations->at[view.resource];
 		if ((a->image && a->optimal) || a->foreign) {
 			const PlaneInfo &plane = (*info)->planes[p];
 			PlaneCopy c;
@@ -402,7 +403,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 		if (access == MapAccess::Read)
 			return {};
 		for (uint32_t i = 0; i < n; i++)
-			if (const Allocation *a = allocations.at[i];
+			if (const VulkanAllocation *a = allocations.at[i];
 			    !a->optimal && !a->foreign &&
 			    !state->hasMemoryFlags(a->memoryTypeIndex,
 						   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
@@ -434,7 +435,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 					   x.allocationSize, x.memoryTypeIndex });
 	if (!stagingAllocation)
 		return std::move(stagingAllocation).error();
-	std::shared_ptr<Allocation> buffer = std::move(*stagingAllocation);
+	std::shared_ptr<VulkanAllocation> buffer = std::move(*stagingAllocation);
 	Result<uint8_t *> base = buffer->mapped("map()");
 	if (!base)
 		return std::move(base).error();
