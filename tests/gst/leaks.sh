@@ -52,13 +52,25 @@ for upstream in "" "! gpuhandleupload backend=memfd"; do
 done
 
 # Faults injected into running pipelines (GPUHANDLE_FAULT_INJECTION): the pipeline stops with an
-# error (exit 1, not a hang: timeout's 124) and still leaves nothing behind.
+# error (exit 1, not a hang: timeout's 124) and still leaves nothing behind. gst-launch-1.0 1.22
+# itself hangs now and then after an error during preroll (its bus handler's quit comes before
+# its main loop runs and is lost: docs/gstreamer.md, "After an error"; 1 in 447 runs of
+# GStreamer's own elements): a run that timed out after gst-launch-1.0 had reported that the
+# pipeline would not preroll is run once more, and said so.
 runFault() {
 	plan=$1
 	shift
-	out=$(GPUHANDLE_FAULT_INJECTION=$plan GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 \
-		gst-launch-1.0 -q "$@" 2>&1)
-	rc=$?
+	for attempt in 1 2; do
+		out=$(GPUHANDLE_FAULT_INJECTION=$plan GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 \
+			timeout 30 gst-launch-1.0 -q "$@" 2>&1)
+		rc=$?
+		if [ $rc -eq 124 ] && [ $attempt -eq 1 ] &&
+			printf '%s' "$out" | grep -q "ERROR: pipeline doesn't want to preroll"; then
+			echo "note: gst-launch-1.0 hung after the preroll error (its lost quit): run again"
+			continue
+		fi
+		break
+	done
 	alive=$(printf '%s\n' "$out" | grep -c 'object-alive, type-name=(string)[A-Za-z]')
 	if [ $rc -ne 1 ] || [ "$alive" -ne 0 ] || printf '%s' "$out" | grep -q 'Leaks detected'; then
 		printf '%s\n' "$out" | grep -E 'object-alive, type-name=\(string\)[A-Za-z]|ERROR' | cut -c1-300 | head -20
