@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Checks (or with --write, rewrites) the README's format list against gpuhandle-formats --markdown."""
+"""Checks (or with --write, rewrites) docs/formats.md's format list against gpuhandle-formats --markdown."""
 import subprocess
 import sys
 
@@ -12,7 +12,7 @@ def main():
     write = bool(args) and args[0] == "--write"
     if write:
         args = args[1:]
-    tool, readme = args
+    tool, readme = args  # readme: docs/formats.md
     table = subprocess.run([tool, "--markdown"], check=True, capture_output=True, text=True).stdout
     text = open(readme, encoding="utf-8").read()
     if BEGIN not in text or END not in text:
@@ -22,19 +22,19 @@ def main():
     current, tail = rest.split(END, 1)
     wanted = "\n" + table
     if current == wanted:
-        print("README format list matches the tables")
+        print(f"{readme}: the format list matches the tables")
         return 0
     if write:
         with open(readme, "w", encoding="utf-8") as f:
             f.write(head + BEGIN + wanted + END + tail)
         print(f"rewrote the format list in {readme}")
         return 0
-    print("README format list differs from the tables; run: ninja -C build update-readme-formats",
+    print(f"{readme}: the format list differs from the tables; run: ninja -C build update-format-list",
           file=sys.stderr)
     old = current.strip().splitlines()
     new = table.strip().splitlines()
     for line in sorted(set(old) ^ set(new))[:20]:
-        print(("  README: " if line in old else "  tables: ") + line, file=sys.stderr)
+        print(("  document: " if line in old else "  tables: ") + line, file=sys.stderr)
     return 1
 
 
