@@ -118,10 +118,12 @@ public:
 	}
 
 	VkDevice device() const { return device_.device; }
+	VkQueue queue() const { return device_.queue; }
 	int alive() const { return alive_; }
 
-	// The gpuhandle Vulkan backend inside this device, submitting on the host's queue.
-	BackendRef backend() const
+	// The gpuhandle Vulkan backend inside this device, submitting on the host's queue (under
+	// `queueLock`, the host's lock of it, when one is given).
+	BackendRef backend(std::function<void(bool lock)> queueLock = {}) const
 	{
 		VulkanContext native;
 		native.instance = device_.instance;
@@ -131,6 +133,7 @@ public:
 		native.queueFamilyIndex = 0;
 		native.getInstanceProcAddr = reinterpret_cast<void *>(&vkGetInstanceProcAddr);
 		native.enabledDeviceExtensions = { exportable_ ? kExtensions : "VK_KHR_swapchain" };
+		native.queueLock = std::move(queueLock);
 		auto context = Context::create(std::move(native));
 		ck_assert_ok(context);
 		BackendOpenOptions options;
