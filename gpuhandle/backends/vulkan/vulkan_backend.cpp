@@ -267,31 +267,13 @@ MaybeError prepareDevice(VulkanDevice &state)
 	if (auto e = detail::loadApi("openVulkanBackend", state.dispatch, state.physicalDispatch,
 				     state.api))
 		return e;
-	const char *absent = nullptr;
-#define LOAD(name)                                                                                 \
-	state.fn.name =                                                                            \
-		reinterpret_cast<PFN_vk##name>(state.getDeviceProcAddr(state.device, "vk" #name)); \
-	absent = !absent && !state.fn.name ? "vk" #name : absent;
-	GPUHANDLE_VKB_FUNCTIONS(LOAD)
-#undef LOAD
-	if (absent)
-		return notSupported("device",
-				    std::string("the device resolves no ") + absent + ".");
-	state.getFormatProperties = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties>(
-		state, "vkGetPhysicalDeviceFormatProperties");
-	state.getFormatProperties2 = instanceFn<PFN_vkGetPhysicalDeviceFormatProperties2>(
-		state, "vkGetPhysicalDeviceFormatProperties2");
-	state.getMemoryFdProperties = reinterpret_cast<PFN_vkGetMemoryFdPropertiesKHR>(
-		state.getDeviceProcAddr(state.device, "vkGetMemoryFdPropertiesKHR"));
-	state.getImageRequirements2 = reinterpret_cast<PFN_vkGetImageMemoryRequirements2>(
-		state.getDeviceProcAddr(state.device, "vkGetImageMemoryRequirements2"));
 	if (!state.queue)
-		state.fn.GetDeviceQueue(state.device, state.queueFamily, 0, &state.queue);
+		state.api.GetDeviceQueue(state.device, state.queueFamily, 0, &state.queue);
 	VkCommandPoolCreateInfo poolInfo{};
 	poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
 	poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
 	poolInfo.queueFamilyIndex = state.queueFamily;
-	if (VkResult r = state.fn.CreateCommandPool(state.device, &poolInfo, nullptr, &state.pool);
+	if (VkResult r = state.api.CreateCommandPool(state.device, &poolInfo, nullptr, &state.pool);
 	    r != VK_SUCCESS) {
 		state.pool = VK_NULL_HANDLE;
 		return detail::vulkanError("openVulkanBackend", "vkCreateCommandPool", r);
@@ -393,7 +375,7 @@ BackendCapabilities capabilitiesOf(const VulkanDevice &state)
 		caps.imports.push_back(ResourceKind::VulkanMemoryFd);
 		caps.routes.push_back(ImportRoute::OpaqueFd);
 	}
-	if (state.ext.dmaBuf && state.getMemoryFdProperties) {
+	if (state.ext.dmaBuf && state.api.GetMemoryFdPropertiesKHR) {
 		// Buffers and linear images export LINEAR DMA-BUFs where the driver can; imports
 		// take LINEAR as buffers and, with VK_EXT_image_drm_format_modifier, the driver's
 		// modifiers as images.
@@ -452,20 +434,20 @@ VulkanDevice::~VulkanDevice()
 		return;
 	}
 	if (device && pool)
-		fn.DestroyCommandPool(device, pool, nullptr);
+		api.DestroyCommandPool(device, pool, nullptr);
 	if (ownsDevice && device) {
 		// Entry points are missing when opening failed before they were loaded (the loader
 		// may even have had no vkGetDeviceProcAddr); the instance-level query dispatches
 		// device functions too.
 		PFN_vkVoidFunction fallback = nullptr;
-		if (!fn.DestroyDevice && getDeviceProcAddr)
+		if (!api.DestroyDevice && getDeviceProcAddr)
 			fallback = getDeviceProcAddr(device, "vkDestroyDevice");
-		if (!fn.DestroyDevice && !fallback && getInstanceProcAddr)
+		if (!api.DestroyDevice && !fallback && getInstanceProcAddr)
 			fallback = getInstanceProcAddr(instance, "vkDestroyDevice");
-		if (fn.DeviceWaitIdle)
-			fn.DeviceWaitIdle(device);
-		if (fn.DestroyDevice)
-			fn.DestroyDevice(device, nullptr);
+		if (api.DeviceWaitIdle)
+			api.DeviceWaitIdle(device);
+		if (api.DestroyDevice)
+			api.DestroyDevice(device, nullptr);
 		else if (fallback)
 			reinterpret_cast<PFN_vkDestroyDevice>(fallback)(device, nullptr);
 	}

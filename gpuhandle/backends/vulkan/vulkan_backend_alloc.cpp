@@ -114,7 +114,7 @@ bool exportsDmaBufBuffers(const VulkanDevice &state)
 VulkanAllocation::~VulkanAllocation()
 {
 	if (mapped_)
-		state->fn.UnmapMemory(state->device, memory);
+		state->api.UnmapMemory(state->device, memory);
 }
 
 Result<uint8_t *> VulkanAllocation::mapped(const char *fn)
@@ -134,7 +134,7 @@ Result<uint8_t *> VulkanAllocation::mapped(const char *fn)
 			"vulkan: %s: memory type %u is not host-visible, so it cannot be mapped.",
 			fn, memoryTypeIndex);
 	void *data = nullptr;
-	if (VkResult r = state->fn.MapMemory(state->device, memory, 0, VK_WHOLE_SIZE, 0, &data);
+	if (VkResult r = state->api.MapMemory(state->device, memory, 0, VK_WHOLE_SIZE, 0, &data);
 	    r != VK_SUCCESS)
 		return detail::vulkanError(fn, "vkMapMemory", r);
 	mapped_ = static_cast<uint8_t *>(data);
@@ -284,8 +284,8 @@ Result<std::shared_ptr<VulkanAllocation>> VulkanBackend::allocateBuffer(uint64_t
 	const VulkanDevice &s = *state_;
 	// The shared helper exports opaque fds only; with DMA-BUF createObject adds that type.
 	if (exportable && s.ext.memoryFd && !s.ext.dmaBuf) {
-		auto made = allocateExportableVulkanBuffer(s.dispatch, s.physicalDispatch, size,
-							   kBufferUsage, kHostMemory, state_);
+		auto made = detail::allocateExportableBuffer(s.api, size, kBufferUsage, kHostMemory,
+							     state_);
 		if (!made)
 			return std::move(made).error();
 		auto allocation = adoptBound(state_, std::move(made->bound));
@@ -326,9 +326,8 @@ VulkanBackend::allocateImage(PlaneFormat format, uint32_t width, uint32_t height
 	VkExternalMemoryHandleTypeFlags handles = 0;
 	VulkanBoundMemory bound;
 	if (!optimal && exportable && s.ext.memoryFd && !s.ext.dmaBuf) {
-		auto made = allocateExportableVulkanImage(s.dispatch, s.physicalDispatch, format,
-							  width, height, kImageUsage, kHostMemory,
-							  state_);
+		auto made = detail::allocateExportableImage(
+			s.api, s.dispatch, format, width, height, kImageUsage, kHostMemory, state_);
 		if (!made)
 			return std::move(made).error();
 		bound = std::move(made->bound);
@@ -383,10 +382,10 @@ VulkanBackend::allocateImage(PlaneFormat format, uint32_t width, uint32_t height
 					a, VK_IMAGE_LAYOUT_UNDEFINED, VK_QUEUE_FAMILY_IGNORED,
 					VK_QUEUE_FAMILY_IGNORED, 0,
 					VK_ACCESS_HOST_WRITE_BIT | VK_ACCESS_HOST_READ_BIT);
-				ds.fn.CmdPipelineBarrier(commands,
-							 VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-							 VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr,
-							 0, nullptr, 1, &barrier);
+				ds.api.CmdPipelineBarrier(commands,
+							  VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+							  VK_PIPELINE_STAGE_HOST_BIT, 0, 0, nullptr,
+							  0, nullptr, 1, &barrier);
 			},
 			[&] { a.layout = VK_IMAGE_LAYOUT_GENERAL; }, kDefaultWaitTimeout,
 			{ *allocation });
@@ -409,9 +408,9 @@ bool VulkanBackend::supportsFormat(PixelFormat format, FrameStorage storage) con
 		return false;
 	for (uint32_t i = 0; i < planes->count; i++) {
 		VkFormatProperties properties{};
-		state_->getFormatProperties(state_->physical,
-					    static_cast<VkFormat>(planes->planes[i].value),
-					    &properties);
+		state_->api.GetPhysicalDeviceFormatProperties(
+			state_->physical, static_cast<VkFormat>(planes->planes[i].value),
+			&properties);
 		VkFormatFeatureFlags features = storage == FrameStorage::LinearImage
 							? properties.linearTilingFeatures
 							: properties.optimalTilingFeatures;

@@ -37,10 +37,10 @@ std::vector<VkDrmFormatModifierPropertiesEXT> modifiersOf(const VulkanDevice &s,
 	VkDrmFormatModifierPropertiesListEXT list{};
 	list.sType = VK_STRUCTURE_TYPE_DRM_FORMAT_MODIFIER_PROPERTIES_LIST_EXT;
 	VkFormatProperties2 properties{ VK_STRUCTURE_TYPE_FORMAT_PROPERTIES_2, &list, {} };
-	s.getFormatProperties2(s.physical, format, &properties);
+	s.api.GetPhysicalDeviceFormatProperties2(s.physical, format, &properties);
 	std::vector<VkDrmFormatModifierPropertiesEXT> out(list.drmFormatModifierCount);
 	list.pDrmFormatModifierProperties = out.data();
-	s.getFormatProperties2(s.physical, format, &properties);
+	s.api.GetPhysicalDeviceFormatProperties2(s.physical, format, &properties);
 	out.resize(list.drmFormatModifierCount);
 	return out;
 }
@@ -53,8 +53,8 @@ Result<uint32_t> importObjectMemory(const VulkanDevice &s, detail::BoundObject &
 {
 	VkMemoryFdPropertiesKHR fdProperties{};
 	fdProperties.sType = VK_STRUCTURE_TYPE_MEMORY_FD_PROPERTIES_KHR;
-	if (VkResult r = s.getMemoryFdProperties(s.device, kDmaBufHandle, object.fd.get(),
-						 &fdProperties);
+	if (VkResult r = s.api.GetMemoryFdPropertiesKHR(s.device, kDmaBufHandle, object.fd.get(),
+							&fdProperties);
 	    r != VK_SUCCESS)
 		return r == VK_ERROR_INVALID_EXTERNAL_HANDLE
 			       ? Error::format(ErrorCode::InvalidArgument, "fd",
@@ -108,7 +108,7 @@ namespace vulkan {
 std::vector<uint64_t> dmaBufModifiers(const VulkanDevice &s)
 {
 	std::vector<uint64_t> out{ kDrmModifierLinear };
-	if (!s.ext.drmModifier || !s.getFormatProperties2)
+	if (!s.ext.drmModifier || !s.api.GetPhysicalDeviceFormatProperties2)
 		return out;
 	for (const PlaneMapping &m : planeMappings(PlaneApi::VkFormat))
 		for (const VkDrmFormatModifierPropertiesEXT &p :
@@ -130,10 +130,10 @@ std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) c
 {
 	const VulkanDevice &s = *state_;
 	Result<const PixelFormatInfo *> info = pixelFormatInfo(format);
-	if (!s.ext.dmaBuf || !s.getMemoryFdProperties || !info)
+	if (!s.ext.dmaBuf || !s.api.GetMemoryFdPropertiesKHR || !info)
 		return {};
 	std::vector<uint64_t> out{ kDrmModifierLinear };
-	if (!s.ext.drmModifier || !s.getFormatProperties2)
+	if (!s.ext.drmModifier || !s.api.GetPhysicalDeviceFormatProperties2)
 		return out;
 	std::vector<uint64_t> tiled;
 	for (uint32_t p = 0; p < (*info)->numPlanes; p++) {
@@ -172,7 +172,7 @@ std::vector<uint64_t> VulkanBackend::dmaBufImportModifiers(PixelFormat format) c
 Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 {
 	const VulkanDevice &s = *state_;
-	if (!s.ext.dmaBuf || !s.getMemoryFdProperties)
+	if (!s.ext.dmaBuf || !s.api.GetMemoryFdPropertiesKHR)
 		return routeNotSupported(
 			kName, ImportRoute::DmaBuf,
 			"the device does not offer VK_EXT_external_memory_dma_buf.");
@@ -200,7 +200,7 @@ Result<Frame> VulkanBackend::importDmaBuf(const Frame &frame)
 				*fourcc);
 		if (d.modifier == kDrmModifierLinear || d.modifier == kDrmModifierInvalid)
 			continue;
-		if (!s.ext.drmModifier || !s.getFormatProperties2)
+		if (!s.ext.drmModifier || !s.api.GetPhysicalDeviceFormatProperties2)
 			return Error::format(
 				ErrorCode::NotSupported, "modifier",
 				"vulkan: the DMA-BUF's modifier 0x%016" PRIx64 " is not "
@@ -429,7 +429,7 @@ VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBu
 	}
 	s.api.GetImageMemoryRequirements(s.device, o->image, &o->requirements);
 	bool dedicated = (features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
-	if (s.getImageRequirements2) {
+	if (s.api.GetImageMemoryRequirements2) {
 		VkMemoryDedicatedRequirements wants{};
 		wants.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_REQUIREMENTS;
 		VkMemoryRequirements2 requirements{ VK_STRUCTURE_TYPE_MEMORY_REQUIREMENTS_2,
@@ -438,7 +438,7 @@ VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBu
 		VkImageMemoryRequirementsInfo2 which{
 			VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2, nullptr, o->image
 		};
-		s.getImageRequirements2(s.device, &which, &requirements);
+		s.api.GetImageMemoryRequirements2(s.device, &which, &requirements);
 		dedicated |= wants.prefersDedicatedAllocation || wants.requiresDedicatedAllocation;
 	}
 	if (object >= d.numObjects)

@@ -213,8 +213,7 @@ Result<Frame> VulkanBackend::importOpaqueFd(const Frame &frame)
 					"the device and driver that made it.",
 					field, formatUuid(*theirs).c_str(),
 					formatUuid(ours).c_str());
-		auto bound =
-			importVulkanMemoryFd(s.dispatch, s.physicalDispatch, *memoryFd, state_);
+		auto bound = detail::importMemoryFd(s.api, *memoryFd, state_);
 		if (!bound)
 			return std::move(bound).error();
 		auto allocation = adoptBound(state_, std::move(*bound));
@@ -281,8 +280,7 @@ Result<Frame> VulkanBackend::importHostPointer(const Frame &frame)
 				" bytes at %p: address and size must be multiples of the "
 				"device's minImportedHostPointerAlignment (%" PRIu64 " bytes).",
 				d.size, d.data, align);
-		auto bound = importHostMemoryIntoVulkan(s.dispatch, s.physicalDispatch, bytes,
-							kBufferUsage, state_);
+		auto bound = detail::importHostMemory(s.api, bytes, kBufferUsage, state_);
 		if (!bound)
 			return std::move(bound).error();
 		auto allocation = adoptBound(state_, std::move(*bound));
@@ -363,12 +361,12 @@ Status VulkanBackend::shareImages(const Frame &frame,
 								  VK_ACCESS_TRANSFER_WRITE_BIT, 0));
 			}
 			if (!barriers.empty())
-				s.fn.CmdPipelineBarrier(commands,
-							VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
-							VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
-							nullptr, 0, nullptr,
-							static_cast<uint32_t>(barriers.size()),
-							barriers.data());
+				s.api.CmdPipelineBarrier(commands,
+							 VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+							 VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
+							 nullptr, 0, nullptr,
+							 static_cast<uint32_t>(barriers.size()),
+							 barriers.data());
 		},
 		[&] {
 			for (VulkanAllocation *a : released) {
@@ -394,10 +392,10 @@ Status VulkanBackend::acquireImported(const std::vector<VulkanAllocation *> &ima
 					*a, VK_IMAGE_LAYOUT_GENERAL, a->externalFamily,
 					s.queueFamily, 0,
 					VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT));
-			s.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-						VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
-						0, nullptr, static_cast<uint32_t>(barriers.size()),
-						barriers.data());
+			s.api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+						 VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr,
+						 0, nullptr, static_cast<uint32_t>(barriers.size()),
+						 barriers.data());
 		},
 		[&] {
 			for (VulkanAllocation *a : images) {

@@ -33,22 +33,6 @@ inline constexpr VkExternalMemoryHandleTypeFlagBits kDmaBufHandle =
 inline constexpr VkMemoryPropertyFlags kHostMemory = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT |
 						     VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
 
-// Device entry points the backend uses beyond detail::Api (all core 1.0/1.1).
-// clang-format off
-#define GPUHANDLE_VKB_FUNCTIONS(X)                                                                 \
-	X(MapMemory) X(UnmapMemory) X(FlushMappedMemoryRanges) X(InvalidateMappedMemoryRanges)     \
-	X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers)                       \
-	X(FreeCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer) X(CmdCopyBuffer)           \
-	X(CmdCopyImage) X(CmdCopyBufferToImage) X(CmdCopyImageToBuffer) X(CmdPipelineBarrier)     \
-	X(QueueSubmit) X(CreateFence) X(DestroyFence) X(WaitForFences) X(GetFenceStatus)           \
-	X(DeviceWaitIdle) X(DestroyDevice) X(GetDeviceQueue)
-// clang-format on
-#define GPUHANDLE_VKB_DECLARE(name) PFN_vk##name name = nullptr;
-struct Functions {
-	GPUHANDLE_VKB_FUNCTIONS(GPUHANDLE_VKB_DECLARE)
-};
-#undef GPUHANDLE_VKB_DECLARE
-
 // The device extensions the backend uses, as enabled on its device.
 struct Extensions {
 	bool memoryFd = false;           // VK_KHR_external_memory_fd
@@ -107,11 +91,6 @@ public:
 	PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
 	PFN_vkGetDeviceProcAddr getDeviceProcAddr = nullptr;
 	PFN_vkDestroyInstance destroyInstance = nullptr;
-	PFN_vkGetPhysicalDeviceFormatProperties getFormatProperties = nullptr;
-	// Optional: null when the device (or instance) does not resolve them.
-	PFN_vkGetPhysicalDeviceFormatProperties2 getFormatProperties2 = nullptr;
-	PFN_vkGetMemoryFdPropertiesKHR getMemoryFdProperties = nullptr;
-	PFN_vkGetImageMemoryRequirements2 getImageRequirements2 = nullptr;
 	VkInstance instance = VK_NULL_HANDLE;
 	VkPhysicalDevice physical = VK_NULL_HANDLE;
 	VkDevice device = VK_NULL_HANDLE;
@@ -121,8 +100,7 @@ public:
 	bool ownsDevice = false;
 	VulkanDeviceDispatch dispatch{};
 	VulkanPhysicalDeviceDispatch physicalDispatch{};
-	detail::Api api{};
-	Functions fn{};
+	detail::Api api{}; // every device and instance entry point, resolved once at open
 	Extensions ext{};
 	uint64_t hostPointerAlignment = 0; // minImportedHostPointerAlignment; 0 without the ext
 	Uuid deviceUuid{};

@@ -24,18 +24,18 @@ static uint64_t remainingNs(const Deadline &deadline)
 std::vector<KeepAliveRef> VulkanDevice::reclaimLocked(const Deadline *deadline)
 {
 	const auto ended = [this](PendingSubmit &p, const Deadline *until) {
-		VkResult r = fn.GetFenceStatus(device, p.fence);
+		VkResult r = api.GetFenceStatus(device, p.fence);
 		// A driver may wake before the deadline with VK_TIMEOUT: wait out the whole budget.
 		while (r == VK_NOT_READY && until && !until->expired())
-			if ((r = fn.WaitForFences(device, 1, &p.fence, VK_TRUE,
-						  remainingNs(*until))) == VK_TIMEOUT)
+			if ((r = api.WaitForFences(device, 1, &p.fence, VK_TRUE,
+						   remainingNs(*until))) == VK_TIMEOUT)
 				r = VK_NOT_READY;
 		// Signalled, or the device is lost (its commands then never run).
 		return r != VK_NOT_READY;
 	};
 	const auto release = [this](PendingSubmit &p) {
-		fn.FreeCommandBuffers(device, pool, 1, &p.commands);
-		fn.DestroyFence(device, p.fence, nullptr);
+		api.FreeCommandBuffers(device, pool, 1, &p.commands);
+		api.DestroyFence(device, p.fence, nullptr);
 	};
 	return pending_.reclaim(ended, release, deadline);
 }
@@ -78,28 +78,28 @@ Status VulkanDevice::submit(const char *name, const std::function<void(VkCommand
 		VkCommandBufferAllocateInfo info{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO,
 						  nullptr, pool, VK_COMMAND_BUFFER_LEVEL_PRIMARY,
 						  1 };
-		if (VkResult r = fn.AllocateCommandBuffers(device, &info, &commands);
+		if (VkResult r = api.AllocateCommandBuffers(device, &info, &commands);
 		    r != VK_SUCCESS)
 			return detail::vulkanError(name, "vkAllocateCommandBuffers", r);
 		VkCommandBufferBeginInfo begin{ VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO,
 						nullptr,
 						VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT,
 						nullptr };
-		VkResult r = fn.BeginCommandBuffer(commands, &begin);
+		VkResult r = api.BeginCommandBuffer(commands, &begin);
 		if (r == VK_SUCCESS) {
 			record(commands);
 			// What the copies wrote is for the host to read once the fence signals.
 			VkMemoryBarrier toHost{ VK_STRUCTURE_TYPE_MEMORY_BARRIER, nullptr,
 						VK_ACCESS_TRANSFER_WRITE_BIT,
 						VK_ACCESS_HOST_READ_BIT };
-			fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
-					      VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0, nullptr,
-					      0, nullptr);
-			r = fn.EndCommandBuffer(commands);
+			api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+					       VK_PIPELINE_STAGE_HOST_BIT, 0, 1, &toHost, 0,
+					       nullptr, 0, nullptr);
+			r = api.EndCommandBuffer(commands);
 		}
 		VkFenceCreateInfo fenceInfo{ VK_STRUCTURE_TYPE_FENCE_CREATE_INFO, nullptr, 0 };
 		if (r == VK_SUCCESS)
-			r = fn.CreateFence(device, &fenceInfo, nullptr, &fence);
+			r = api.CreateFence(device, &fenceInfo, nullptr, &fence);
 		VkSubmitInfo submit{};
 		submit.sType = VK_STRUCTURE_TYPE_SUBMIT_INFO;
 		submit.commandBufferCount = 1;
@@ -107,14 +107,14 @@ Status VulkanDevice::submit(const char *name, const std::function<void(VkCommand
 		if (r == VK_SUCCESS) {
 			if (queueLock)
 				queueLock(true);
-			r = fn.QueueSubmit(queue, 1, &submit, fence);
+			r = api.QueueSubmit(queue, 1, &submit, fence);
 			if (queueLock)
 				queueLock(false);
 		}
 		if (r != VK_SUCCESS) {
 			if (fence)
-				fn.DestroyFence(device, fence, nullptr);
-			fn.FreeCommandBuffers(device, pool, 1, &commands);
+				api.DestroyFence(device, fence, nullptr);
+			api.FreeCommandBuffers(device, pool, 1, &commands);
 			return detail::vulkanError(name, "recording or submitting the copy", r);
 		}
 		if (submitted)
@@ -124,11 +124,11 @@ Status VulkanDevice::submit(const char *name, const std::function<void(VkCommand
 	Deadline deadline = Deadline::after(timeout);
 	VkResult r = VK_TIMEOUT;
 	while (r == VK_TIMEOUT && !deadline.expired())
-		r = fn.WaitForFences(device, 1, &fence, VK_TRUE, remainingNs(deadline));
+		r = api.WaitForFences(device, 1, &fence, VK_TRUE, remainingNs(deadline));
 	std::lock_guard lock(queueMutex);
 	if (r == VK_SUCCESS) {
-		fn.FreeCommandBuffers(device, pool, 1, &commands);
-		fn.DestroyFence(device, fence, nullptr);
+		api.FreeCommandBuffers(device, pool, 1, &commands);
+		api.DestroyFence(device, fence, nullptr);
 		return {};
 	}
 	// Still running (or lost): what it uses lives until its fence signals.
@@ -183,16 +183,16 @@ public:
 			VkImageMemoryBarrier acquire =
 				generalBarrier(a, VK_IMAGE_LAYOUT_GENERAL, a.externalFamily,
 					       s_.queueFamily, 0, kTransferAccess);
-			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
-						 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-						 nullptr, 1, &acquire);
+			s_.api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TOP_OF_PIPE_BIT,
+						  VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+						  nullptr, 1, &acquire);
 		} else if (a.layout != VK_IMAGE_LAYOUT_GENERAL) {
 			VkImageMemoryBarrier barrier = generalBarrier(
 				a, a.layout, VK_QUEUE_FAMILY_IGNORED, VK_QUEUE_FAMILY_IGNORED,
 				VK_ACCESS_HOST_WRITE_BIT, kTransferAccess);
-			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
-						 VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
-						 nullptr, 1, &barrier);
+			s_.api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_HOST_BIT,
+						  VK_PIPELINE_STAGE_TRANSFER_BIT, 0, 0, nullptr, 0,
+						  nullptr, 1, &barrier);
 		}
 	}
 
@@ -205,11 +205,11 @@ public:
 								  s_.queueFamily, a->externalFamily,
 								  kTransferAccess, 0));
 		if (!releases.empty())
-			s_.fn.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
-						 VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
-						 nullptr, 0, nullptr,
-						 static_cast<uint32_t>(releases.size()),
-						 releases.data());
+			s_.api.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_TRANSFER_BIT,
+						  VK_PIPELINE_STAGE_BOTTOM_OF_PIPE_BIT, 0, 0,
+						  nullptr, 0, nullptr,
+						  static_cast<uint32_t>(releases.size()),
+						  releases.data());
 	}
 
 	void submitted() const
@@ -275,8 +275,8 @@ void recordCopy(const VulkanDevice &s, VkCommandBuffer commands, const PlaneCopy
 					{ c.srcView.offset + uint64_t{ c.srcView.stride } * y,
 					  c.dstView.offset + uint64_t{ c.dstView.stride } * y,
 					  rowBytes });
-		s.fn.CmdCopyBuffer(commands, c.src->buffer, c.dst->buffer,
-				   static_cast<uint32_t>(regions.size()), regions.data());
+		s.api.CmdCopyBuffer(commands, c.src->buffer, c.dst->buffer,
+				    static_cast<uint32_t>(regions.size()), regions.data());
 		return;
 	}
 	if (c.src->image)
@@ -289,8 +289,8 @@ void recordCopy(const VulkanDevice &s, VkCommandBuffer commands, const PlaneCopy
 				    imageLayers(*c.dst, c.dstView),
 				    { 0, 0, 0 },
 				    extent };
-		s.fn.CmdCopyImage(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL, c.dst->image,
-				  VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+		s.api.CmdCopyImage(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL, c.dst->image,
+				   VK_IMAGE_LAYOUT_GENERAL, 1, &region);
 		return;
 	}
 	const PlaneView &view = c.src->buffer ? c.srcView : c.dstView;
@@ -299,11 +299,11 @@ void recordCopy(const VulkanDevice &s, VkCommandBuffer commands, const PlaneCopy
 	VkBufferImageCopy region{ view.offset, view.stride / c.texelBytes, 0, layers, { 0, 0, 0 },
 				  extent };
 	if (c.src->buffer)
-		s.fn.CmdCopyBufferToImage(commands, c.src->buffer, c.dst->image,
-					  VK_IMAGE_LAYOUT_GENERAL, 1, &region);
+		s.api.CmdCopyBufferToImage(commands, c.src->buffer, c.dst->image,
+					   VK_IMAGE_LAYOUT_GENERAL, 1, &region);
 	else
-		s.fn.CmdCopyImageToBuffer(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL,
-					  c.dst->buffer, 1, &region);
+		s.api.CmdCopyImageToBuffer(commands, c.src->image, VK_IMAGE_LAYOUT_GENERAL,
+					   c.dst->buffer, 1, &region);
 }
 
 // Around copies of a host's own images and buffers, which carry no semaphore: what the host
@@ -316,7 +316,7 @@ void hostBarrier(const VulkanDevice &s, VkCommandBuffer commands, bool before)
 		before ? VK_ACCESS_MEMORY_WRITE_BIT : VK_ACCESS_TRANSFER_WRITE_BIT,
 		before ? kTransferAccess : VK_ACCESS_MEMORY_READ_BIT | VK_ACCESS_MEMORY_WRITE_BIT
 	};
-	s.fn.CmdPipelineBarrier(
+	s.api.CmdPipelineBarrier(
 		commands,
 		before ? VK_PIPELINE_STAGE_ALL_COMMANDS_BIT : VK_PIPELINE_STAGE_TRANSFER_BIT,
 		before ? VK_PIPELINE_STAGE_TRANSFER_BIT : VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 1,
@@ -391,7 +391,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 					    VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
 			VkMappedMemoryRange range{ VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE, nullptr,
 						   a->memory, 0, VK_WHOLE_SIZE };
-			state_->fn.InvalidateMappedMemoryRanges(state_->device, 1, &range);
+			state_->api.InvalidateMappedMemoryRanges(state_->device, 1, &range);
 		}
 		planes[p] = *base + a->imageOffset + view.offset;
 		strides[p] = view.stride;
@@ -409,7 +409,7 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 						   VK_MEMORY_PROPERTY_HOST_COHERENT_BIT)) {
 				VkMappedMemoryRange range{ VK_STRUCTURE_TYPE_MAPPED_MEMORY_RANGE,
 							   nullptr, a->memory, 0, VK_WHOLE_SIZE };
-				state->fn.FlushMappedMemoryRanges(state->device, 1, &range);
+				state->api.FlushMappedMemoryRanges(state->device, 1, &range);
 			}
 		return {};
 	};

@@ -55,15 +55,12 @@ Result<VulkanExportedMemory> allocateAndExport(const char *fn, std::shared_ptr<B
 
 // NotSupported unless VkExternalBufferProperties lists the usage as exportable; dedicated
 // memory where the driver requires it.
-Result<VulkanExportedMemory>
-allocateExportableVulkanBuffer(const VulkanDeviceDispatch &dispatch,
-			       const VulkanPhysicalDeviceDispatch &physical, uint64_t size,
-			       uint32_t usage, uint32_t memoryProperties, KeepAliveRef owner)
+Result<VulkanExportedMemory> detail::allocateExportableBuffer(const Api &api, uint64_t size,
+							      uint32_t usage,
+							      uint32_t memoryProperties,
+							      KeepAliveRef owner)
 {
 	const char *fn = "allocateExportableVulkanBuffer";
-	Api api;
-	if (auto e = loadApi(fn, dispatch, physical, api))
-		return std::move(*e);
 	if (auto e = requireExtension(fn, reinterpret_cast<const void *>(api.GetMemoryFdKHR),
 				      "vkGetMemoryFdKHR", VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
 		return std::move(*e);
@@ -185,15 +182,11 @@ MaybeError moveToGeneral(const char *fn, const Api &api, const VulkanDeviceDispa
 // NotSupported (naming the format) unless vkGetPhysicalDeviceImageFormatProperties2 lists the
 // linear image as exportable.
 Result<VulkanExportedMemory>
-allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
-			      const VulkanPhysicalDeviceDispatch &physical, PlaneFormat format,
-			      uint32_t width, uint32_t height, uint32_t usage,
-			      uint32_t memoryProperties, KeepAliveRef owner)
+detail::allocateExportableImage(const Api &api, const VulkanDeviceDispatch &dispatch,
+				PlaneFormat format, uint32_t width, uint32_t height, uint32_t usage,
+				uint32_t memoryProperties, KeepAliveRef owner)
 {
 	const char *fn = "allocateExportableVulkanImage";
-	Api api;
-	if (auto e = loadApi(fn, dispatch, physical, api))
-		return std::move(*e);
 	if (auto e = requireExtension(fn, reinterpret_cast<const void *>(api.GetMemoryFdKHR),
 				      "vkGetMemoryFdKHR", VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
 		return std::move(*e);
@@ -260,6 +253,31 @@ allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
 			return std::move(*e);
 		}
 	return made;
+}
+
+// The public calls: the entry points resolved from the caller's handles, once per call.
+Result<VulkanExportedMemory>
+allocateExportableVulkanBuffer(const VulkanDeviceDispatch &dispatch,
+			       const VulkanPhysicalDeviceDispatch &physical, uint64_t size,
+			       uint32_t usage, uint32_t memoryProperties, KeepAliveRef owner)
+{
+	Api api;
+	if (auto e = loadApi("allocateExportableVulkanBuffer", dispatch, physical, api))
+		return std::move(*e);
+	return allocateExportableBuffer(api, size, usage, memoryProperties, std::move(owner));
+}
+
+Result<VulkanExportedMemory>
+allocateExportableVulkanImage(const VulkanDeviceDispatch &dispatch,
+			      const VulkanPhysicalDeviceDispatch &physical, PlaneFormat format,
+			      uint32_t width, uint32_t height, uint32_t usage,
+			      uint32_t memoryProperties, KeepAliveRef owner)
+{
+	Api api;
+	if (auto e = loadApi("allocateExportableVulkanImage", dispatch, physical, api))
+		return std::move(*e);
+	return allocateExportableImage(api, dispatch, format, width, height, usage,
+				       memoryProperties, std::move(owner));
 }
 
 } // namespace gpuhandle

@@ -9,14 +9,10 @@ using namespace detail;
 
 // Only the device and driver that exported an opaque fd can read it, so both UUIDs must match.
 // The fd is duplicated: Vulkan owns the one it imports, and `exported` keeps its own.
-Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &dispatch,
-					       const VulkanPhysicalDeviceDispatch &physical,
-					       const VulkanMemoryFd &exported, KeepAliveRef owner)
+Result<VulkanBoundMemory> detail::importMemoryFd(const Api &api, const VulkanMemoryFd &exported,
+						 KeepAliveRef owner)
 {
 	const char *fn = "importVulkanMemoryFd";
-	Api api;
-	if (auto e = loadApi(fn, dispatch, physical, api))
-		return std::move(*e);
 	if (auto e = requireExtension(fn, reinterpret_cast<const void *>(api.GetMemoryFdKHR),
 				      "vkGetMemoryFdKHR", VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME))
 		return std::move(*e);
@@ -84,17 +80,12 @@ Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &dispa
 // destroying the buffer and freeing the memory. Pointer and size are checked against the
 // driver's import alignment here, because a misaligned import is undefined behaviour, not an
 // error the driver reports.
-Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch &dispatch,
-						     const VulkanPhysicalDeviceDispatch &physical,
-						     const CpuBytes &bytes, uint32_t usage,
-						     KeepAliveRef owner)
+Result<VulkanBoundMemory> detail::importHostMemory(const Api &api, const CpuBytes &bytes,
+						   uint32_t usage, KeepAliveRef owner)
 {
 	const char *fn = "importHostMemoryIntoVulkan";
 	constexpr VkExternalMemoryHandleTypeFlagBits kHost =
 		VK_EXTERNAL_MEMORY_HANDLE_TYPE_HOST_ALLOCATION_BIT_EXT;
-	Api api;
-	if (auto e = loadApi(fn, dispatch, physical, api))
-		return std::move(*e);
 	if (auto e = requireExtension(
 		    fn, reinterpret_cast<const void *>(api.GetMemoryHostPointerPropertiesEXT),
 		    "vkGetMemoryHostPointerPropertiesEXT",
@@ -179,6 +170,28 @@ Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch 
 	if (auto e = allocateAndBind(fn, *object, d.size, *type, false, &importInfo))
 		return std::move(*e);
 	return wrap(fn, std::move(object), d.size, *type, identityOf(api), false);
+}
+
+// The public calls: the entry points resolved from the caller's handles, once per call.
+Result<VulkanBoundMemory> importVulkanMemoryFd(const VulkanDeviceDispatch &dispatch,
+					       const VulkanPhysicalDeviceDispatch &physical,
+					       const VulkanMemoryFd &exported, KeepAliveRef owner)
+{
+	Api api;
+	if (auto e = loadApi("importVulkanMemoryFd", dispatch, physical, api))
+		return std::move(*e);
+	return importMemoryFd(api, exported, std::move(owner));
+}
+
+Result<VulkanBoundMemory> importHostMemoryIntoVulkan(const VulkanDeviceDispatch &dispatch,
+						     const VulkanPhysicalDeviceDispatch &physical,
+						     const CpuBytes &bytes, uint32_t usage,
+						     KeepAliveRef owner)
+{
+	Api api;
+	if (auto e = loadApi("importHostMemoryIntoVulkan", dispatch, physical, api))
+		return std::move(*e);
+	return importHostMemory(api, bytes, usage, std::move(owner));
 }
 
 } // namespace gpuhandle

@@ -31,22 +31,31 @@ inline Error vulkanError(const char *fn, const char *call, VkResult result)
 			     static_cast<int>(result));
 }
 
-// Every entry point used, looked up once per call; members are named after them. The core ones
-// (Vulkan 1.1) must all be there; an extension's may be absent, and only the calls that need it
-// check it (requireExtension), so a device without one extension still serves the others.
+// The one table of the Vulkan entry points the memory helpers and the backend call; members are
+// named after them. The backend resolves it once, when it opens; the public helpers of
+// vulkan_memory.h once per call (they get raw handles). The core ones (Vulkan 1.1) must all be
+// there; an extension's may be absent, and only the calls that need it check it
+// (requireExtension), so a device without one extension still serves the others.
 // clang-format off
 #define GPUHANDLE_VK_DEVICE_FUNCTIONS(X)                                                           \
 	X(CreateBuffer) X(DestroyBuffer) X(CreateImage) X(DestroyImage)                            \
-	X(GetBufferMemoryRequirements) X(GetImageMemoryRequirements) X(GetImageSubresourceLayout)  \
-	X(AllocateMemory) X(FreeMemory) X(BindBufferMemory) X(BindImageMemory)                    \
-	X(CreateCommandPool) X(DestroyCommandPool) X(AllocateCommandBuffers)                       \
-	X(BeginCommandBuffer) X(EndCommandBuffer) X(CmdPipelineBarrier) X(QueueSubmit)             \
-	X(CreateFence) X(DestroyFence) X(WaitForFences)
+	X(GetBufferMemoryRequirements) X(GetImageMemoryRequirements)                               \
+	X(GetImageSubresourceLayout) X(AllocateMemory) X(FreeMemory) X(BindBufferMemory)          \
+	X(BindImageMemory) X(MapMemory) X(UnmapMemory) X(FlushMappedMemoryRanges)                 \
+	X(InvalidateMappedMemoryRanges) X(CreateCommandPool) X(DestroyCommandPool)                 \
+	X(AllocateCommandBuffers) X(FreeCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)  \
+	X(CmdCopyBuffer) X(CmdCopyImage) X(CmdCopyBufferToImage) X(CmdCopyImageToBuffer)           \
+	X(CmdPipelineBarrier) X(QueueSubmit) X(CreateFence) X(DestroyFence) X(WaitForFences)       \
+	X(GetFenceStatus) X(DeviceWaitIdle) X(DestroyDevice) X(GetDeviceQueue)
+// Optional: an extension's, or Vulkan 1.1's device functions, which a 1.0 device resolves not.
 #define GPUHANDLE_VK_EXTENSION_FUNCTIONS(X)                                                        \
-	X(GetMemoryFdKHR) X(GetMemoryHostPointerPropertiesEXT)
+	X(GetMemoryFdKHR) X(GetMemoryFdPropertiesKHR) X(GetMemoryHostPointerPropertiesEXT)         \
+	X(GetImageMemoryRequirements2)
 #define GPUHANDLE_VK_INSTANCE_FUNCTIONS(X)                                                         \
 	X(GetPhysicalDeviceProperties2) X(GetPhysicalDeviceMemoryProperties)                       \
-	X(GetPhysicalDeviceExternalBufferProperties) X(GetPhysicalDeviceImageFormatProperties2)
+	X(GetPhysicalDeviceFormatProperties) X(GetPhysicalDeviceExternalBufferProperties)          \
+	X(GetPhysicalDeviceImageFormatProperties2)
+#define GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(X) X(GetPhysicalDeviceFormatProperties2)
 // clang-format on
 #define GPUHANDLE_VK_DECLARE(name) PFN_vk##name name = nullptr;
 struct Api {
@@ -55,6 +64,7 @@ struct Api {
 	GPUHANDLE_VK_DEVICE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
 	GPUHANDLE_VK_EXTENSION_FUNCTIONS(GPUHANDLE_VK_DECLARE)
 	GPUHANDLE_VK_INSTANCE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
+	GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
 };
 #undef GPUHANDLE_VK_DECLARE
 
@@ -92,19 +102,38 @@ inline MaybeError loadApi(const char *fn, const VulkanDeviceDispatch &dispatch,
 	}
 #define LOAD_OPTIONAL(name)                                                                        \
 	api.name = reinterpret_cast<PFN_vk##name>(getDevice(api.device, "vk" #name));
+#define LOAD_OPTIONAL_INSTANCE(name)                                                               \
+	api.name = reinterpret_cast<PFN_vk##name>(getInstance(instance, "vk" #name));
 	GPUHANDLE_VK_DEVICE_FUNCTIONS(LOAD_DEVICE)
 	GPUHANDLE_VK_EXTENSION_FUNCTIONS(LOAD_OPTIONAL)
 	GPUHANDLE_VK_INSTANCE_FUNCTIONS(LOAD_INSTANCE)
+	GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(LOAD_OPTIONAL_INSTANCE)
 #undef LOAD_DEVICE
 #undef LOAD_OPTIONAL
+#undef LOAD_OPTIONAL_INSTANCE
 #undef LOAD_INSTANCE
 	if (absent)
 		return Error::format(
 			ErrorCode::NotSupported, field,
-			"%s: the driver offers no %s; Vulkan memory export and import need Vulkan 1.1.",
+			"%s: the driver offers no %s; gpuhandle's Vulkan calls need Vulkan 1.1.",
 			fn, absent);
 	return std::nullopt;
 }
+
+// The calls of vulkan_memory.h over a table resolved already (the backend's, once per device):
+// the public calls resolve one from their handles, then call these.
+Result<VulkanExportedMemory> allocateExportableBuffer(const Api &api, uint64_t size, uint32_t usage,
+						      uint32_t memoryProperties,
+						      KeepAliveRef owner);
+Result<VulkanExportedMemory> allocateExportableImage(const Api &api,
+						     const VulkanDeviceDispatch &dispatch,
+						     PlaneFormat format, uint32_t width,
+						     uint32_t height, uint32_t usage,
+						     uint32_t memoryProperties, KeepAliveRef owner);
+Result<VulkanBoundMemory> importMemoryFd(const Api &api, const VulkanMemoryFd &exported,
+					 KeepAliveRef owner);
+Result<VulkanBoundMemory> importHostMemory(const Api &api, const CpuBytes &bytes, uint32_t usage,
+					   KeepAliveRef owner);
 
 // NotSupported naming `name` when the device was created without `extension`.
 inline MaybeError requireExtension(const char *fn, const void *function, const char *name,
