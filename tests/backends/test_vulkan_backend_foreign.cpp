@@ -293,22 +293,13 @@ START_TEST(planner_copies_through_the_cpu_without_exports)
 }
 END_TEST
 
-std::string probe()
-{
-	test::VulkanHost host;
-	std::string why = host.create(false);
-	if (!why.empty() && test::nameLavapipeIcd())
-		why = test::VulkanHost().create(false);
-	return why.empty() ? why : "no lavapipe host device: " + why;
-}
-
 } // namespace
 
 int main()
 {
 	// The probe runs in a child so that no driver thread exists when Check forks each test;
 	// naming lavapipe's ICD there must be repeated here.
-	int status = test::probeInChild(probe);
+	int status = test::probeInChild(test::probeVulkanHost);
 	if (status != 0)
 		return status;
 	test::nameLavapipeIcd();

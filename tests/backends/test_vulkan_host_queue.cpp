@@ -109,20 +109,11 @@ START_TEST(backend_and_host_share_one_queue)
 }
 END_TEST
 
-std::string probe()
-{
-	test::VulkanHost host;
-	std::string why = host.create(false);
-	if (!why.empty() && test::nameLavapipeIcd())
-		why = test::VulkanHost().create(false);
-	return why.empty() ? why : "no lavapipe host device: " + why;
-}
-
 int main()
 {
 	// The probe runs in a child (exit 77 with the reason where lavapipe is missing), so that
 	// no driver thread exists when Check forks the test; lavapipe's ICD is named here again.
-	if (int status = test::probeInChild(probe); status != 0)
+	if (int status = test::probeInChild(test::probeVulkanHost); status != 0)
 		return status;
 	test::nameLavapipeIcd();
 	Suite *s = suite_create("vulkan-host-queue");

@@ -15,6 +15,8 @@
 #include <vulkan/vulkan.h>
 
 // Last: Check defines a fail() macro that breaks standard headers included after it.
+#include "lavapipe_device.h"
+
 #include "check_helpers.h"
 
 namespace gpuhandle::test {
@@ -338,5 +340,15 @@ private:
 	bool exportable_ = false;
 	mutable int alive_ = 0;
 };
+
+// For test::probeInChild: empty when a lavapipe host device can be made (naming lavapipe's
+// ICD when the default loader search finds none), else why not.
+inline std::string probeVulkanHost()
+{
+	std::string why = VulkanHost().create(false);
+	if (!why.empty() && nameLavapipeIcd())
+		why = VulkanHost().create(false);
+	return why.empty() ? why : "no lavapipe host device: " + why;
+}
 
 } // namespace gpuhandle::test
