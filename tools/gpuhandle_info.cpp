@@ -2,6 +2,8 @@
 #include <gpuhandle/backends/planner.h>
 
 #include "gpuhandle_i18n.h"
+#include "gpuhandle_info_bridges.h"
+#include "gpuhandle_info_json.h"
 
 #include <cstdio>
 #include <cstring>
@@ -9,6 +11,7 @@
 #include <vector>
 
 using namespace gpuhandle;
+using gpuhandle::info::jsonString;
 
 namespace {
 
@@ -31,28 +34,6 @@ struct Pair {
 	size_t commonFormats = 0; // known formats both hold in a buffer
 	std::vector<Cell> cells{};
 };
-
-std::string jsonString(const std::string &text)
-{
-	std::string out = "\"";
-	for (char c : text) {
-		switch (c) {
-		case '"': out += "\\\""; break;
-		case '\\': out += "\\\\"; break;
-		case '\n': out += "\\n"; break;
-		case '\t': out += "\\t"; break;
-		default:
-			if (static_cast<unsigned char>(c) < 0x20) {
-				char escaped[8];
-				std::snprintf(escaped, sizeof escaped, "\\u%04x", c);
-				out += escaped;
-			} else {
-				out += c;
-			}
-		}
-	}
-	return out + "\"";
-}
 
 template<typename T, typename F>
 std::string joined(const std::vector<T> &values, F name, const char *sep = ", ")
@@ -191,10 +172,13 @@ std::string backendJson(const BackendProbe &probe)
 int usage(FILE *to)
 {
 	std::fputs(
-		_("Usage: gpuhandle-info [--json] [--no-matrix]\n"
+		_("Usage: gpuhandle-info [--json] [--no-matrix] [--no-bridges]\n"
 		  "Lists the devices each gpuhandle backend opens here, which are the same physical GPU,\n"
 		  "and the route a frame takes from each backend into each other one (measured by\n"
-		  "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"),
+		  "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"
+		  "With GStreamer, also the path a frame takes through gpuhandleupload !\n"
+		  "gpuhandledownload between each pair of GStreamer memory types (measured by\n"
+		  "running the pipeline).\n"),
 		to);
 	return to == stdout ? 0 : 2;
 }
@@ -206,11 +190,14 @@ int main(int argc, char **argv)
 	i18n::initProgram(); // the text report and usage are translated, --json is not
 	bool json = false;
 	bool matrix = true;
+	bool bridges = true;
 	for (int i = 1; i < argc; ++i) {
 		if (!std::strcmp(argv[i], "--json"))
 			json = true;
 		else if (!std::strcmp(argv[i], "--no-matrix"))
 			matrix = false;
+		else if (!std::strcmp(argv[i], "--no-bridges"))
+			bridges = false;
 		else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h"))
 			return usage(stdout);
 		else
@@ -238,6 +225,9 @@ int main(int argc, char **argv)
 			for (size_t into = 0; into < open.size(); ++into)
 				if (from != into)
 					pairs.push_back(measure(open, from, into));
+
+	const std::vector<info::Bridge> measured = bridges ? info::measureBridges()
+							   : std::vector<info::Bridge>{};
 
 	if (json) {
 		std::printf("{\n  \"backends\": [\n");
@@ -276,7 +266,8 @@ int main(int argc, char **argv)
 			}
 			std::printf("]}");
 		}
-		std::printf("%s]\n}\n", pairs.empty() ? "" : "\n  ");
+		std::printf("%s],\n  \"bridges\": %s\n}\n", pairs.empty() ? "" : "\n  ",
+			    info::bridgesJson(measured).c_str());
 		return 0;
 	}
 
@@ -290,6 +281,8 @@ int main(int argc, char **argv)
 		std::printf(_("  %s and %s: %s\n"), backendKindName(open[a]->kind()),
 			    backendKindName(open[b]->kind()),
 			    open[a]->deviceId().toString().c_str());
+	if (bridges)
+		info::printBridgesText(measured);
 	if (!matrix)
 		return 0;
 	std::printf(

@@ -493,9 +493,9 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 					   *anchor->submission, in.options.timeout, signalled);
 	    !moved)
 		return std::move(moved).error();
-	// Every image's semaphore is signalled by the one submission, after all its commands: sem[0]
-	// reaching its value says that the work on every image is done (the other semaphores may
-	// reach theirs an instant later; Vulkan does not signal a batch's semaphores at once).
+	// Every image's semaphore is signalled by the one submission, after all its commands:
+	// sem[0] reaching its value says that the work on every image is done (the other semaphores
+	// may reach theirs an instant later; Vulkan does not signal a batch's semaphores at once).
 	VulkanDeviceDispatch dispatch;
 	dispatch.device = fns->device;
 	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(fns->getDeviceProcAddr);

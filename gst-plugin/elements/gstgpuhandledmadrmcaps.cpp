@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
 #include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 #include <gst/video/video.h>
 
@@ -15,7 +14,7 @@ namespace gpuhandle::gst {
 
 namespace {
 
-#if GPUHANDLE_GST_HAVE_DMA_DRM && GST_CHECK_VERSION(1, 24, 0)
+#if GST_CHECK_VERSION(1, 24, 0)
 
 // Calls `each` with every string of a string or list-of-strings field; false when the field is
 // absent (any value) or of another type.
@@ -75,7 +74,7 @@ void addUnique(std::vector<std::string> &values, std::string value)
 
 void toPlainFormats(GstStructure *s)
 {
-#if GPUHANDLE_GST_HAVE_DMA_DRM && GST_CHECK_VERSION(1, 24, 0)
+#if GST_CHECK_VERSION(1, 24, 0)
 	const char *format = gst_structure_get_string(s, "format");
 	if (format && g_str_equal(format, "DMA_DRM")) {
 		// Each drm-format's fourcc, whatever its modifier, as the format it holds (the
@@ -102,7 +101,7 @@ void toPlainFormats(GstStructure *s)
 
 bool toDmaDrmFormats(GstStructure *s, const DrmFormatOffer &offer)
 {
-#if GPUHANDLE_GST_HAVE_DMA_DRM && GST_CHECK_VERSION(1, 24, 0)
+#if GST_CHECK_VERSION(1, 24, 0)
 	// Linear first: what every DMA-BUF importer here (EGL, Vulkan, VA-API) and gpuhandle's own
 	// exporters agree on (drm-format without a modifier means linear); then the target's own.
 	std::vector<std::string> drm;

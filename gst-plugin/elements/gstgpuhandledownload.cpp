@@ -23,16 +23,39 @@ GST_ELEMENT_REGISTER_DEFINE(gpuhandledownload, "gpuhandledownload", GST_RANK_NON
 
 namespace gpuhandle::gst::download {
 
-const char *targetName(Target target)
+const char *targetName(const DownloadState &s)
 {
-	switch (target) {
-	case Target::System: return "system memory";
-	case Target::Gl: return "GLMemory";
-	case Target::Vulkan: return "VulkanImage";
-	case Target::DmaBuf: return "DMABuf";
-	case Target::Cuda: return "CUDAMemory";
+	return toSystemMemory(s) ? "system memory" : s.target->name;
+}
+
+bool toSystemMemory(const DownloadState &s)
+{
+	return s.target->memory == BufferMemory::System;
+}
+
+// Opens the backend of the target's device through its adapter (the one GL and Vulkan neighbours
+// share, CUDA's, or the fd backend for DMA-BUFs); posts the element error when it cannot.
+bool openTarget(GstBaseTransform *trans)
+{
+	DownloadState &s = stateOf(trans);
+	s.targetBackend.reset();
+	s.targetAdapter = s.adapters.find(s.target->memory);
+	Result<BackendRef> backend =
+		s.targetAdapter
+			? s.targetAdapter->openOutput(GST_ELEMENT_CAST(trans), s.devices)
+			: Result<BackendRef>(Error::format(ErrorCode::NotSupported, "target",
+							   "%s is not built in", s.target->name));
+	if (!backend.ok()) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, NOT_FOUND,
+				  (_("No device to download frames into %s."), targetName(s)),
+				  ("%s", backend.error().message().c_str()));
+		return false;
 	}
-	return "?";
+	s.targetBackend = *backend;
+	if (s.targetBackend)
+		GST_INFO_OBJECT(trans, "frames go into %s on %s", targetName(s),
+				s.targetBackend->deviceInfo().name.c_str());
+	return true;
 }
 
 DownloadState &stateOf(void *self)
@@ -68,9 +91,9 @@ void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
 		return;
 	s.lastPath = path.kind();
 	s.lastRoute = route;
-	GST_INFO_OBJECT(trans, "%s into %s: %s (%s)%s%s", pixelFormatName(s.format),
-			targetName(s.target), executionPathKindName(path.kind()),
-			importRouteName(route), *path.reason() ? ": " : "", path.reason());
+	GST_INFO_OBJECT(trans, "%s into %s: %s (%s)%s%s", pixelFormatName(s.format), targetName(s),
+			executionPathKindName(path.kind()), importRouteName(route),
+			*path.reason() ? ": " : "", path.reason());
 }
 
 GstBaseTransformClass *parentClass()
@@ -82,21 +105,12 @@ GstBaseTransformClass *parentClass()
 
 namespace {
 
-// Src memories in the order offered downstream: system memory first, so that a sink taking
-// anything gets plain bytes; GPU memories when downstream asks for them in its caps.
-std::vector<const char *> srcFeatures()
+// Src memories in the order offered downstream (the memory-type table's output order): system
+// memory first, so that a sink taking anything gets plain bytes; GPU memories when downstream
+// asks for them in its caps.
+const std::vector<const char *> &srcFeatures()
 {
-	std::vector<const char *> features{ GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY };
-#if GPUHANDLE_GST_HAVE_GL
-	features.push_back("memory:GLMemory");
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
-	features.push_back("memory:VulkanImage");
-#endif
-	features.push_back("memory:DMABuf");
-#if GPUHANDLE_GST_HAVE_CUDA
-	features.push_back("memory:CUDAMemory");
-#endif
+	static const std::vector<const char *> features = memoryFeatures(MemoryRole::Output);
 	return features;
 }
 
@@ -108,20 +122,6 @@ GstCaps *transformCaps(GstBaseTransform *, GstPadDirection direction, GstCaps *c
 			       : capsWithFeatures(caps, { GST_CAPS_FEATURE_MEMORY_GPU_HANDLE });
 	out = intersectFilter(out, filter);
 	return out;
-}
-
-Target targetOfCaps(GstCaps *caps)
-{
-	GstCapsFeatures *features = gst_caps_get_features(caps, 0);
-	if (gst_caps_features_contains(features, "memory:GLMemory"))
-		return Target::Gl;
-	if (gst_caps_features_contains(features, "memory:VulkanImage"))
-		return Target::Vulkan;
-	if (gst_caps_features_contains(features, "memory:DMABuf"))
-		return Target::DmaBuf;
-	if (gst_caps_features_contains(features, "memory:CUDAMemory"))
-		return Target::Cuda;
-	return Target::System;
 }
 
 gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
@@ -142,21 +142,10 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	}
 	s.info = info;
 	s.format = *format;
-	s.target = targetOfCaps(outcaps);
+	s.target = &memoryTypeOfCaps(outcaps);
 	s.lastPath = ExecutionPath::Kind::NotRun;
 	s.noDirectWrapFrom = nullptr;
-#if GPUHANDLE_GST_HAVE_GL
-	if (s.glPool) { // made for the old caps (and maybe another context)
-		gst_buffer_pool_set_active(s.glPool, FALSE);
-		gst_clear_object(&s.glPool);
-	}
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
-	if (s.cudaPool) { // made for the old caps (and maybe another context)
-		gst_buffer_pool_set_active(s.cudaPool, FALSE);
-		gst_clear_object(&s.cudaPool);
-	}
-#endif
+	s.adapters.dropPools(); // made for the old caps (and maybe another context)
 	return openTarget(trans) ? TRUE : FALSE;
 }
 
@@ -165,17 +154,7 @@ gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *, GstQuery *query)
 	DownloadState &s = stateOf(trans);
 	// Tell upstream which API we import into, and what it imports without a copy: GL and
 	// Vulkan take images (textures) from Vulkan's exportable memory.
-	TargetHint hint{};
-	switch (s.target) {
-	case Target::System: hint = { BackendKind::Cpu, FrameStorage::Buffer }; break;
-	case Target::Gl: hint = { BackendKind::OpenGL, FrameStorage::OptimalImage }; break;
-	case Target::Vulkan: hint = { BackendKind::Vulkan, FrameStorage::OptimalImage }; break;
-	case Target::DmaBuf: hint = { BackendKind::Fd, FrameStorage::Buffer }; break;
-	case Target::Cuda: // copied on the GPU from a pitched CUDA allocation
-		hint = { BackendKind::Cuda, FrameStorage::Buffer };
-		break;
-	}
-	addTargetHint(query, hint);
+	addTargetHint(query, TargetHint{ s.target->backend, s.target->storage });
 	gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
 	return TRUE;
 }
@@ -187,7 +166,7 @@ gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 		gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr) != FALSE;
 	s.downstreamSyncMeta = gst_query_find_allocation_meta(
 				       query, GST_GPU_HANDLE_SYNC_META_API_TYPE, nullptr) != FALSE;
-	if (s.target != Target::System) {
+	if (!toSystemMemory(s)) {
 		// Output buffers wrap imported frames; no pool of ours or downstream's is used.
 		while (gst_query_get_n_allocation_pools(query) > 0)
 			gst_query_remove_nth_allocation_pool(query, 0);
@@ -227,7 +206,7 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 		// One memory holding its whole frame (what frameFromBuffer() would check and copy):
 		// used in place, saving a copy of the frame per buffer.
 		const BackendRef backend = memoryBackend(first);
-		if (stateOf(trans).target == Target::System)
+		if (toSystemMemory(stateOf(trans)))
 			return toSystem(trans, inbuf, *whole, backend, outbuf);
 		return toDevice(trans, inbuf, *whole, backend, outbuf);
 	}
@@ -239,7 +218,7 @@ GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, Gst
 		return GST_FLOW_ERROR;
 	}
 	const BackendRef backend = memoryBackend(gst_buffer_peek_memory(inbuf, 0));
-	if (stateOf(trans).target == Target::System)
+	if (toSystemMemory(stateOf(trans)))
 		return toSystem(trans, inbuf, *frame, backend, outbuf);
 	return toDevice(trans, inbuf, *frame, backend, outbuf);
 }
@@ -270,6 +249,13 @@ gboolean start(GstBaseTransform *trans)
 	return TRUE;
 }
 
+void releaseContexts(DownloadState &s)
+{
+	s.targetBackend.reset();
+	s.targetAdapter = nullptr;
+	s.adapters.release();
+}
+
 gboolean stop(GstBaseTransform *trans)
 {
 	releaseContexts(stateOf(trans));
@@ -278,7 +264,8 @@ gboolean stop(GstBaseTransform *trans)
 
 gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 {
-	if (handleDevicesQuery(q, stateOf(trans).devices) || contextQuery(trans, q))
+	if (handleDevicesQuery(q, stateOf(trans).devices) ||
+	    stateOf(trans).adapters.answerContextQuery(GST_ELEMENT_CAST(trans), q))
 		return TRUE;
 	return parentClass()->query(trans, direction, q);
 }
@@ -286,7 +273,7 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 void setContext(GstElement *element, GstContext *context)
 {
 	handleDevicesSetContext(context, stateOf(element).devices);
-	setTargetContexts(element, context);
+	stateOf(element).adapters.setContext(element, context);
 	GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->set_context(element, context);
 }
 

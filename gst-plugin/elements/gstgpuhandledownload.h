@@ -1,26 +1,10 @@
 // gpuhandledownload's parts shared by its files (not installed): its state and a frame's steps.
 #pragma once
 
+#include <gpuhandle/backends/planner.h>
+
 #include "gstgpuhandleelements.h"
 #include "gstgpuhandlestats.h"
-
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
-#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-#if GPUHANDLE_GST_HAVE_GL
-#include <gst/gpuhandle/gstgpuhandlegl.hpp>
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
-#include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
-#include <gst/gpuhandle/gstgpuhandlecuda.hpp>
-#endif
-
-#include <gpuhandle/backends/planner.h>
 
 #include <algorithm>
 #include <atomic>
@@ -30,14 +14,16 @@
 #include <vector>
 
 #include <gst/base/gstbasetransform.h>
+#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlememorytypes.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_download_debug);
 
 namespace gpuhandle::gst::download {
-
-// Where frames go, from the negotiated src caps.
-enum class Target { System, Gl, Vulkan, DmaBuf, Cuda };
-const char *targetName(Target target);
 
 struct DownloadState {
 	std::mutex mutex{};
@@ -51,8 +37,11 @@ struct DownloadState {
 
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
-	Target target = Target::System;
-	BackendRef targetBackend{}; // GL, Vulkan, CUDA or fd
+	// Where frames go (the memory type of the negotiated src caps), its adapter and the backend
+	// that adapter opened (none for system memory).
+	const MemoryTypeInfo *target = memoryTypeInfo(BufferMemory::System);
+	MemoryAdapter *targetAdapter = nullptr;
+	BackendRef targetBackend{};
 	bool downstreamVideoMeta = false;
 	bool downstreamSyncMeta = false; // downstream waits on GstGpuHandleSyncMeta itself
 	ExecutionPath::Kind lastPath = ExecutionPath::Kind::NotRun; // logged when it changes
@@ -61,28 +50,9 @@ struct DownloadState {
 	// frames go straight to the planner (whose Direct route still wraps one that would),
 	// without an error made per frame. Cleared when caps are set (the target may change).
 	const void *noDirectWrapFrom = nullptr;
-	// Guards the GL, Vulkan and CUDA object fields below: context queries and set_context
-	// arrive from other threads while the streaming thread negotiates. Recursive, as
-	// GstGLBaseFilter's: the neighbours' answers to the queries made under it come back into
-	// this element (query, set_context) on the same thread. The streaming thread alone replaces
-	// glContext and vkDevice, so it reads them without the lock.
-	std::recursive_mutex contextMutex{};
-#if GPUHANDLE_GST_HAVE_GL
-	GstGLDisplay *glDisplay = nullptr;
-	GstGLContext *glOtherContext = nullptr;
-	GstGLContext *glContext = nullptr;
-	GstBufferPool *glPool = nullptr; // the CPU-copy fallback into GLMemory, made on first use
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
-	GstVulkanInstance *vkInstance = nullptr;
-	GstVulkanDevice *vkDevice = nullptr;
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
-	GstCudaContext *cudaContext = nullptr;
-	// GStreamer 1.22 wraps no foreign device memory: frames are copied on the GPU into this
-	// pool's buffers. Made on first use, for the negotiated caps.
-	GstBufferPool *cudaPool = nullptr;
-#endif
+	// Every output memory type's adapter: the GL, Vulkan and CUDA objects shared with the
+	// neighbours live in them (each guarded against the queries of other threads).
+	MemoryAdapters adapters{ MemoryRole::Output };
 };
 
 // The element's state (from the GstGpuHandleDownload instance), its properties and GStreamer's
@@ -92,17 +62,18 @@ WaitDuration timeoutOf(DownloadState &s);
 bool allowCopyOf(DownloadState &s);
 GstBaseTransformClass *parentClass();
 
+// The target's name in messages ("system memory", "GLMemory", ...).
+const char *targetName(const DownloadState &s);
+bool toSystemMemory(const DownloadState &s);
+
 // Timestamps, flags and the metas GstBaseTransform carries over, onto an output we made.
 void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in);
 // Counts a frame's path and logs each change of path.
 void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route);
 
-// gstgpuhandledownloadtargets.cpp: the target API's device (GL and Vulkan shared with the
-// neighbours, CUDA, the fd backend), the context queries and set_context for them.
+// The target's device (GL and Vulkan shared with the neighbours, CUDA, the fd backend), opened
+// through its adapter; posts the element error when it cannot.
 bool openTarget(GstBaseTransform *trans);
-void releaseContexts(DownloadState &s);
-gboolean contextQuery(GstBaseTransform *trans, GstQuery *query);
-void setTargetContexts(GstElement *element, GstContext *context);
 
 // gstgpuhandledownloadsystem.cpp: the frame's acquire point waited in slices that a flush
 // ends (the element error posted when it does not signal in time), as a flow return; a frame

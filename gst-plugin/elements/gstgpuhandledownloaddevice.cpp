@@ -8,80 +8,50 @@ using namespace gpuhandle::gst;
 
 namespace gpuhandle::gst::download {
 
-#if GPUHANDLE_GST_HAVE_GL
-// The fallback into GL when no route gives textures of the formats GStreamer's GL elements use
-// (packed 4:2:2 and v210 live in Vulkan buffers, which GL imports as buffer objects): a GLMemory
-// buffer of GStreamer's GL pool, written through its CPU map; GStreamer uploads it on unmap.
-GstFlowReturn copyIntoGl(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
-			 const BackendRef &backend, GstBuffer **outbuf, const std::string &why)
+// The target's CPU-write fallback (OutputCopy::CpuWrite; GL when no route gives textures of the
+// formats GStreamer's GL elements use: packed 4:2:2 and v210 live in Vulkan buffers, which GL
+// imports as buffer objects): a buffer of GStreamer's own pool, written through its CPU map.
+GstFlowReturn copyIntoPooled(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+			     const BackendRef &backend, GstBuffer **outbuf, const std::string &why)
 {
 	DownloadState &s = stateOf(trans);
-	if (!s.glPool) {
-		GstCaps *caps = gst_video_info_to_caps(&s.info);
-		gst_caps_set_features(caps, 0, gst_caps_features_new("memory:GLMemory", nullptr));
-		gst_caps_set_simple(caps, "texture-target", G_TYPE_STRING, "2D", nullptr);
-		s.glPool = gst_gl_buffer_pool_new(s.glContext);
-		GstStructure *config = gst_buffer_pool_get_config(s.glPool);
-		gst_buffer_pool_config_set_params(
-			config, caps, static_cast<guint>(GST_VIDEO_INFO_SIZE(&s.info)), 1, 0);
-		gst_buffer_pool_config_add_option(config, GST_BUFFER_POOL_OPTION_VIDEO_META);
-		gst_caps_unref(caps);
-		if (!gst_buffer_pool_set_config(s.glPool, config) ||
-		    !gst_buffer_pool_set_active(s.glPool, TRUE)) {
-			gst_clear_object(&s.glPool);
-			GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-					  (_("Could not move a frame into %s."),
-					   targetName(s.target)),
-					  ("GStreamer's GL pool did not start for %s (after: %s)",
-					   pixelFormatName(s.format), why.c_str()));
-			return GST_FLOW_ERROR;
-		}
+	Result<GstBuffer *> pooled = s.targetAdapter->pooledBuffer(s.info);
+	if (!pooled.ok()) {
+		GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+				  (_("Could not move a frame into %s."), targetName(s)),
+				  ("%s: %s (after: %s)", pixelFormatName(s.format),
+				   pooled.error().message().c_str(), why.c_str()));
+		return GST_FLOW_ERROR;
 	}
-	GstFlowReturn ret = gst_buffer_pool_acquire_buffer(s.glPool, outbuf, nullptr);
-	if (ret != GST_FLOW_OK)
-		return ret;
+	*outbuf = *pooled;
 	if (!copyFrameInto(trans, inbuf, frame, backend, *outbuf, timeoutOf(s))) {
 		gst_clear_buffer(outbuf);
 		return GST_FLOW_ERROR;
 	}
 	copyMetadata(trans, *outbuf, inbuf);
-	GST_DEBUG_OBJECT(trans, "no texture route (%s): copied through system memory", why.c_str());
-	notePath(trans, ExecutionPath::cpuCopy("no route gives GL textures of this format"),
+	GST_DEBUG_OBJECT(trans, "no %s route (%s): copied through system memory", targetName(s),
+			 why.c_str());
+	notePath(trans, ExecutionPath::cpuCopy("no route gives this format as the target's memory"),
 		 ImportRoute::CpuCopy);
 	return GST_FLOW_OK;
 }
-#endif
 
-#if GPUHANDLE_GST_HAVE_CUDA
-// Into CUDAMemory: GStreamer 1.22 cannot wrap the CUDA backend's frame, so it is copied on the
-// GPU into a buffer of GStreamer's CUDA pool (made on first use). The path counted is the
-// planner's when it copied already, else this GPU copy.
-GstFlowReturn copyIntoCuda(GstBaseTransform *trans, GstBuffer *inbuf, const ImportResult &imported,
-			   GstBuffer **outbuf)
+// The target's GPU copy (OutputCopy::GpuCopy; CUDAMemory, as GStreamer 1.22 cannot wrap the CUDA
+// backend's frame): copied on the GPU into a buffer of GStreamer's own pool. The path counted is
+// the planner's when it copied already, else this GPU copy.
+GstFlowReturn copyIntoTargetPool(GstBaseTransform *trans, GstBuffer *inbuf,
+				 const ImportResult &imported, GstBuffer **outbuf)
 {
 	DownloadState &s = stateOf(trans);
 	if (!allowCopyOf(s)) {
-		GST_ELEMENT_ERROR(
-			trans, CORE, NEGOTIATION,
-			(_("No zero-copy path into %s, and allow-copy is false."),
-			 targetName(s.target)),
-			("GStreamer 1.22 cannot wrap foreign device memory as CUDAMemory; "
-			 "frames are copied into its CUDA pool"));
+		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+				  (_("No zero-copy path into %s, and allow-copy is false."),
+				   targetName(s)),
+				  ("%s", s.target->copyReason));
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
-	if (!s.cudaPool) {
-		Result<GstBufferPool *> pool = cudaBufferPoolFor(s.cudaContext, s.info);
-		if (!pool.ok()) {
-			GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
-					  (_("Could not move a frame into %s."),
-					   targetName(s.target)),
-					  ("%s", pool.error().message().c_str()));
-			return GST_FLOW_ERROR;
-		}
-		s.cudaPool = *pool;
-	}
 	Result<GstBuffer *> out =
-		cudaBufferCopyOf(imported.frame, s.targetBackend, s.cudaPool, s.info, timeoutOf(s));
+		s.targetAdapter->gpuCopyOf(imported.frame, s.targetBackend, s.info, timeoutOf(s));
 	if (!out.ok()) {
 		if (out.error().code() == ErrorCode::Timeout)
 			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
@@ -90,69 +60,47 @@ GstFlowReturn copyIntoCuda(GstBaseTransform *trans, GstBuffer *inbuf, const Impo
 		else
 			GST_ELEMENT_ERROR(
 				trans, RESOURCE, FAILED,
-				(_("Could not move a frame into %s."), targetName(s.target)),
-				("imported by %s, then the copy into GStreamer's CUDA pool "
-				 "failed: %s",
-				 importRouteName(imported.route), out.error().message().c_str()));
+				(_("Could not move a frame into %s."), targetName(s)),
+				("imported by %s, then the copy into GStreamer's %s pool failed: %s",
+				 importRouteName(imported.route), s.target->name,
+				 out.error().message().c_str()));
 		return GST_FLOW_ERROR;
 	}
 	copyMetadata(trans, *out, inbuf);
 	if (imported.path.isCopy())
 		notePath(trans, imported.path, imported.route);
 	else
-		notePath(trans,
-			 ExecutionPath::gpuCopy("copied into GStreamer's CUDA pool (1.22 wraps no "
-						"foreign device memory)"),
-			 ImportRoute::GpuCopy);
+		notePath(trans, ExecutionPath::gpuCopy(s.target->copyReason), ImportRoute::GpuCopy);
 	*outbuf = *out;
 	return GST_FLOW_OK;
 }
-#endif
 
 // `frame` as the target's GstMemory, when its resources already are the target API's objects
 // on the target's device (textures of the GL context's share group, images of the Vulkan device,
-// DMA-BUFs). Errors: WrongKind / DeviceMismatch / FormatMismatch from the conversion.
-Result<GstBuffer *> wrapAsTarget(GstBaseTransform *trans, const Frame &frame, WaitDuration timeout)
+// DMA-BUFs); `exporter` may export it first. Errors: WrongKind / DeviceMismatch /
+// FormatMismatch from the conversion.
+Result<GstBuffer *> wrapAsTarget(DownloadState &s, const Frame &frame, WaitDuration timeout,
+				 const BackendRef &exporter = {})
 {
-	DownloadState &s = stateOf(trans);
-	(void)timeout;
-	switch (s.target) {
-	case Target::Gl:
-#if GPUHANDLE_GST_HAVE_GL
-		return glBufferFromFrame(frame, s.glContext, s.info, timeout);
-#else
-		break;
-#endif
-	case Target::Vulkan:
-#if GPUHANDLE_GST_HAVE_VULKAN
-		return vulkanBufferFromFrame(frame, s.vkDevice, s.info, timeout);
-#else
-		break;
-#endif
-	case Target::DmaBuf: return fdBufferFromFrame(frame);
-	case Target::Cuda:
-		return Error(
-			ErrorCode::NotSupported, "target",
-			"GStreamer 1.22 makes CUDAMemory only over what it allocates: frames are "
-			"copied into its CUDA pool");
-	case Target::System: break;
-	}
-	return Error::format(ErrorCode::NotSupported, "target", "%s is not built in",
-			     targetName(s.target));
+	return s.targetAdapter->bufferFromFrame(frame, s.info, timeout, exporter);
 }
 
+// The frame's fence goes on with the output instead of being waited here: the target's queue
+// imports it (the planner carries it), or the target's buffers carry a sync meta that
+// downstream asked for.
 bool fenceStaysOnGpu(const DownloadState &s, const SyncPoint &acquire)
 {
 	if (acquire.isNoop() || !s.targetBackend)
 		return false;
-	if (s.target == Target::DmaBuf && s.downstreamSyncMeta)
+	if (s.target->syncMetaOutput && s.downstreamSyncMeta)
 		return true;
 	const std::vector<SyncKind> &imports = s.targetBackend->capabilities().fenceImports;
 	return std::find(imports.begin(), imports.end(), acquire.kind()) != imports.end();
 }
 
-// Into GL, Vulkan or DMA-BUF memory: the planner imports the frame into the target's backend
-// (zero-copy where a route exists), then the result is wrapped as the target's GstMemory.
+// Into a device memory (GL, Vulkan, DMA-BUF, CUDA): the planner imports the frame into the
+// target's backend (zero-copy where a route exists), then the result is wrapped as the target's
+// GstMemory, or copied into GStreamer's own pool where the target's adapter has one.
 GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
 		       const BackendRef &backend, GstBuffer **outbuf)
 {
@@ -166,16 +114,18 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		    ret != GST_FLOW_OK)
 			return ret;
 	}
+	const OutputCopy copy = s.target->outputCopy;
 	// Memory of the target API on its device already (GStreamer's own textures from glupload,
-	// or images of the shared Vulkan device): wrapped as it is.
+	// or images of the shared Vulkan device): wrapped as it is. Not tried for a target that
+	// never wraps (GpuCopy).
 	// Tried once per input backend and negotiation: a frame that is not the target's memory
 	// would make (and drop) an error per frame. The planner's Direct route still wraps it.
 	const void *source = backend ? static_cast<const void *>(backend.get()) : &s;
 	std::optional<Result<GstBuffer *>> direct;
-	if (source != s.noDirectWrapFrom) {
-		direct = wrapAsTarget(trans, frame, timeoutOf(s));
+	if (source != s.noDirectWrapFrom && copy != OutputCopy::GpuCopy) {
+		direct = wrapAsTarget(s, frame, timeoutOf(s));
 		if (!direct->ok()) {
-			GST_LOG_OBJECT(trans, "not %s as it is: %s", targetName(s.target),
+			GST_LOG_OBJECT(trans, "not %s as it is: %s", targetName(s),
 				       direct->error().message().c_str());
 			s.noDirectWrapFrom = source;
 		}
@@ -190,9 +140,7 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	ImportOptions options{};
 	options.source = backend;
 	options.allowCopies = allowCopyOf(s);
-	options.copyStorage = s.target == Target::DmaBuf || s.target == Target::Cuda
-				      ? FrameStorage::Buffer
-				      : FrameStorage::OptimalImage;
+	options.copyStorage = s.target->storage;
 	options.timeout = timeoutOf(s);
 	Result<ImportResult> imported = importFrame(frame, *s.targetBackend, options);
 	if (!imported.ok()) {
@@ -206,49 +154,37 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		if (endsThePlan(why)) { // the device is lost: no copy either
 			GPUHANDLE_ELEMENT_ERROR(
 				trans, RESOURCE, FAILED,
-				(_("Could not move a frame into %s."), targetName(s.target)), why);
+				(_("Could not move a frame into %s."), targetName(s)), why);
 			return GST_FLOW_ERROR;
 		}
-#if GPUHANDLE_GST_HAVE_GL
-		if (s.target == Target::Gl && options.allowCopies)
-			return copyIntoGl(trans, inbuf, frame, backend, outbuf, why.message());
-#endif
+		if (copy == OutputCopy::CpuWrite && options.allowCopies)
+			return copyIntoPooled(trans, inbuf, frame, backend, outbuf, why.message());
 		if (!options.allowCopies) {
 			GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
 					  (_("No zero-copy path into %s, and allow-copy is false."),
-					   targetName(s.target)),
+					   targetName(s)),
 					  ("%s", why.message().c_str()));
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
-		GPUHANDLE_ELEMENT_ERROR(
-			trans, RESOURCE, FAILED,
-			(_("Could not move a frame into %s."), targetName(s.target)), why);
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+					(_("Could not move a frame into %s."), targetName(s)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->fence == FenceTransfer::CpuWait)
 		s.stats.countFenceWait(imported->fenceWait);
-#if GPUHANDLE_GST_HAVE_CUDA
-	if (s.target == Target::Cuda)
-		return copyIntoCuda(trans, inbuf, *imported, outbuf);
-#endif
-	Result<GstBuffer *> out = wrapAsTarget(trans, imported->frame, options.timeout);
-	if (!out.ok() && s.target == Target::DmaBuf) {
-		// memfd frames leave as DMA-BUFs where the kernel can make them (udmabuf).
-		Result<Frame> exported =
-			s.targetBackend->exportFrame(imported->frame, ResourceKind::DmaBuf);
-		out = exported.ok() ? wrapAsTarget(trans, *exported, options.timeout)
-				    : Result<GstBuffer *>(exported.error());
-	}
-#if GPUHANDLE_GST_HAVE_GL
-	if (!out.ok() && s.target == Target::Gl && options.allowCopies && !endsThePlan(out.error()))
-		return copyIntoGl(trans, inbuf, frame, backend, outbuf, out.error().message());
-#endif
+	if (copy == OutputCopy::GpuCopy)
+		return copyIntoTargetPool(trans, inbuf, *imported, outbuf);
+	Result<GstBuffer *> out =
+		wrapAsTarget(s, imported->frame, options.timeout, s.targetBackend);
+	if (!out.ok() && copy == OutputCopy::CpuWrite && options.allowCopies &&
+	    !endsThePlan(out.error()))
+		return copyIntoPooled(trans, inbuf, frame, backend, outbuf, out.error().message());
 	if (!out.ok() && !options.allowCopies) {
 		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
 				  (_("No zero-copy path into %s, and allow-copy is false."),
-				   targetName(s.target)),
+				   targetName(s)),
 				  ("imported by %s, but not usable as %s: %s",
-				   importRouteName(imported->route), targetName(s.target),
+				   importRouteName(imported->route), targetName(s),
 				   out.error().message().c_str()));
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
@@ -257,11 +193,9 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 						"imported by %s (%s), but not usable as %s: %s",
 						importRouteName(imported->route),
 						executionPathKindName(imported->path.kind()),
-						targetName(s.target),
-						out.error().message().c_str());
-		GPUHANDLE_ELEMENT_ERROR(
-			trans, RESOURCE, FAILED,
-			(_("Could not move a frame into %s."), targetName(s.target)), why);
+						targetName(s), out.error().message().c_str());
+		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+					(_("Could not move a frame into %s."), targetName(s)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->path.kind() == ExecutionPath::Kind::ZeroCopy)

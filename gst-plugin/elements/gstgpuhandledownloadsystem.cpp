@@ -236,13 +236,12 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 				 "takes no GstVideoMeta: copying");
 	}
 	if (!allowCopyOf(s)) {
-		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
-				  (_("No zero-copy path into %s, and allow-copy is false."),
-				   targetName(s.target)),
-				  ("%s frames of %s need a CPU copy%s", pixelFormatName(s.format),
-				   backend ? backendKindName(backend->kind()) : "CPU memory",
-				   s.downstreamVideoMeta ? ""
-							 : " (downstream takes no GstVideoMeta)"));
+		GST_ELEMENT_ERROR(
+			trans, CORE, NEGOTIATION,
+			(_("No zero-copy path into %s, and allow-copy is false."), targetName(s)),
+			("%s frames of %s need a CPU copy%s", pixelFormatName(s.format),
+			 backend ? backendKindName(backend->kind()) : "CPU memory",
+			 s.downstreamVideoMeta ? "" : " (downstream takes no GstVideoMeta)"));
 		return GST_FLOW_NOT_NEGOTIATED;
 	}
 	GstFlowReturn ret = parentClass()->prepare_output_buffer(trans, inbuf, outbuf);

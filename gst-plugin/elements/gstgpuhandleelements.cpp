@@ -1,19 +1,17 @@
 // What gpuhandleupload and gpuhandledownload share: property enums, the target hint, row copies.
 #include "gstgpuhandleelements.h"
 
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-#if GPUHANDLE_GST_HAVE_GL
-#include <gst/gl/gl.h>
-#endif
-
 #include <gpuhandle/sync_point.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <string>
+#include <utility>
+
+#include <gst/gpuhandle/gstgpuhandlememorytypes.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.h>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 namespace gpuhandle::gst {
 
@@ -207,30 +205,28 @@ void keepInputAlive(GstBuffer *output, GstBuffer *input)
 	gst_buffer_add_parent_buffer_meta(output, input);
 }
 
-// The formats a memory's GStreamer elements take (GL and Vulkan have fixed lists; GStreamer's
-// GL library aborts on others), or null for any format.
+// The formats a memory's GStreamer elements take (the memory-type table's videoFormats: GL and
+// Vulkan have fixed lists; GStreamer's GL library aborts on others), or null for any format.
 namespace {
 
 const GstStructure *formatsOf(const char *feature)
 {
-	static GstCaps *gl = gst_caps_from_string(
-		"video/x-raw, format = (string) " GST_GL_MEMORY_VIDEO_FORMATS_STR);
-	static GstCaps *vulkan = gst_caps_from_string(
-		"video/x-raw, format = (string) { RGBA, RGBx, BGRA, BGRx, ARGB, xRGB, ABGR, xBGR, "
-		"RGB, BGR, GRAY8, GRAY16_LE, NV12, NV21, I420, YV12, Y444, Y42B, Y41B, YUY2, UYVY, "
-		"AYUV }");
-	// Made once for the process's life, like GstStaticCaps: the leaks tracer must not list
+	// Parsed once for the process's life, like GstStaticCaps: the leaks tracer must not list
 	// them.
-	static const bool marked = [] {
-		GST_MINI_OBJECT_FLAG_SET(gl, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
-		GST_MINI_OBJECT_FLAG_SET(vulkan, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
-		return true;
+	static const std::vector<std::pair<const char *, GstCaps *>> parsed = [] {
+		std::vector<std::pair<const char *, GstCaps *>> all;
+		for (const MemoryTypeInfo &type : memoryTypes()) {
+			if (!type.videoFormats)
+				continue;
+			GstCaps *caps = gst_caps_from_string(type.videoFormats);
+			GST_MINI_OBJECT_FLAG_SET(caps, GST_MINI_OBJECT_FLAG_MAY_BE_LEAKED);
+			all.emplace_back(type.feature, caps);
+		}
+		return all;
 	}();
-	(void)marked;
-	if (g_str_equal(feature, "memory:GLMemory"))
-		return gst_caps_get_structure(gl, 0);
-	if (g_str_equal(feature, "memory:VulkanImage"))
-		return gst_caps_get_structure(vulkan, 0);
+	for (const auto &[name, caps] : parsed)
+		if (g_str_equal(feature, name))
+			return gst_caps_get_structure(caps, 0);
 	return nullptr;
 }
 

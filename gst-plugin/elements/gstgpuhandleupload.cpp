@@ -44,24 +44,16 @@ void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in)
 
 namespace {
 
-// Every memory feature the sink pad takes, in the order caps are offered upstream.
-std::vector<const char *> sinkFeatures()
+// Every memory feature the sink pad takes, in the order caps are offered upstream: gpuhandle's
+// own, then the memory-type table's input order.
+const std::vector<const char *> &sinkFeatures()
 {
-	std::vector<const char *> features{ GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
-					    GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY,
-					    "memory:DMABuf" };
-#if GPUHANDLE_GST_HAVE_GL
-	features.push_back("memory:GLMemory");
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
-	features.push_back("memory:VulkanImage");
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
-	features.push_back("memory:CUDAMemory");
-#endif
-#if GPUHANDLE_GST_HAVE_VA
-	features.push_back("memory:VAMemory");
-#endif
+	static const std::vector<const char *> features = [] {
+		std::vector<const char *> all{ GST_CAPS_FEATURE_MEMORY_GPU_HANDLE };
+		for (const char *feature : memoryFeatures(MemoryRole::Input))
+			all.push_back(feature);
+		return all;
+	}();
 	return features;
 }
 
@@ -112,17 +104,7 @@ BufferMemory memoryOfCaps(GstCaps *caps)
 	GstCapsFeatures *features = gst_caps_get_features(caps, 0);
 	if (gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_GPU_HANDLE))
 		return BufferMemory::GpuHandle;
-	if (gst_caps_features_contains(features, "memory:DMABuf"))
-		return BufferMemory::DmaBuf;
-	if (gst_caps_features_contains(features, "memory:GLMemory"))
-		return BufferMemory::GlMemory;
-	if (gst_caps_features_contains(features, "memory:VulkanImage"))
-		return BufferMemory::VulkanImage;
-	if (gst_caps_features_contains(features, "memory:CUDAMemory"))
-		return BufferMemory::CudaMemory;
-	if (gst_caps_features_contains(features, "memory:VAMemory"))
-		return BufferMemory::VaMemory;
-	return BufferMemory::System;
+	return memoryTypeOfCaps(caps).memory;
 }
 
 void clearPool(UploadState &s)
@@ -192,6 +174,7 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 	s.info = info;
 	s.format = *format;
 	s.input = memoryOfCaps(incaps);
+	s.inputAdapter = s.adapters.find(s.input);
 	clearPool(s);
 	s.backend.reset();
 	gst_base_transform_set_passthrough(trans, s.input == BufferMemory::GpuHandle);
@@ -390,10 +373,8 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 {
 	if (handleDevicesQuery(q, stateOf(trans).devices))
 		return TRUE;
-#if GPUHANDLE_GST_HAVE_VULKAN
-	if (vulkanInstanceQuery(trans, q))
+	if (stateOf(trans).adapters.answerContextQuery(GST_ELEMENT_CAST(trans), q))
 		return TRUE;
-#endif
 	if (direction == GST_PAD_SINK &&
 	    (GST_QUERY_TYPE(q) == GST_QUERY_CAPS || GST_QUERY_TYPE(q) == GST_QUERY_ACCEPT_CAPS))
 		warnUnsupportedFormat(GST_ELEMENT_CAST(trans), q, stateOf(trans).warnedFormat);
@@ -404,13 +385,7 @@ gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 void setContext(GstElement *element, GstContext *context)
 {
 	handleDevicesSetContext(context, stateOf(element).devices);
-#if GPUHANDLE_GST_HAVE_VULKAN
-	{
-		std::lock_guard<std::mutex> lock(stateOf(element).vkMutex);
-		gst_vulkan_handle_set_context(element, context, nullptr,
-					      &stateOf(element).vkInstance);
-	}
-#endif
+	stateOf(element).adapters.setContext(element, context);
 	GST_ELEMENT_CLASS(gst_gpu_handle_upload_parent_class)->set_context(element, context);
 }
 
@@ -449,9 +424,6 @@ void finalize(GObject *object)
 {
 	auto *self = static_cast<GstGpuHandleUpload *>(static_cast<void *>(object));
 	clearPool(*self->state);
-#if GPUHANDLE_GST_HAVE_VULKAN
-	gst_clear_object(&self->state->vkInstance);
-#endif
 	delete self->state;
 	self->state = nullptr;
 	G_OBJECT_CLASS(gst_gpu_handle_upload_parent_class)->finalize(object);

@@ -4,32 +4,19 @@
 #include "gstgpuhandleelements.h"
 #include "gstgpuhandlestats.h"
 
-#include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
-#include <gst/gpuhandle/gstgpuhandleconfig.h>
-#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
-#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
-#if GPUHANDLE_GST_HAVE_GL
-#include <gst/gpuhandle/gstgpuhandlegl.hpp>
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
-#include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
-#include <gst/gpuhandle/gstgpuhandlecuda.hpp>
-#endif
-#if GPUHANDLE_GST_HAVE_VA
-#include <gst/gpuhandle/gstgpuhandleva.hpp>
-#endif
-
 #include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
 
 #include <gst/base/gstbasetransform.h>
+#include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
+#include <gst/gpuhandle/gstgpuhandlecontext.hpp>
+#include <gst/gpuhandle/gstgpuhandleconvert.hpp>
+#include <gst/gpuhandle/gstgpuhandlememory.hpp>
+#include <gst/gpuhandle/gstgpuhandlememorytypes.hpp>
+#include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
+#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_upload_debug);
 
@@ -49,19 +36,17 @@ struct UploadState {
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
 	BufferMemory input = BufferMemory::System;
-	BackendRef backend{}; // where system memory goes (cpu: wrapped in place)
+	MemoryAdapter *inputAdapter = nullptr; // the input memory type's (null for GpuHandle)
+	BackendRef backend{};                  // where system memory goes (cpu: wrapped in place)
 	FrameStorage storage = FrameStorage::Buffer;
 	GstBufferPool *pool = nullptr; // frames of `backend` (not for cpu)
 	uint64_t modifier = 0;         // DMA-BUF input: the caps' modifier (linear on 1.22)
 	GstVideoFormat warnedFormat = GST_VIDEO_FORMAT_UNKNOWN; // see warnUnsupportedFormat
 	// Set by a flush and by the change to READY: the wait for an input's fence ends at once.
 	std::atomic<bool> flushing{ false };
-#if GPUHANDLE_GST_HAVE_VULKAN
-	// Shared with Vulkan neighbours (see vulkanInstanceQuery); queries and set_context come
-	// from several threads, so it is guarded by vkMutex.
-	std::mutex vkMutex{};
-	GstVulkanInstance *vkInstance = nullptr;
-#endif
+	// Every input memory type's adapter; the Vulkan one holds the instance shared with Vulkan
+	// neighbours (one whose devices export memory), guarded against other threads' queries.
+	MemoryAdapters adapters{ MemoryRole::Input };
 };
 
 // The element's state (from the GstGpuHandleUpload instance) and GStreamer's base class.
@@ -70,15 +55,12 @@ GstBaseTransformClass *parentClass();
 // Timestamps, flags and the metas GstBaseTransform carries over, onto an output we made.
 void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in);
 
-// gstgpuhandleuploadinput.cpp: the input as a frame without a copy (its backend is where the
-// memory lives), and system memory copied into a pooled frame of the chosen backend.
+// gstgpuhandleuploadinput.cpp: the input as a frame without a copy, through its memory type's
+// adapter (its backend is where the memory lives), and system memory copied into a pooled frame
+// of the chosen backend.
 Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &backend);
 GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &input,
 			   GstBuffer **outbuf);
-#if GPUHANDLE_GST_HAVE_VULKAN
-// A Vulkan neighbour's instance query, answered with an instance whose devices export memory.
-gboolean vulkanInstanceQuery(GstBaseTransform *trans, GstQuery *q);
-#endif
 
 } // namespace gpuhandle::gst::upload
 

@@ -1,5 +1,5 @@
 // gpuhandleupload's input: native memories wrapped as frames, system memory copied into pooled
-// frames, and the Vulkan instance it shares with Vulkan neighbours.
+// frames.
 #include "gstgpuhandleupload.h"
 
 #define GST_CAT_DEFAULT gst_gpu_handle_upload_debug
@@ -9,73 +9,21 @@ using namespace gpuhandle::gst;
 
 namespace gpuhandle::gst::upload {
 
-// The input as a frame, without a copy; its backend is where the memory lives.
+// The input as a frame, without a copy, through its memory type's adapter; its backend is where
+// the memory lives (for system memory: the backend the element chose).
 Result<Frame> wrapInput(GstBaseTransform *trans, GstBuffer *inbuf, BackendRef &backend)
 {
 	UploadState &s = stateOf(trans);
-	switch (s.input) {
-	case BufferMemory::DmaBuf: {
-		DeviceSetRef devices = ensureDevices(GST_ELEMENT_CAST(trans), s.devices);
-		Result<BackendRef> fd = devices->backend(BackendKind::Fd);
-		if (!fd.ok())
-			return std::move(fd).error();
-		backend = *fd;
-		return frameFromFdBuffer(inbuf, s.info, s.modifier);
-	}
-#if GPUHANDLE_GST_HAVE_GL
-	case BufferMemory::GlMemory: {
-		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
-		if (!gst_is_gl_memory(mem))
-			return Error::format(
-				ErrorCode::WrongKind, "buffer",
-				"The caps say GLMemory, but the buffer holds %s memory.",
-				mem->allocator ? mem->allocator->mem_type : "unknown");
-		Result<BackendRef> gl =
-			glBackendFor(reinterpret_cast<GstGLBaseMemory *>(mem)->context);
-		if (!gl.ok())
-			return std::move(gl).error();
-		backend = *gl;
-		return frameFromGlBuffer(inbuf, s.info);
-	}
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
-	case BufferMemory::VulkanImage: {
-		GstMemory *mem = gst_buffer_peek_memory(inbuf, 0);
-		if (!gst_is_vulkan_image_memory(mem))
-			return Error::format(
-				ErrorCode::WrongKind, "buffer",
-				"The caps say VulkanImage, but the buffer holds %s memory.",
-				mem->allocator ? mem->allocator->mem_type : "unknown");
-		Result<BackendRef> vk =
-			vulkanBackendFor(reinterpret_cast<GstVulkanImageMemory *>(mem)->device);
-		if (!vk.ok())
-			return std::move(vk).error();
-		backend = *vk;
-		return frameFromVulkanBuffer(inbuf, s.info);
-	}
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
-	case BufferMemory::CudaMemory: {
-		Result<BackendRef> cuda = cudaBackendForBuffer(inbuf);
-		if (!cuda.ok())
-			return std::move(cuda).error();
-		backend = *cuda;
-		Result<Frame> frame = frameFromCudaBuffer(inbuf, s.info);
-		return frame.ok() ? backend->importFrame(*frame, ImportRoute::Direct) : frame;
-	}
-#endif
-#if GPUHANDLE_GST_HAVE_VA
-	case BufferMemory::VaMemory: {
-		Result<BackendRef> va = vaBackendForBuffer(inbuf);
-		if (!va.ok())
-			return std::move(va).error();
-		backend = *va;
-		Result<Frame> frame = frameFromVaBuffer(inbuf, s.info);
-		return frame.ok() ? backend->importFrame(*frame, ImportRoute::Direct) : frame;
-	}
-#endif
-	default: backend = s.backend; return frameFromSystemBuffer(inbuf, s.info, MapAccess::Read);
-	}
+	if (!s.inputAdapter)
+		return Error::format(ErrorCode::NotSupported, "buffer", "%s input is not built in.",
+				     bufferMemoryName(s.input));
+	backend = s.backend;
+	InputBuffer in;
+	in.buffer = inbuf;
+	in.info = &s.info;
+	in.modifier = s.modifier;
+	in.devices = &s.devices;
+	return s.inputAdapter->frameFromBuffer(GST_ELEMENT_CAST(trans), in, backend);
 }
 
 // System memory into a pooled frame of the backend: one CPU copy.
@@ -150,58 +98,5 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	*outbuf = out;
 	return GST_FLOW_OK;
 }
-
-#if GPUHANDLE_GST_HAVE_VULKAN
-// GStreamer 1.22 opens Vulkan devices with no external-memory extension, so its images could only
-// leave through the CPU. The instance gpuhandleupload shares makes devices that export memory
-// (a handler connected first, e.g. by the application, still wins: the signal takes the first
-// device returned).
-GstVulkanDevice *createExportingDevice(GstVulkanInstance *instance, gpointer)
-{
-	GstVulkanDevice *device = gst_vulkan_device_new_with_index(instance, 0);
-	for (const char *name : { "VK_KHR_external_memory", "VK_KHR_external_memory_fd" })
-		if (!gst_vulkan_device_enable_extension(device, name))
-			GST_INFO_OBJECT(device,
-					"%s is not offered: Vulkan images leave through a copy",
-					name);
-	return device;
-}
-
-void exportDevicesOf(GstVulkanInstance *instance)
-{
-	static const char *kConnected = "gpuhandle-exporting-devices";
-	if (g_object_get_data(G_OBJECT(instance), kConnected))
-		return;
-	g_object_set_data(G_OBJECT(instance), kConnected, GINT_TO_POINTER(1));
-	g_signal_connect(instance, "create-device", G_CALLBACK(createExportingDevice), nullptr);
-}
-
-// A Vulkan neighbour (vulkanupload) asks for the pipeline's instance before it makes its device:
-// answered with one whose devices export memory, made now if the pipeline has none yet.
-gboolean vulkanInstanceQuery(GstBaseTransform *trans, GstQuery *q)
-{
-	const gchar *type = nullptr;
-	if (GST_QUERY_TYPE(q) != GST_QUERY_CONTEXT || !gst_query_parse_context_type(q, &type) ||
-	    g_strcmp0(type, GST_VULKAN_INSTANCE_CONTEXT_TYPE_STR) != 0)
-		return FALSE;
-	UploadState &s = stateOf(trans);
-	std::lock_guard<std::mutex> lock(s.vkMutex);
-	if (!s.vkInstance) {
-		GstVulkanInstance *instance = gst_vulkan_instance_new();
-		GError *error = nullptr;
-		if (!gst_vulkan_instance_open(instance, &error)) {
-			GST_INFO_OBJECT(trans, "no Vulkan instance: %s",
-					error ? error->message : "?");
-			g_clear_error(&error);
-			gst_object_unref(instance);
-			return FALSE;
-		}
-		s.vkInstance = instance;
-	}
-	exportDevicesOf(s.vkInstance);
-	return gst_vulkan_handle_context_query(GST_ELEMENT_CAST(trans), q, nullptr, s.vkInstance,
-					       nullptr);
-}
-#endif
 
 } // namespace gpuhandle::gst::upload

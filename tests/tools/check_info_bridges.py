@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""gpuhandle-info's bridge matrix (GStreamer memory types through gpuhandleupload !
+gpuhandledownload, measured by running the pipelines): every pair of the memory types listed is
+there once, each either ran (a path that agrees with the two elements' counters, every frame
+through) or says why not; system memory into system memory runs without a copy; system memory
+into a GPU memory is a CPU copy; GL and Vulkan memory into themselves are zero-copy where they
+run; the text report lists the same pairs."""
+import json
+import subprocess
+import sys
+
+INPUTS = ["SystemMemory", "DMABuf", "GLMemory", "VulkanImage", "CUDAMemory", "VAMemory"]
+OUTPUTS = ["SystemMemory", "DMABuf", "GLMemory", "VulkanImage", "CUDAMemory"]
+COUNTERS = ["zero-copy", "gpu-copies", "cpu-copies"]
+
+
+def costliest(bridge):
+    counts = [bridge["upload"][c] + bridge["download"][c] for c in COUNTERS]
+    if counts[2]:
+        return "cpu-copy"
+    return "gpu-copy" if counts[1] else "zero-copy"
+
+
+def main(tool):
+    out = subprocess.run([tool, "--json", "--no-matrix"], check=True, capture_output=True,
+                         text=True, timeout=600).stdout
+    bridges = json.loads(out)["bridges"]
+    assert bridges, "no bridge measured: is the gpuhandle plugin on GST_PLUGIN_PATH?"
+    froms = [b["from"] for b in bridges]
+    intos = [b["into"] for b in bridges]
+    assert set(froms) <= set(INPUTS) and set(intos) <= set(OUTPUTS), bridges
+    pairs = [(b["from"], b["into"]) for b in bridges]
+    assert len(pairs) == len(set(pairs)), "a pair measured twice"
+    assert set(pairs) == {(a, b) for a in set(froms) for b in set(intos)}, pairs
+    ran = {}
+    for b in bridges:
+        if b["ran"]:
+            assert b["frames"] == 5, b
+            assert b["path"] == costliest(b), b
+            ran[(b["from"], b["into"])] = b["path"]
+        else:
+            assert b["why"], b
+            print(f"{b['from']} -> {b['into']}: not here: {b['why'][:160]}")
+    assert ran.get(("SystemMemory", "SystemMemory")) == "zero-copy", ran
+    for (a, b), path in ran.items():
+        if a == "SystemMemory" and b not in ("SystemMemory", "DMABuf"):
+            assert path == "cpu-copy", (a, b, path)
+        if a == b and a in ("GLMemory", "VulkanImage"):
+            assert path == "zero-copy", (a, b, path)
+    text = subprocess.run([tool, "--no-matrix"], check=True, capture_output=True, text=True,
+                          timeout=600).stdout
+    for a, b in pairs:
+        assert any(a in line and b in line for line in text.splitlines()), (a, b)
+    print(f"{len(bridges)} pairs, {len(ran)} ran: " +
+          ", ".join(f"{a}->{b} {p}" for (a, b), p in sorted(ran.items())))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])

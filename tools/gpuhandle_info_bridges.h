@@ -1,0 +1,33 @@
+// gpuhandle-info's bridge matrix: for each pair of GStreamer memory types, the path a frame takes
+// through gpuhandleupload ! gpuhandledownload here, measured by running the pipeline.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gpuhandle::info {
+
+// One pair's run: each element's path counters (its `stats` property), or why it did not run.
+struct Bridge {
+	std::string from;       // the input memory type ("GLMemory")
+	std::string into;       // the output memory type
+	bool ran = false;       // frames went through
+	std::string path;       // "zero-copy", "gpu-copy" or "cpu-copy": the costliest of the two
+	std::string why;        // when !ran: the pipeline's error, or what is missing
+	std::string detail;     // GStreamer's debug text of that error
+	uint64_t frames = 0;    // frames gpuhandledownload handled
+	uint64_t upload[3]{};   // gpuhandleupload's zero-copy, gpu-copies, cpu-copies
+	uint64_t download[3]{}; // gpuhandledownload's
+};
+
+// Runs `videotestsrc ! <producer of from> ! gpuhandleupload ! gpuhandledownload !
+// video/x-raw(<into>) ! fakesink` for every pair of built memory types (each bounded: 20 s).
+// Empty when gpuhandle-info was built without GStreamer.
+std::vector<Bridge> measureBridges();
+
+// The list as a JSON array, and as a text table (rows: from, columns: into).
+std::string bridgesJson(const std::vector<Bridge> &bridges);
+void printBridgesText(const std::vector<Bridge> &bridges);
+
+} // namespace gpuhandle::info
