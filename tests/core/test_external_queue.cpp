@@ -182,6 +182,51 @@ START_TEST(check_backend_against_context)
 }
 END_TEST
 
+// Context::queue(): the queue each backend opened in a host's context submits on, the host's own
+// handle and family, checked against its context; contexts without a one-call queue say why.
+START_TEST(context_queue_is_the_hosts)
+{
+	VulkanContext vk;
+	vk.instance = fakeHandle(1);
+	vk.physicalDevice = fakeHandle(2);
+	vk.device = fakeHandle(3);
+	vk.queue = fakeHandle(4);
+	vk.queueFamilyIndex = 2;
+	auto vulkanContext = *Context::create(vk);
+	Result<ExternalQueue> queue = vulkanContext->queue();
+	ck_assert_ok(queue);
+	ck_assert_ptr_eq((*queue->vulkan())->queue, fakeHandle(4));
+	ck_assert_uint_eq((*queue->vulkan())->familyIndex, 2);
+	ck_assert(queue->checkBackend(*vulkanContext).ok());
+
+	CudaContext cuda;
+	cuda.context = fakeHandle(5);
+	cuda.stream = fakeHandle(6);
+	Result<ExternalQueue> stream = (*Context::create(cuda))->queue();
+	ck_assert_ok(stream);
+	ck_assert_ptr_eq((*stream->cuda())->stream, fakeHandle(6));
+
+	OpenClContext cl;
+	cl.context = fakeHandle(7);
+	cl.device = fakeHandle(8);
+	cl.queue = fakeHandle(9);
+	Result<ExternalQueue> clQueue = (*Context::create(cl))->queue();
+	ck_assert_ok(clQueue);
+	ck_assert_ptr_eq((*clQueue->opencl())->queue, fakeHandle(9));
+
+	Result<ExternalQueue> cpu = Context::cpu()->queue();
+	ck_assert_ok(cpu);
+	ck_assert(cpu->backend() == BackendKind::Cpu);
+
+	VaApiContext va;
+	va.display = fakeHandle(10);
+	Result<ExternalQueue> none = (*Context::create(va))->queue();
+	ck_assert(!none.ok());
+	ck_assert(none.error().code() == ErrorCode::NotSupported);
+	ck_assert_str_eq(none.error().field(), "queue");
+}
+END_TEST
+
 START_TEST(copy_is_plain)
 {
 	ExternalQueue a = *ExternalQueue::create(VulkanQueue{ fakeHandle(9), 1 });
@@ -206,6 +251,7 @@ int main()
 	TCase *use = tcase_create("use");
 	tcase_add_test(use, accessors_wrong_kind);
 	tcase_add_test(use, check_backend_against_context);
+	tcase_add_test(use, context_queue_is_the_hosts);
 	tcase_add_test(use, copy_is_plain);
 	suite_add_tcase(suite, use);
 

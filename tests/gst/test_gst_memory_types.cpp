@@ -37,7 +37,7 @@ bool contains(const std::vector<const char *> &features, const char *feature)
 
 START_TEST(every_row_names_its_feature_and_is_found_by_it)
 {
-	const std::vector<MemoryTypeInfo> &rows = memoryTypes();
+	const std::span<const MemoryTypeInfo> rows = memoryTypes();
 	ck_assert_uint_eq(rows.size(), 6);
 	ck_assert(rows.front().memory == BufferMemory::System);
 	for (const MemoryTypeInfo &row : rows) {

@@ -92,7 +92,11 @@ Status openHostContext(CudaDevice &state, const ContextRef &context)
 		return Error::format(ErrorCode::NullHandle, "context",
 				     "%s: the host's CudaContext has a null CUcontext.", kName);
 	state.context = static_cast<CUcontext>(host->context);
-	state.stream = static_cast<CUstream>(host->stream);
+	// The host's stream, as every backend opened in a host's context takes its queue.
+	Result<ExternalQueue> queue = context->queue();
+	if (!queue.ok())
+		return std::move(queue).error();
+	state.stream = static_cast<CUstream>((*queue->cuda())->stream);
 	state.hostContext = context;
 	ContextScope scope(d, state.context);
 	if (scope.result() != CUDA_SUCCESS)

@@ -61,7 +61,11 @@ Status adoptHostContext(const Context &host, OpenClDevice &device)
 				     "an OpenCL context.",
 				     backendKindName(host.backend()));
 	auto context = static_cast<cl_context>((*native)->context);
-	auto queue = static_cast<cl_command_queue>((*native)->queue);
+	// The host's queue, as every backend opened in a host's context takes it.
+	Result<ExternalQueue> hostQueue = host.queue();
+	if (!hostQueue.ok())
+		return std::move(hostQueue).error();
+	auto queue = static_cast<cl_command_queue>((*hostQueue->opencl())->queue);
 	auto clDevice = static_cast<cl_device_id>((*native)->device);
 	cl_context queueContext = nullptr;
 	cl_device_id queueDevice = nullptr;

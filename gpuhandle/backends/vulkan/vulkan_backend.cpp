@@ -212,8 +212,14 @@ MaybeError adoptHostDevice(VulkanDevice &state, const ContextRef &context,
 	state.instance = static_cast<VkInstance>(host.instance);
 	state.physical = static_cast<VkPhysicalDevice>(host.physicalDevice);
 	state.device = static_cast<VkDevice>(host.device);
-	state.queue = static_cast<VkQueue>(host.queue);
-	state.queueFamily = host.queueFamilyIndex;
+	// The host's queue, as every backend opened in a host's context takes it
+	// (Context::queue), and the host's lock of it.
+	Result<ExternalQueue> queue = context->queue();
+	if (!queue.ok())
+		return std::move(queue).error();
+	const VulkanQueue &hostQueue = **queue->vulkan();
+	state.queue = static_cast<VkQueue>(hostQueue.queue);
+	state.queueFamily = hostQueue.familyIndex;
 	state.queueLock = host.queueLock;
 	enabled = host.enabledDeviceExtensions;
 	return std::nullopt;

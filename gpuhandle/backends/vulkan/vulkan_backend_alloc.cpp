@@ -224,7 +224,7 @@ createObject(const VulkanDevice &state, KeepAliveRef owner, VulkanExportDesc &x,
 		*handleTypes = handles;
 	if (x.format == 0) {
 		if (auto e = detail::createBuffer(
-			    fn, *object, x.allocationSize, x.usage,
+			    fn, api, *object, x.allocationSize, x.usage,
 			    static_cast<VkExternalMemoryHandleTypeFlagBits>(handles)))
 			return std::move(*e);
 	} else {
@@ -254,7 +254,7 @@ createObject(const VulkanDevice &state, KeepAliveRef owner, VulkanExportDesc &x,
 					     0, 0 };
 	x.allocationSize = object->requirements.size;
 	x.memoryTypeIndex = *type;
-	if (auto e = detail::allocateAndBind(fn, *object, x.allocationSize, *type, x.dedicated,
+	if (auto e = detail::allocateAndBind(fn, api, *object, x.allocationSize, *type, x.dedicated,
 					     exported ? static_cast<void *>(&exportInfo)
 						      : static_cast<void *>(&plainInfo)))
 		return std::move(*e);
@@ -305,8 +305,8 @@ Result<std::shared_ptr<VulkanAllocation>> VulkanBackend::allocateBuffer(uint64_t
 	if (!object)
 		return std::move(object).error();
 	Identity identity{ s.deviceUuid, s.driverUuid };
-	auto bound = detail::wrap("vulkan: allocate", *object, x.allocationSize, x.memoryTypeIndex,
-				  identity, false);
+	auto bound = detail::wrap("vulkan: allocate", s.api, *object, x.allocationSize,
+				  x.memoryTypeIndex, identity, false);
 	if (!bound)
 		return std::move(bound).error();
 	auto allocation = adoptBound(state_, std::move(*bound));
@@ -352,7 +352,7 @@ VulkanBackend::allocateImage(PlaneFormat format, uint32_t width, uint32_t height
 		if (!object)
 			return std::move(object).error();
 		Identity identity{ s.deviceUuid, s.driverUuid };
-		auto wrapped = detail::wrap("vulkan: allocate", *object, x.allocationSize,
+		auto wrapped = detail::wrap("vulkan: allocate", s.api, *object, x.allocationSize,
 					    x.memoryTypeIndex, identity, !optimal);
 		if (!wrapped)
 			return std::move(wrapped).error();

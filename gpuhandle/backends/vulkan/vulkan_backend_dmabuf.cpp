@@ -91,7 +91,7 @@ Result<uint32_t> importObjectMemory(const VulkanDevice &s, detail::BoundObject &
 				     kImportDmaBuf, object.fd.get(), std::strerror(errno));
 	VkImportMemoryFdInfoKHR importInfo{ VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR, nullptr,
 					    kDmaBufHandle, fd.get() };
-	if (auto e = detail::allocateAndBind(kImportDmaBuf, o, size, *type, dedicated,
+	if (auto e = detail::allocateAndBind(kImportDmaBuf, s.api, o, size, *type, dedicated,
 					     &importInfo)) {
 		if (o.memory)
 			(void)fd.release(); // the memory took it; freeing the memory closes it
@@ -285,7 +285,7 @@ VulkanBackend::importDmaBufObject(const DmaBufObject &object, const Resource &so
 				     "%s: %s cannot import a DMA-BUF as a buffer with usage 0x%x.",
 				     kImportDmaBuf, info_.name.c_str(), kBufferUsage);
 	auto o = std::make_shared<detail::BoundObject>(s.api, state_);
-	if (auto e = detail::createBuffer(kImportDmaBuf, *o, object.size, kBufferUsage,
+	if (auto e = detail::createBuffer(kImportDmaBuf, s.api, *o, object.size, kBufferUsage,
 					  kDmaBufHandle))
 		return std::move(*e);
 	Result<uint32_t> type = importObjectMemory(
@@ -293,7 +293,8 @@ VulkanBackend::importDmaBufObject(const DmaBufObject &object, const Resource &so
 	if (!type)
 		return std::move(type).error();
 	Identity identity{ s.deviceUuid, s.driverUuid };
-	auto bound = detail::wrap(kImportDmaBuf, o, o->requirements.size, *type, identity, false);
+	auto bound =
+		detail::wrap(kImportDmaBuf, s.api, o, o->requirements.size, *type, identity, false);
 	if (!bound)
 		return std::move(bound).error();
 	auto allocation = adoptBound(state_, std::move(*bound));
@@ -449,7 +450,8 @@ VulkanBackend::importDmaBufImage(const Frame &frame, uint32_t plane, const DmaBu
 	if (!type)
 		return std::move(type).error();
 	Identity identity{ s.deviceUuid, s.driverUuid };
-	auto bound = detail::wrap(kImportDmaBuf, o, o->requirements.size, *type, identity, false);
+	auto bound =
+		detail::wrap(kImportDmaBuf, s.api, o, o->requirements.size, *type, identity, false);
 	if (!bound)
 		return std::move(bound).error();
 	auto allocation = adoptBound(state_, std::move(*bound));

@@ -13,10 +13,10 @@ using namespace detail;
 namespace {
 
 // Allocates exportable memory for `object` (already created), binds and exports it.
-Result<VulkanExportedMemory> allocateAndExport(const char *fn, std::shared_ptr<BoundObject> object,
+Result<VulkanExportedMemory> allocateAndExport(const char *fn, const Api &api,
+					       std::shared_ptr<BoundObject> object,
 					       VulkanExportDesc x, uint32_t wanted)
 {
-	const Api &api = object->api();
 	std::optional<uint32_t> type =
 		pickMemoryType(api, object->requirements.memoryTypeBits, wanted);
 	if (!type)
@@ -26,8 +26,8 @@ Result<VulkanExportedMemory> allocateAndExport(const char *fn, std::shared_ptr<B
 			fn, object->requirements.memoryTypeBits, wanted);
 	VkExportMemoryAllocateInfo exportInfo{ VK_STRUCTURE_TYPE_EXPORT_MEMORY_ALLOCATE_INFO,
 					       nullptr, kOpaqueFd };
-	if (auto e = allocateAndBind(fn, *object, object->requirements.size, *type, x.dedicated,
-				     &exportInfo))
+	if (auto e = allocateAndBind(fn, api, *object, object->requirements.size, *type,
+				     x.dedicated, &exportInfo))
 		return std::move(*e);
 
 	VkMemoryGetFdInfoKHR fdInfo{ VK_STRUCTURE_TYPE_MEMORY_GET_FD_INFO_KHR, nullptr,
@@ -44,7 +44,7 @@ Result<VulkanExportedMemory> allocateAndExport(const char *fn, std::shared_ptr<B
 		VulkanMemoryFd::create({ std::move(fd), x, identity.device, identity.driver });
 	if (!exported)
 		return std::move(exported).error();
-	auto bound = wrap(fn, std::move(object), x.allocationSize, *type, identity,
+	auto bound = wrap(fn, api, std::move(object), x.allocationSize, *type, identity,
 			  x.tiling == VK_IMAGE_TILING_LINEAR);
 	if (!bound)
 		return std::move(bound).error();
@@ -84,12 +84,12 @@ Result<VulkanExportedMemory> detail::allocateExportableBuffer(const Api &api, ui
 			fn, usage);
 
 	auto object = std::make_shared<BoundObject>(api, std::move(owner));
-	if (auto e = createBuffer(fn, *object, size, usage))
+	if (auto e = createBuffer(fn, api, *object, size, usage))
 		return std::move(*e);
 	VulkanExportDesc x;
 	x.dedicated = (features & VK_EXTERNAL_MEMORY_FEATURE_DEDICATED_ONLY_BIT) != 0;
 	x.usage = usage;
-	return allocateAndExport(fn, std::move(object), x, memoryProperties);
+	return allocateAndExport(fn, api, std::move(object), x, memoryProperties);
 }
 
 namespace {
@@ -240,10 +240,10 @@ detail::allocateExportableImage(const Api &api, const VulkanDeviceDispatch &disp
 			    .tiling = VK_IMAGE_TILING_LINEAR,
 			    .usage = usage };
 	auto object = std::make_shared<BoundObject>(api, std::move(owner));
-	if (auto e = createImage(fn, *object, x))
+	if (auto e = createImage(fn, api, *object, x))
 		return std::move(*e);
 	const VkImage image = object->image;
-	auto made = allocateAndExport(fn, std::move(object), x, memoryProperties);
+	auto made = allocateAndExport(fn, api, std::move(object), x, memoryProperties);
 	if (made && dispatch.queue)
 		if (auto e = moveToGeneral(fn, api, dispatch, image)) {
 			// A barrier still running on the image keeps it: leaked, not freed under

@@ -40,8 +40,8 @@ Result<VulkanBoundMemory> detail::importMemoryFd(const Api &api, const VulkanMem
 
 	auto object = std::make_shared<BoundObject>(api, std::move(owner));
 	MaybeError created = exported.isImage()
-				     ? createImage(fn, *object, x)
-				     : createBuffer(fn, *object, x.allocationSize, x.usage);
+				     ? createImage(fn, api, *object, x)
+				     : createBuffer(fn, api, *object, x.allocationSize, x.usage);
 	if (created)
 		return std::move(*created);
 	if (!(object->requirements.memoryTypeBits & (1u << x.memoryTypeIndex)))
@@ -63,15 +63,15 @@ Result<VulkanBoundMemory> detail::importMemoryFd(const Api &api, const VulkanMem
 				     d.fd.get());
 	VkImportMemoryFdInfoKHR importInfo{ VK_STRUCTURE_TYPE_IMPORT_MEMORY_FD_INFO_KHR, nullptr,
 					    kOpaqueFd, fd.get() };
-	if (auto e = allocateAndBind(fn, *object, x.allocationSize, x.memoryTypeIndex, x.dedicated,
-				     &importInfo)) {
+	if (auto e = allocateAndBind(fn, api, *object, x.allocationSize, x.memoryTypeIndex,
+				     x.dedicated, &importInfo)) {
 		// A failed import leaves the fd with us (closed by `fd`) unless the memory exists.
 		if (object->memory)
 			(void)fd.release();
 		return std::move(*e);
 	}
 	(void)fd.release(); // the VkDeviceMemory owns it now
-	return wrap(fn, std::move(object), x.allocationSize, x.memoryTypeIndex, identity,
+	return wrap(fn, api, std::move(object), x.allocationSize, x.memoryTypeIndex, identity,
 		    x.tiling == VK_IMAGE_TILING_LINEAR);
 }
 
@@ -146,7 +146,7 @@ Result<VulkanBoundMemory> detail::importHostMemory(const Api &api, const CpuByte
 
 	auto object = std::make_shared<BoundObject>(api, std::move(owner));
 	object->source = d.anchor;
-	if (auto e = createBuffer(fn, *object, d.size, usage, kHost))
+	if (auto e = createBuffer(fn, api, *object, d.size, usage, kHost))
 		return std::move(*e);
 	const uint32_t bits = object->requirements.memoryTypeBits & pointer.memoryTypeBits;
 	// Host-visible first, so that the caller can also map what it imported.
@@ -167,9 +167,9 @@ Result<VulkanBoundMemory> detail::importHostMemory(const Api &api, const CpuByte
 	VkImportMemoryHostPointerInfoEXT importInfo{
 		VK_STRUCTURE_TYPE_IMPORT_MEMORY_HOST_POINTER_INFO_EXT, nullptr, kHost, d.data
 	};
-	if (auto e = allocateAndBind(fn, *object, d.size, *type, false, &importInfo))
+	if (auto e = allocateAndBind(fn, api, *object, d.size, *type, false, &importInfo))
 		return std::move(*e);
-	return wrap(fn, std::move(object), d.size, *type, identityOf(api), false);
+	return wrap(fn, api, std::move(object), d.size, *type, identityOf(api), false);
 }
 
 // The public calls: the entry points resolved from the caller's handles, once per call.

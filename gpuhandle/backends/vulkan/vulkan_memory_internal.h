@@ -149,24 +149,29 @@ inline MaybeError requireExtension(const char *fn, const void *function, const c
 
 // The buffer or image and its memory; the anchor of every copy of the Resource. Destroys what
 // it holds exactly once, object before memory, then lets `source` (memory it was imported from)
-// and the owner (the device) go: members outlive the destructor's body.
+// and the owner (the device) go: members outlive the destructor's body. It keeps only the three
+// destroy functions of the table it was made with (every live allocation holds one): the calls
+// that create and bind it take the table itself.
 class BoundObject final : public KeepAlive
 {
 public:
-	BoundObject(const Api &api, KeepAliveRef owner) : api_(api), owner_(std::move(owner)) {}
+	BoundObject(const Api &api, KeepAliveRef owner)
+		: device_(api.device), destroyBuffer_(api.DestroyBuffer),
+		  destroyImage_(api.DestroyImage), freeMemory_(api.FreeMemory),
+		  owner_(std::move(owner))
+	{
+	}
 	BoundObject(const BoundObject &) = delete;
 	BoundObject &operator=(const BoundObject &) = delete;
 	~BoundObject() override
 	{
 		if (buffer)
-			api_.DestroyBuffer(api_.device, buffer, nullptr);
+			destroyBuffer_(device_, buffer, nullptr);
 		if (image)
-			api_.DestroyImage(api_.device, image, nullptr);
+			destroyImage_(device_, image, nullptr);
 		if (memory)
-			api_.FreeMemory(api_.device, memory, nullptr);
+			freeMemory_(device_, memory, nullptr);
 	}
-
-	const Api &api() const { return api_; }
 
 	VkBuffer buffer = VK_NULL_HANDLE;
 	VkImage image = VK_NULL_HANDLE;
@@ -176,7 +181,10 @@ public:
 	KeepAliveRef source{};   // what imported memory lives in (host bytes); empty otherwise
 
 private:
-	Api api_;
+	VkDevice device_;
+	PFN_vkDestroyBuffer destroyBuffer_;
+	PFN_vkDestroyImage destroyImage_;
+	PFN_vkFreeMemory freeMemory_;
 	KeepAliveRef owner_;
 };
 
@@ -213,10 +221,10 @@ inline std::optional<uint32_t> pickMemoryType(const Api &api, uint32_t bits, uin
 
 // Allocates `size` bytes of type `typeIndex` with `handleInfo` (export or import struct) first
 // in the chain, dedicated to the object when asked, and binds it.
-inline MaybeError allocateAndBind(const char *fn, BoundObject &object, uint64_t size,
-				  uint32_t typeIndex, bool dedicated, void *handleInfo)
+inline MaybeError allocateAndBind(const char *fn, const Api &api, BoundObject &object,
+				  uint64_t size, uint32_t typeIndex, bool dedicated,
+				  void *handleInfo)
 {
-	const Api &api = object.api();
 	VkMemoryDedicatedAllocateInfo dedicatedInfo{
 		.sType = VK_STRUCTURE_TYPE_MEMORY_DEDICATED_ALLOCATE_INFO,
 		.pNext = nullptr,
@@ -242,10 +250,10 @@ inline MaybeError allocateAndBind(const char *fn, BoundObject &object, uint64_t 
 }
 
 // A buffer (or image) whose memory will be of external `handleType`.
-inline MaybeError createBuffer(const char *fn, BoundObject &object, uint64_t size, uint32_t usage,
+inline MaybeError createBuffer(const char *fn, const Api &api, BoundObject &object, uint64_t size,
+			       uint32_t usage,
 			       VkExternalMemoryHandleTypeFlagBits handleType = kOpaqueFd)
 {
-	const Api &api = object.api();
 	VkExternalMemoryBufferCreateInfo external{
 		VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_BUFFER_CREATE_INFO, nullptr, handleType
 	};
@@ -265,9 +273,9 @@ inline MaybeError createBuffer(const char *fn, BoundObject &object, uint64_t siz
 	return std::nullopt;
 }
 
-inline MaybeError createImage(const char *fn, BoundObject &object, const VulkanExportDesc &x)
+inline MaybeError createImage(const char *fn, const Api &api, BoundObject &object,
+			      const VulkanExportDesc &x)
 {
-	const Api &api = object.api();
 	VkExternalMemoryImageCreateInfo external{
 		VK_STRUCTURE_TYPE_EXTERNAL_MEMORY_IMAGE_CREATE_INFO, nullptr, kOpaqueFd
 	};
@@ -297,11 +305,10 @@ inline MaybeError createImage(const char *fn, BoundObject &object, const VulkanE
 }
 
 // The Resource over `object`, anchored by it; linear images report their row pitch.
-inline Result<VulkanBoundMemory> wrap(const char *fn, std::shared_ptr<BoundObject> object,
-				      uint64_t allocationSize, uint32_t typeIndex,
-				      const Identity &identity, bool linear)
+inline Result<VulkanBoundMemory> wrap(const char *fn, const Api &api,
+				      std::shared_ptr<BoundObject> object, uint64_t allocationSize,
+				      uint32_t typeIndex, const Identity &identity, bool linear)
 {
-	const Api &api = object->api();
 	VulkanBoundMemory bound;
 	bound.memory = reinterpret_cast<uint64_t>(object->memory);
 	bound.allocationSize = allocationSize;

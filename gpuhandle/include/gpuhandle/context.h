@@ -4,6 +4,7 @@
 #include <gpuhandle/backend_kind.h>
 #include <gpuhandle/device_id.h>
 #include <gpuhandle/export.h>
+#include <gpuhandle/external_queue.h>
 #include <gpuhandle/gl_resources.h>
 #include <gpuhandle/keep_alive.h>
 #include <gpuhandle/result.h>
@@ -152,6 +153,14 @@ public:
 	Result<const D3D12Context *> d3d12() const;
 	Result<const MetalContext *> metal() const;
 	Result<const WebGpuContext *> webgpu() const;
+
+	// The host's queue that backends opened in this context submit on (under the host's lock
+	// where it gave one: VulkanContext::queueLock): the VkQueue and its family, the CUstream,
+	// the cl_command_queue, the GL context, the ID3D11DeviceContext or ID3D12CommandQueue;
+	// cpu() for the CPU context. NotSupported for a context whose queue is not a one-call queue
+	// (VA-API has none; a Metal or WebGPU queue is not the command buffer or encoder an
+	// ExternalQueue names).
+	Result<ExternalQueue> queue() const;
 
 private:
 	Context(BackendKind backend, Native native, KeepAliveRef anchor);

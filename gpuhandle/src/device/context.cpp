@@ -432,4 +432,67 @@ Result<const WebGpuContext *> Context::webgpu() const
 	return access<WebGpuContext>(native_, backend_, BackendKind::WebGpu);
 }
 
+/**
+ * \brief The host's queue, as the ExternalQueue that backends opened in this context submit on
+ *
+ * Built through ExternalQueue's validating factories, so a queue that cannot be one (a
+ * queue-ownership marker as a Vulkan family) is refused here as there. VA-API contexts have no
+ * queue, and a Metal or WebGPU queue is not the per-call command buffer or encoder an
+ * ExternalQueue names: NotSupported, saying so.
+ */
+Result<ExternalQueue> Context::queue() const
+{
+	struct Visitor {
+		Result<ExternalQueue> operator()(const std::monostate &) const
+		{
+			return ExternalQueue::cpu();
+		}
+		Result<ExternalQueue> operator()(const VulkanContext &c) const
+		{
+			return ExternalQueue::create(VulkanQueue{ c.queue, c.queueFamilyIndex });
+		}
+		Result<ExternalQueue> operator()(const GlContext &c) const
+		{
+			return ExternalQueue::create(GlQueue{ c.context });
+		}
+		Result<ExternalQueue> operator()(const CudaContext &c) const
+		{
+			return ExternalQueue::create(CudaStream{ c.stream });
+		}
+		Result<ExternalQueue> operator()(const OpenClContext &c) const
+		{
+			return ExternalQueue::create(OpenClQueue{ c.queue });
+		}
+		Result<ExternalQueue> operator()(const D3D11Context &c) const
+		{
+			return ExternalQueue::create(D3D11DeviceContext{ c.deviceContext });
+		}
+		Result<ExternalQueue> operator()(const D3D12Context &c) const
+		{
+			return ExternalQueue::create(D3D12Queue{ c.queue });
+		}
+		Result<ExternalQueue> operator()(const VaApiContext &) const
+		{
+			return none(
+				"A VA-API context has no queue: VA orders the work on each surface.");
+		}
+		Result<ExternalQueue> operator()(const MetalContext &) const
+		{
+			return none("A Metal command queue is not a command buffer: pass one "
+				    "MetalCommandBuffer per call.");
+		}
+		Result<ExternalQueue> operator()(const WebGpuContext &) const
+		{
+			return none(
+				"A WebGPU queue is not a command encoder: pass one WebGpuEncoder "
+				"per call.");
+		}
+		static Error none(const char *why)
+		{
+			return Error(ErrorCode::NotSupported, "queue", why);
+		}
+	};
+	return std::visit(Visitor{}, native_);
+}
+
 } // namespace gpuhandle

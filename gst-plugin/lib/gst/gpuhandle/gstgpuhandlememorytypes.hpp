@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include <gst/gpuhandle/gstgpuhandlecontext.hpp>
@@ -59,8 +60,9 @@ struct MemoryTypeInfo {
 	const char *producer;
 };
 
-// Every memory type, built or not, in the table's order.
-GST_GPUHANDLE_API const std::vector<MemoryTypeInfo> &memoryTypes();
+// Every memory type, built or not, in the table's order (static: never destroyed, so elements
+// finalized at exit may still read their rows).
+GST_GPUHANDLE_API std::span<const MemoryTypeInfo> memoryTypes() noexcept;
 // The row of `memory`, or null (GpuHandle, Fd, Mixed are not GStreamer memory types here).
 GST_GPUHANDLE_API const MemoryTypeInfo *memoryTypeInfo(BufferMemory memory) noexcept;
 // The row whose feature the first structure of `caps` has (system memory when none does).

@@ -24,7 +24,7 @@ constexpr const char *kVulkanFormats =
 // Input order: system memory first (what most producers offer), then DMA-BUF, then the GPU
 // libraries. Output order: system memory first, so that a sink taking anything gets plain
 // bytes; GPU memories when downstream asks for them in its caps.
-const std::vector<MemoryTypeInfo> kTable = {
+constexpr MemoryTypeInfo kTable[] = {
 	{ BufferMemory::System, "SystemMemory", GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY,
 	  BackendKind::Cpu, FrameStorage::Buffer, true, 0, 0, OutputCopy::None, false, nullptr,
 	  nullptr, "" },
@@ -83,7 +83,7 @@ int8_t rankOf(const MemoryTypeInfo &info, MemoryRole role)
 
 } // namespace
 
-const std::vector<MemoryTypeInfo> &memoryTypes()
+std::span<const MemoryTypeInfo> memoryTypes() noexcept
 {
 	return kTable;
 }
@@ -104,7 +104,7 @@ const MemoryTypeInfo &memoryTypeOfCaps(const GstCaps *caps)
 		for (const MemoryTypeInfo &info : kTable)
 			if (gst_caps_features_contains(features, info.feature))
 				return info;
-	return kTable.front();
+	return kTable[0];
 }
 
 std::vector<const char *> memoryFeatures(MemoryRole role)
