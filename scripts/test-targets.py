@@ -28,6 +28,10 @@ def main():
     def suites_of(test):  # "project:suite" -> "suite"
         return {s.split(":", 1)[-1] for s in test["suite"]}
 
+    # A build directory kept from an earlier run (the Debian 13 root's) may predate the
+    # meson.build files: ninja regenerates it first, so that tests added since are listed.
+    subprocess.run(["ninja", "-C", args.builddir, "build.ninja"], check=True,
+                   stdout=subprocess.DEVNULL)
     files = {}
     for target in introspect(args.builddir, "--targets"):
         files[target["id"]] = [os.path.relpath(f, args.builddir) for f in target["filename"]]

@@ -23,6 +23,29 @@ Result<SyncPoint> Backend::importFence(const SyncPoint &point)
 			     backendKindName(kind()), syncKindName(point.kind()));
 }
 
+Result<BudgetReservation> Backend::charge(const AllocateRequest &request) const
+{
+	if (!budget_)
+		return BudgetReservation{};
+	Result<uint64_t> bytes =
+		estimateTextureBytes(request.format, request.width, request.height);
+	if (!bytes.ok())
+		return std::move(bytes).error();
+	return budget_->tryReserve(kind(), *bytes);
+}
+
+namespace detail {
+
+// openBackend's access to a backend's budget (set once, while it is being opened).
+struct BackendBudget {
+	static void set(Backend &backend, std::shared_ptr<MemoryBudget> budget)
+	{
+		backend.budget_ = std::move(budget);
+	}
+};
+
+} // namespace detail
+
 std::vector<uint64_t> Backend::dmaBufImportModifiers(PixelFormat format) const
 {
 	const std::vector<ResourceKind> &imports = caps_.imports;
@@ -96,8 +119,12 @@ Result<BackendRef> openBackend(BackendKind kind, const BackendOpenOptions &optio
 	auto backend = openUnwrapped(kind, options);
 	if (!backend.ok())
 		return backend;
+	detail::BackendBudget::set(**backend, options.budget);
 	// A test aid: GPUHANDLE_FAULT_INJECTION makes the backends fail on purpose.
-	return detail::applyEnvironmentFaults(std::move(*backend));
+	auto wrapped = detail::applyEnvironmentFaults(std::move(*backend));
+	if (wrapped.ok())
+		detail::BackendBudget::set(**wrapped, options.budget); // what budget() reports
+	return wrapped;
 }
 
 std::vector<BackendProbe> probeBackends()

@@ -17,6 +17,7 @@ constexpr const char *kName = "cpu";
 // OpenCL can use the bytes in place; sizes are rounded up to whole pages for the same reason.
 struct CpuAllocation final : KeepAlive {
 	void *data = nullptr;
+	BudgetReservation charge{}; // given back when the memory is
 	~CpuAllocation() override { std::free(data); }
 };
 
@@ -34,8 +35,12 @@ public:
 		Result<FrameLayout> layout = hostBufferLayout(request, kName, size);
 		if (!layout.ok())
 			return std::move(layout).error();
+		Result<BudgetReservation> charged = charge(request);
+		if (!charged.ok())
+			return std::move(charged).error();
 		const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
 		auto allocation = std::make_shared<CpuAllocation>();
+		allocation->charge = std::move(*charged);
 		allocation->data = std::aligned_alloc(page, size);
 		if (!allocation->data)
 			return Error::format(ErrorCode::OutOfMemory, "size",

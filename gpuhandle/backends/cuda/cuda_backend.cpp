@@ -193,8 +193,12 @@ Result<Frame> CudaBackend::allocate(const AllocateRequest &request)
 			kName, frameStorageName(FrameStorage::Buffer),
 			frameStorageName(request.storage));
 	state_->reclaim(); // memory of copies that timed out and have finished since
+	Result<BudgetReservation> charged = charge(request);
+	if (!charged.ok())
+		return charged.error();
 	const Driver &d = driver();
 	auto allocation = std::make_shared<CudaAllocation>();
+	allocation->charge = std::move(*charged);
 	allocation->device = state_;
 	allocation->origin = CudaAllocation::Origin::Owned;
 	allocation->size = layout->size;

@@ -70,6 +70,7 @@ struct CudaAllocation final : KeepAlive {
 	};
 
 	std::shared_ptr<CudaDevice> device{};
+	BudgetReservation charge{}; // an allocation's charge (Owned)
 	Origin origin = Origin::Owned;
 	CUdeviceptr pointer = 0;
 	uint64_t size = 0;

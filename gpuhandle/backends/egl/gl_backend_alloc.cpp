@@ -55,14 +55,19 @@ Result<Frame> GlBackend::allocate(const AllocateRequest &request)
 			"optimal image.",
 			frameStorageName(request.storage), request.width, request.height,
 			pixelFormatName(request.format));
+	// The frame's charge, held by its (first) GL object.
+	Result<BudgetReservation> charged = charge(request);
+	if (!charged.ok())
+		return std::move(charged).error();
 	if (request.storage != FrameStorage::Buffer)
-		return allocateTextures(request);
+		return allocateTextures(request, std::move(*charged));
 	// GL memory is never exportable here (exportFrame says why), so request.exportable changes
 	// nothing: refusing it would refuse every default request.
 	auto object = std::make_shared<GlAllocation>();
 	object->device = device_;
 	object->type = GlAllocation::Type::Buffer;
 	object->size = layout->size;
+	object->charge = std::move(*charged);
 	GLenum error = kNoError;
 	Status ran = device_->run([&] {
 		const Functions &gl = device_->gl;
@@ -97,7 +102,7 @@ Result<Frame> GlBackend::allocate(const AllocateRequest &request)
 	return frameOverBuffer(request, *layout, std::move(*resource));
 }
 
-Result<Frame> GlBackend::allocateTextures(const AllocateRequest &request)
+Result<Frame> GlBackend::allocateTextures(const AllocateRequest &request, BudgetReservation charged)
 {
 	const PixelFormatInfo *info = *pixelFormatInfo(request.format);
 	FrameDesc desc;
@@ -118,6 +123,8 @@ Result<Frame> GlBackend::allocateTextures(const AllocateRequest &request)
 		object->width = plane.rowTexels(request.width);
 		object->height = plane.rows(request.height);
 		object->transfer = *transfer;
+		if (i == 0)
+			object->charge = std::move(charged);
 		GLenum error = kNoError;
 		Status ran = device_->run([&] {
 			const Functions &gl = device_->gl;

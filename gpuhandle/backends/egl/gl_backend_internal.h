@@ -245,9 +245,10 @@ struct GlAllocation final : KeepAlive {
 	uint64_t size = 0;     // buffers: bytes
 	uint32_t width = 0;    // textures: texels
 	uint32_t height = 0;
-	Transfer transfer{};   // textures
-	Resource inner{};      // an import whose own anchor deletes the names (GL buffers)
-	KeepAliveRef source{}; // what an import came from (a copy of the frame)
+	Transfer transfer{};        // textures
+	Resource inner{};           // an import whose own anchor deletes the names (GL buffers)
+	KeepAliveRef source{};      // what an import came from (a copy of the frame)
+	BudgetReservation charge{}; // an allocation's charge (a frame's first plane)
 };
 
 // The anchor of `resource` when it is a GL buffer or texture of `device`, else null.
@@ -302,7 +303,7 @@ public:
 
 private:
 	Result<Frame> allocateBuffer(const AllocateRequest &request);
-	Result<Frame> allocateTextures(const AllocateRequest &request);
+	Result<Frame> allocateTextures(const AllocateRequest &request, BudgetReservation charged);
 	Result<Frame> importOpaqueFd(const Frame &frame);
 	Result<Resource> importImageMemory(const VulkanMemoryFd &memory,
 					   const KeepAliveRef &source);

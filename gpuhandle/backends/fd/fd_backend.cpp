@@ -34,6 +34,24 @@ bool udmabufAvailable()
 	return true;
 }
 
+// A memfd charged to a budget: its reservation lives as long as the fd (the anchor owns both);
+// without a budget the SharedFd owns the fd itself, as before.
+struct ChargedMemfd final : KeepAlive {
+	UniqueFd fd{};
+	BudgetReservation charge{};
+};
+
+SharedFd chargedFd(UniqueFd fd, BudgetReservation charge)
+{
+	if (charge.isEmpty())
+		return SharedFd(std::move(fd));
+	auto anchor = std::make_shared<ChargedMemfd>();
+	const int raw = fd.get();
+	anchor->fd = std::move(fd);
+	anchor->charge = std::move(charge);
+	return SharedFd::borrow(raw, std::move(anchor));
+}
+
 class FdBackend final : public HostMemoryBackend
 {
 public:
@@ -48,6 +66,9 @@ public:
 		Result<FrameLayout> layout = hostBufferLayout(request, kName, size);
 		if (!layout.ok())
 			return std::move(layout).error();
+		Result<BudgetReservation> charged = charge(request);
+		if (!charged.ok())
+			return std::move(charged).error();
 		UniqueFd fd(memfd_create("gpuhandle-frame", MFD_CLOEXEC | MFD_ALLOW_SEALING));
 		if (!fd.isValid())
 			return Error::format(ErrorCode::Io, "", "fd: memfd_create failed: %s.",
@@ -61,7 +82,8 @@ public:
 		if (fcntl(fd.get(), F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0)
 			return Error::format(ErrorCode::Io, "", "fd: sealing the memfd failed: %s.",
 					     std::strerror(errno));
-		Result<ShmFd> shm = ShmFd::create({ SharedFd(std::move(fd)), 0, size, 0 });
+		Result<ShmFd> shm = ShmFd::create(
+			{ chargedFd(std::move(fd), std::move(*charged)), 0, size, 0 });
 		if (!shm.ok())
 			return std::move(shm).error();
 		return frameOverBuffer(request, *layout, std::move(*shm));

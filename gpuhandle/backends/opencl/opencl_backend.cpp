@@ -371,6 +371,9 @@ Result<Frame> OpenClBackend::allocate(const AllocateRequest &request)
 				     " bytes one allocation of %s may have.",
 				     request.width, request.height, pixelFormatName(request.format),
 				     layout->size, device_->maxAllocBytes, device_->name.c_str());
+	Result<BudgetReservation> charged = charge(request);
+	if (!charged.ok())
+		return std::move(charged).error();
 	cl_int error = CL_SUCCESS;
 	cl_mem mem =
 		clCreateBuffer(device_->context, CL_MEM_READ_WRITE, layout->size, nullptr, &error);
@@ -380,6 +383,7 @@ Result<Frame> OpenClBackend::allocate(const AllocateRequest &request)
 	backing->device = device_;
 	backing->mem = mem;
 	backing->ownsMem = true;
+	backing->charge = std::move(*charged);
 	Result<Resource> resource = openClResource(std::move(backing), layout->size);
 	if (!resource.ok())
 		return std::move(resource).error();
@@ -399,6 +403,10 @@ Result<Frame> OpenClBackend::allocateImages(const AllocateRequest &request)
 			!device_->imageSupport ? "the device has no image support"
 			: !planes.ok()         ? "OpenCL has no image format for one of its planes"
 				       : "the device takes no image format of one of its planes");
+	// The frame's charge, held by its first image.
+	Result<BudgetReservation> charged = charge(request);
+	if (!charged.ok())
+		return std::move(charged).error();
 	FrameDesc desc;
 	desc.format = request.format;
 	desc.width = request.width;
@@ -435,6 +443,8 @@ Result<Frame> OpenClBackend::allocateImages(const AllocateRequest &request)
 		backing->mem = mem;
 		backing->ownsMem = true;
 		backing->image = true;
+		if (i == 0)
+			backing->charge = std::move(*charged);
 		backing->width = width;
 		backing->height = height;
 		Result<Resource> resource = openClResource(std::move(backing), 0);

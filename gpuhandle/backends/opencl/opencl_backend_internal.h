@@ -72,6 +72,7 @@ private:
 // context that made it.
 struct OpenClAllocation final : KeepAlive {
 	std::shared_ptr<OpenClDevice> device{};
+	BudgetReservation charge{}; // an allocation's charge (a frame's first plane)
 	cl_mem mem = nullptr;
 	bool ownsMem = false;         // allocated or retained here: released in the destructor
 	bool image = false;           // a 2D image (mapped with clEnqueueMapImage) not a buffer

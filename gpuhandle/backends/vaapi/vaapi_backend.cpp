@@ -280,8 +280,12 @@ Result<Frame> VaApiBackend::allocate(const AllocateRequest &request)
 		++count;
 	}
 #endif
+	Result<BudgetReservation> charged = charge(request);
+	if (!charged.ok())
+		return charged.error();
 	auto surface = std::make_shared<VaApiAllocation>();
 	surface->display = state_;
+	surface->charge = std::move(*charged);
 	VAStatus status = vaCreateSurfaces(state_->display, *rt, request.width, request.height,
 					   &surface->id, 1, attribs.data(), count);
 	if (status != VA_STATUS_SUCCESS) {

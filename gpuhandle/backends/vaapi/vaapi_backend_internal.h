@@ -42,6 +42,7 @@ struct VaApiDevice final : KeepAlive {
 // the host's, which it borrows) and holds the display state and, for imports, the source frame.
 struct VaApiAllocation final : KeepAlive {
 	std::shared_ptr<VaApiDevice> display{};
+	BudgetReservation charge{}; // an allocation's charge
 	VASurfaceID id = VA_INVALID_SURFACE;
 	bool owned = true; // created by vaCreateSurfaces here: destroyed with the anchor
 	std::optional<Frame> source{}; // imports: the frame (DMA-BUF, host surface) it came from

@@ -432,6 +432,10 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 			"VkFormat, or the format lacks transfer support with that tiling).",
 			pixelFormatName(request.format), frameStorageName(request.storage),
 			info_.name.c_str());
+	// The frame's charge, held by its first allocation.
+	Result<BudgetReservation> charged = charge(request);
+	if (!charged)
+		return std::move(charged).error();
 	if (request.storage == FrameStorage::Buffer) {
 		// Exportable buffers get a little headroom past the last plane: llvmpipe (and so
 		// any GL that imports through GL_EXT_memory_object_fd on Mesa's software stack)
@@ -440,6 +444,7 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 		auto allocation = allocateBuffer(size, request.exportable);
 		if (!allocation)
 			return std::move(allocation).error();
+		(*allocation)->charge = std::move(*charged);
 		auto resource = anchoredResource(user_, std::move(*allocation));
 		if (!resource)
 			return std::move(resource).error();
@@ -462,6 +467,8 @@ Result<Frame> VulkanBackend::allocate(const AllocateRequest &request)
 		if (!allocation)
 			return std::move(allocation).error();
 		uint32_t pitch = (*allocation)->rowPitch;
+		if (i == 0)
+			(*allocation)->charge = std::move(*charged);
 		auto resource = anchoredResource(user_, std::move(*allocation));
 		if (!resource)
 			return std::move(resource).error();

@@ -150,6 +150,7 @@ public:
 	Result<uint8_t *> mapped(const char *fn);
 
 	std::shared_ptr<VulkanDevice> state; // first: destroyed last
+	BudgetReservation charge{};          // an allocation's charge (a frame's first plane)
 	Resource source{};                   // what imported memory lives in (kept alive)
 	Resource bound{};                    // the detail::BoundObject-anchored buffer or image
 	std::optional<VulkanMemoryFd> exported{};

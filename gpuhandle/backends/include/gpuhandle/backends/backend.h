@@ -8,6 +8,7 @@
 #include <gpuhandle/context.h>
 #include <gpuhandle/device_id.h>
 #include <gpuhandle/frame.h>
+#include <gpuhandle/memory_budget.h>
 #include <gpuhandle/pixel_format.h>
 #include <gpuhandle/resource.h>
 #include <gpuhandle/result.h>
@@ -81,7 +82,16 @@ struct BackendOpenOptions {
 	GlExecutor glExecutor{};
 	// Vulkan on its own device, CUDA, OpenCL: which device of the platform (0: the first).
 	uint32_t deviceIndex = 0;
+	// Charged with every allocation the backend makes, under its kind, for as long as the
+	// allocation lives: the budget's caps for that kind apply (pressure callbacks and its
+	// evictable pools first; past the hard cap allocate() fails with OutOfMemory and the
+	// numbers). Null: nothing is charged.
+	std::shared_ptr<MemoryBudget> budget{};
 };
+
+namespace detail {
+struct BackendBudget;
+} // namespace detail
 
 class Backend;
 using BackendRef = std::shared_ptr<Backend>;
@@ -104,6 +114,8 @@ public:
 	const BackendCapabilities &capabilities() const noexcept { return caps_; }
 	// The host's Context, or the one describing the backend's own device.
 	const ContextRef &context() const noexcept { return context_; }
+	// The budget its allocations are charged to (BackendOpenOptions::budget), or null.
+	const std::shared_ptr<MemoryBudget> &budget() const noexcept { return budget_; }
 
 	// Whether allocate() makes `format` in `storage` (through the format tables).
 	virtual bool supportsFormat(PixelFormat format, FrameStorage storage) const = 0;
@@ -151,9 +163,19 @@ protected:
 	{
 	}
 
+	// What an allocation of `request` is charged, held by the allocation while it lives: the
+	// frame's bytes as estimateTextureBytes() counts them, on budget() under kind(); an empty
+	// reservation without a budget. Called after the request's checks, before the memory is
+	// made. Errors: OutOfMemory (past the hard cap: the bytes asked, in use and the cap).
+	Result<BudgetReservation> charge(const AllocateRequest &request) const;
+
 	DeviceInfo info_;
 	BackendCapabilities caps_;
 	ContextRef context_;
+
+private:
+	friend struct detail::BackendBudget;
+	std::shared_ptr<MemoryBudget> budget_{};
 };
 
 // Opens the backend of `kind`: Cpu (host memory), Fd (memfd and DMA-BUF), Vulkan, OpenGL (EGL),
