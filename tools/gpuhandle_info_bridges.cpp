@@ -5,9 +5,12 @@
 #include "gpuhandle_i18n.h"
 #include "gpuhandle_info_json.h"
 
+#include <algorithm>
 #include <cstdio>
 
 #if GPUHANDLE_INFO_HAVE_GST
+#include <gpuhandle/backends/backend.h>
+
 #include <gst/gpuhandle/gstgpuhandlememorytypes.hpp>
 #include <gst/gst.h>
 #endif
@@ -114,6 +117,18 @@ Bridge run(const gst::MemoryTypeInfo &from, const gst::MemoryTypeInfo &into)
 	return bridge;
 }
 
+// Where the memory type named `name` sits in the table (for the report's order).
+size_t rowOf(const std::string &name)
+{
+	size_t row = 0;
+	for (const gst::MemoryTypeInfo &type : gst::memoryTypes()) {
+		if (name == type.name)
+			return row;
+		row++;
+	}
+	return row;
+}
+
 #endif
 
 } // namespace
@@ -128,10 +143,32 @@ std::vector<Bridge> measureBridges()
 	if (!factory)
 		return bridges; // the plugin is not installed (or not on GST_PLUGIN_PATH)
 	gst_object_unref(factory);
-	for (const gst::MemoryTypeInfo &from : gst::memoryTypes())
-		for (const gst::MemoryTypeInfo &into : gst::memoryTypes())
-			if (from.built && into.built && from.inputRank >= 0 && into.outputRank >= 0)
+	for (const gst::MemoryTypeInfo &into : gst::memoryTypes()) {
+		if (!into.built || into.outputRank < 0)
+			continue;
+		// An output whose API has no device here (CUDA without a driver) is reported,
+		// not run: the pipeline would only fail at its first caps, and GStreamer 1.22 tears
+		// such a pipeline down racily behind vulkanupload (docs/gstreamer.md).
+		Result<BackendRef> device = openBackend(into.backend);
+		for (const gst::MemoryTypeInfo &from : gst::memoryTypes()) {
+			if (!from.built || from.inputRank < 0)
+				continue;
+			if (device.ok()) {
 				bridges.push_back(run(from, into));
+				continue;
+			}
+			Bridge bridge;
+			bridge.from = from.name;
+			bridge.into = into.name;
+			bridge.why = std::string("no ") + backendKindName(into.backend) +
+				     " device here: " + device.error().message();
+			bridges.push_back(std::move(bridge));
+		}
+	}
+	// In the table's order: rows by input, then output.
+	std::stable_sort(bridges.begin(), bridges.end(), [](const Bridge &a, const Bridge &b) {
+		return rowOf(a.from) < rowOf(b.from);
+	});
 #endif
 	return bridges;
 }
