@@ -96,6 +96,28 @@ Result<Frame> allocate(const BackendRef &backend, FrameStorage storage)
 	return backend->allocate(request);
 }
 
+// The case's backend opened with a budget whose caps `capsFor` gives for one frame's charge
+// (`bytes`); a null backend, with the reason printed, where it does not open here.
+struct Charged {
+	std::shared_ptr<MemoryBudget> budget{};
+	BackendRef backend{};
+	uint64_t bytes = 0;
+};
+template<typename CapsFor>
+Charged openCase(const Case &c, CapsFor capsFor)
+{
+	Charged opened;
+	const std::optional<uint64_t> known = caseBytes(c);
+	if (!known) {
+		(void)openCharged(c.kind, nullptr); // prints why
+		return opened;
+	}
+	opened.bytes = *known;
+	opened.budget = budgetWith(c.kind, capsFor(opened.bytes));
+	opened.backend = openCharged(c.kind, opened.budget);
+	return opened;
+}
+
 // A producer's cache of idle frames, counted through their charges: eviction drops them.
 class IdleFrames final : public EvictablePool
 {
@@ -123,11 +145,9 @@ public:
 START_TEST(allocations_are_charged_while_they_live)
 {
 	const Case c = kCases[_i];
-	auto budget = budgetWith(c.kind, {});
-	BackendRef backend = openCharged(c.kind, budget);
+	const auto [budget, backend, bytes] = openCase(c, [](uint64_t) { return BudgetCaps{}; });
 	if (!backend)
 		return;
-	const uint64_t bytes = frameBytes(backend, c.storage);
 	{
 		std::optional<Result<Frame>> frame = allocate(backend, c.storage);
 		ck_assert_ok(*frame);
@@ -148,17 +168,14 @@ END_TEST
 START_TEST(the_hard_cap_refuses_with_the_numbers)
 {
 	const Case c = kCases[_i];
-	const std::optional<uint64_t> known = caseBytes(c);
-	if (!known)
-		return (void)openCharged(c.kind, nullptr); // prints why
-	const uint64_t bytes = *known;
-	const uint64_t cap = 2 * bytes + bytes / 2;
-	BudgetCaps caps;
-	caps.hardBytes = cap;
-	auto budget = budgetWith(c.kind, caps);
-	BackendRef backend = openCharged(c.kind, budget);
+	const auto [budget, backend, bytes] = openCase(c, [](uint64_t one) {
+		BudgetCaps caps;
+		caps.hardBytes = 2 * one + one / 2;
+		return caps;
+	});
 	if (!backend)
 		return;
+	const uint64_t cap = *budget->caps(c.kind).hardBytes;
 	std::optional<Result<Frame>> first = allocate(backend, c.storage);
 	Result<Frame> second = allocate(backend, c.storage);
 	ck_assert_ok(*first);
@@ -180,14 +197,11 @@ END_TEST
 START_TEST(the_soft_cap_calls_for_pressure)
 {
 	const Case c = kCases[_i];
-	const std::optional<uint64_t> known = caseBytes(c);
-	if (!known)
-		return (void)openCharged(c.kind, nullptr); // prints why
-	const uint64_t bytes = *known;
-	BudgetCaps caps;
-	caps.softBytes = bytes + bytes / 2;
-	auto budget = budgetWith(c.kind, caps);
-	BackendRef backend = openCharged(c.kind, budget);
+	const auto [budget, backend, bytes] = openCase(c, [](uint64_t one) {
+		BudgetCaps caps;
+		caps.softBytes = one + one / 2;
+		return caps;
+	});
 	if (!backend)
 		return;
 	std::vector<BudgetPressureEvent> events;
@@ -212,14 +226,11 @@ END_TEST
 START_TEST(idle_pools_are_evicted_before_a_refusal)
 {
 	const Case c = kCases[_i];
-	const std::optional<uint64_t> known = caseBytes(c);
-	if (!known)
-		return (void)openCharged(c.kind, nullptr); // prints why
-	const uint64_t bytes = *known;
-	BudgetCaps caps;
-	caps.hardBytes = 2 * bytes + bytes / 2;
-	auto budget = budgetWith(c.kind, caps);
-	BackendRef backend = openCharged(c.kind, budget);
+	const auto [budget, backend, bytes] = openCase(c, [](uint64_t one) {
+		BudgetCaps caps;
+		caps.hardBytes = 2 * one + one / 2;
+		return caps;
+	});
 	if (!backend)
 		return;
 	IdleFrames pool;
