@@ -5,6 +5,7 @@
 #include <gpuhandle/backends/fault_injection.h>
 
 #include "fd_count.h"
+#include "pipeline_release.h"
 
 #include <cstdlib>
 #include <string>
@@ -66,7 +67,7 @@ GstElement *forTheRestart(GstElement *pipeline, const std::string &description)
 	    (description.find("vulkanupload") == std::string::npos &&
 	     description.find("vulkandownload") == std::string::npos))
 		return pipeline;
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 	GstElement *fresh = gst_parse_launch(description.c_str(), nullptr);
 	ck_assert_ptr_nonnull(fresh);
 	return fresh;
@@ -175,7 +176,8 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 			      "/%" G_GUINT64_FORMAT "/%" G_GUINT64_FORMAT " without",
 			      c.plan, faulted.zeroCopy, faulted.gpuCopies, faulted.cpuCopies,
 			      usual.zeroCopy, usual.gpuCopies, usual.cpuCopies);
-		gst_object_unref(pipeline);
+		// Released on this thread: see pipeline_release.h.
+		ck_assert(test::releasePipeline(pipeline));
 		ck_assert_int_le(test::openFdCount(), fdsBefore + 2);
 		return;
 	}
@@ -201,7 +203,7 @@ START_TEST(fault_is_an_element_error_and_the_pipeline_restarts)
 	Outcome second = play(pipeline);
 	ck_assert_msg(second.eos, "%s in %s, restarted: %s", c.plan, c.pipeline,
 		      second.error.c_str());
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 	ck_assert_int_le(test::openFdCount(), fdsBefore + 2); // GStreamer's own (bus, clock)
 }
 END_TEST
