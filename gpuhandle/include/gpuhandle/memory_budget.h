@@ -1,4 +1,5 @@
-// MemoryBudget: per-backend soft/hard caps, RAII reservations, evictable pools, pressure callbacks.
+// MemoryBudget: per-backend soft/hard caps (changeable), RAII reservations, evictable pools,
+// pressure callbacks, peak usage.
 #pragma once
 
 #include <gpuhandle/backend_kind.h>
@@ -139,7 +140,9 @@ public:
 	Result<BudgetRegistration> registerPressureCallback(BudgetPressureCallback callback);
 
 	uint64_t usage(BackendKind backend) const noexcept;
+	uint64_t peakUsage(BackendKind backend) const noexcept;
 	BudgetCaps caps(BackendKind backend) const noexcept;
+	Status setCaps(BackendKind backend, const BudgetCaps &caps);
 	uint64_t available(BackendKind backend) const noexcept;
 	BudgetPressure pressure(BackendKind backend, uint64_t extraBytes = 0) const noexcept;
 

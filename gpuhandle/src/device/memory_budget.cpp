@@ -5,6 +5,7 @@
 #include <array>
 #include <atomic>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -89,6 +90,14 @@ struct HandlerScope {
 	HandlerScope &operator=(const HandlerScope &) = delete;
 };
 
+constexpr uint64_t kNoCap = UINT64_MAX;
+
+std::optional<uint64_t> capOf(const std::atomic<uint64_t> &cap) noexcept
+{
+	const uint64_t value = cap.load(std::memory_order_relaxed);
+	return value == kNoCap ? std::nullopt : std::optional<uint64_t>(value);
+}
+
 bool indexOf(BackendKind backend, uint32_t &index) noexcept
 {
 	index = static_cast<uint32_t>(backend);
@@ -103,10 +112,13 @@ unsigned long long ull(uint64_t value)
 } // namespace
 
 struct MemoryBudget::State {
-	// One cache line per backend, so reservations on different backends do not contend.
+	// One cache line per backend, so reservations on different backends do not contend. The
+	// caps are atomics (kNoCap: none) because setCaps() may change them while others reserve.
 	struct alignas(64) Backend {
 		std::atomic<uint64_t> usage{ 0 };
-		BudgetCaps caps;
+		std::atomic<uint64_t> peak{ 0 };
+		std::atomic<uint64_t> hard{ kNoCap };
+		std::atomic<uint64_t> soft{ kNoCap };
 		std::mutex pressureMutex; // serialises the slow path of this backend
 		ListenerListRef pools;    // guarded by registryMutex
 	};
@@ -134,7 +146,7 @@ struct MemoryBudget::State {
 	// so relaxed is enough: read-modify-writes of one atomic are totally ordered anyway.
 	static bool reserveFast(Backend &backend, uint64_t bytes, uint64_t &before) noexcept
 	{
-		const uint64_t limit = backend.caps.hardBytes.value_or(UINT64_MAX);
+		const uint64_t limit = backend.hard.load(std::memory_order_relaxed);
 		uint64_t current = backend.usage.load(std::memory_order_relaxed);
 		do {
 			if (bytes > limit || current > limit - bytes)
@@ -142,6 +154,12 @@ struct MemoryBudget::State {
 		} while (!backend.usage.compare_exchange_weak(current, current + bytes,
 							      std::memory_order_relaxed));
 		before = current;
+		// The peak only rises; most reservations stay below it and only read it.
+		uint64_t peak = backend.peak.load(std::memory_order_relaxed);
+		while (current + bytes > peak &&
+		       !backend.peak.compare_exchange_weak(peak, current + bytes,
+							   std::memory_order_relaxed)) {
+		}
 		return true;
 	}
 
@@ -173,11 +191,13 @@ struct MemoryBudget::State {
 		std::stable_sort(order.begin(), order.end(),
 				 [](const auto &a, const auto &b) { return a.first > b.first; });
 
-		const uint64_t limit = *backend.caps.hardBytes;
+		const uint64_t limit = backend.hard.load(std::memory_order_relaxed);
 		for (const auto &[held, listener] : order) {
 			const uint64_t current = backend.usage.load(std::memory_order_relaxed);
-			const uint64_t room = current < limit ? limit - current : 0;
-			const uint64_t wanted = bytes > room ? bytes - room : 0;
+			// Usage may stand above a cap lowered by setCaps(): that excess is wanted
+			// too.
+			const uint64_t wanted = current + bytes > limit ? current + bytes - limit
+									: 0;
 			if (wanted > 0)
 				listener->call(
 					[&, l = listener] { l->pool()->evictUnused(wanted); });
@@ -217,8 +237,11 @@ struct MemoryBudget::State {
 MemoryBudget::MemoryBudget(std::span<const BackendBudgetCaps> caps)
 	: state_(std::make_unique<State>())
 {
-	for (const BackendBudgetCaps &entry : caps)
-		state_->backends[static_cast<uint32_t>(entry.backend)].caps = entry.caps;
+	for (const BackendBudgetCaps &entry : caps) {
+		State::Backend &b = state_->backends[static_cast<uint32_t>(entry.backend)];
+		b.hard.store(entry.caps.hardBytes.value_or(kNoCap), std::memory_order_relaxed);
+		b.soft.store(entry.caps.softBytes.value_or(kNoCap), std::memory_order_relaxed);
+	}
 }
 
 MemoryBudget::~MemoryBudget() = default;
@@ -255,7 +278,7 @@ BudgetReservation MemoryBudget::grant(uint32_t index, uint64_t bytes, uint64_t b
 {
 	const auto backend = static_cast<BackendKind>(index);
 	BudgetReservation reservation(shared_from_this(), backend, bytes);
-	const BudgetCaps &caps = state_->backends[index].caps;
+	const BudgetCaps caps = this->caps(backend);
 	// Exactly one compare-and-swap moves usage from <= soft to > soft: one thread reports it.
 	if (caps.softBytes && before <= *caps.softBytes && before + bytes > *caps.softBytes &&
 	    tHandlerDepth == 0)
@@ -269,12 +292,13 @@ Result<BudgetReservation> MemoryBudget::reserveUnderPressure(uint32_t index, uin
 	const auto backend = static_cast<BackendKind>(index);
 	State::Backend &b = state_->backends[index];
 	const char *name = backendKindName(backend);
-	if (!b.caps.hardBytes)
+	const std::optional<uint64_t> hardCap = capOf(b.hard);
+	if (!hardCap)
 		return Error::format(ErrorCode::OutOfMemory, "bytes",
 				     "Reserving %llu bytes on %s would overflow the 64-bit usage "
 				     "counter (%llu bytes in use).",
 				     ull(bytes), name, ull(usage(backend)));
-	const uint64_t hard = *b.caps.hardBytes;
+	const uint64_t hard = *hardCap;
 	if (bytes > hard)
 		return Error::format(
 			ErrorCode::OutOfMemory, "bytes",
@@ -298,7 +322,7 @@ Result<BudgetReservation> MemoryBudget::reserveUnderPressure(uint32_t index, uin
 		granted = State::reserveFast(b, bytes, before);
 		if (!granted) {
 			state_->notify({ backend, BudgetPressure::Hard, bytes, usage(backend),
-					 b.caps.softBytes, b.caps.hardBytes });
+					 capOf(b.soft), hardCap });
 			granted = State::reserveFast(b, bytes, before) ||
 				  state_->evictUntilFits(b, bytes, before);
 		}
@@ -388,7 +412,48 @@ BudgetCaps MemoryBudget::caps(BackendKind backend) const noexcept
 	uint32_t index;
 	if (!indexOf(backend, index))
 		return {};
-	return state_->backends[index].caps;
+	const State::Backend &b = state_->backends[index];
+	return BudgetCaps{ capOf(b.soft), capOf(b.hard) };
+}
+
+/**
+ * \brief Replaces the caps of \a backend; reservations already held stay
+ * \return ErrorCode::InvalidArgument for an unknown backend (field "backend") or a soft cap
+ * above the hard cap (field "caps.softBytes")
+ *
+ * Usage above a lowered hard cap is not taken back: the next reservation that would exceed it
+ * goes through pressure handling (callbacks, then pool eviction). A cap of UINT64_MAX bytes is
+ * the same as none. The two caps are stored one after the other: a reservation made at the same
+ * time may see the new hard cap with the old soft one.
+ */
+Status MemoryBudget::setCaps(BackendKind backend, const BudgetCaps &caps)
+{
+	uint32_t index;
+	if (!indexOf(backend, index))
+		return Error::format(ErrorCode::InvalidArgument, "backend",
+				     "Backend %u is not a BackendKind value.", index);
+	if (caps.softBytes && caps.hardBytes && *caps.softBytes > *caps.hardBytes)
+		return Error::format(ErrorCode::InvalidArgument, "caps.softBytes",
+				     "The soft cap of %s (%llu bytes) is above its hard cap "
+				     "(%llu bytes).",
+				     backendKindName(backend), ull(*caps.softBytes),
+				     ull(*caps.hardBytes));
+	State::Backend &b = state_->backends[index];
+	b.hard.store(caps.hardBytes.value_or(kNoCap), std::memory_order_relaxed);
+	b.soft.store(caps.softBytes.value_or(kNoCap), std::memory_order_relaxed);
+	return {};
+}
+
+/**
+ * \brief The most bytes reserved on \a backend at once since the budget was made (0 for an
+ * unknown backend)
+ */
+uint64_t MemoryBudget::peakUsage(BackendKind backend) const noexcept
+{
+	uint32_t index;
+	if (!indexOf(backend, index))
+		return 0;
+	return state_->backends[index].peak.load(std::memory_order_relaxed);
 }
 
 /**
@@ -401,10 +466,11 @@ uint64_t MemoryBudget::available(BackendKind backend) const noexcept
 	if (!indexOf(backend, index))
 		return 0;
 	const State::Backend &b = state_->backends[index];
-	if (!b.caps.hardBytes)
+	const uint64_t hard = b.hard.load(std::memory_order_relaxed);
+	if (hard == kNoCap)
 		return UINT64_MAX;
 	const uint64_t used = b.usage.load(std::memory_order_relaxed);
-	return used < *b.caps.hardBytes ? *b.caps.hardBytes - used : 0;
+	return used < hard ? hard - used : 0;
 }
 
 /**
@@ -421,9 +487,11 @@ BudgetPressure MemoryBudget::pressure(BackendKind backend, uint64_t extraBytes) 
 	const State::Backend &b = state_->backends[index];
 	const uint64_t used = b.usage.load(std::memory_order_relaxed);
 	const uint64_t total = used > UINT64_MAX - extraBytes ? UINT64_MAX : used + extraBytes;
-	if (b.caps.hardBytes && total > *b.caps.hardBytes)
+	const uint64_t hard = b.hard.load(std::memory_order_relaxed);
+	const uint64_t soft = b.soft.load(std::memory_order_relaxed);
+	if (hard != kNoCap && total > hard)
 		return BudgetPressure::Hard;
-	if (b.caps.softBytes && total > *b.caps.softBytes)
+	if (soft != kNoCap && total > soft)
 		return BudgetPressure::Soft;
 	return BudgetPressure::None;
 }
