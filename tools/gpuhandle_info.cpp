@@ -266,8 +266,9 @@ int main(int argc, char **argv)
 			}
 			std::printf("]}");
 		}
-		std::printf("%s],\n  \"bridges\": %s\n}\n", pairs.empty() ? "" : "\n  ",
-			    info::bridgesJson(measured).c_str());
+		std::printf("%s],\n  \"bridges\": %s,\n  \"budget\": %s\n}\n",
+			    pairs.empty() ? "" : "\n  ", info::bridgesJson(measured).c_str(),
+			    info::budgetJson(info::budgetUse()).c_str());
 		return 0;
 	}
 
@@ -281,8 +282,10 @@ int main(int argc, char **argv)
 		std::printf(_("  %s and %s: %s\n"), backendKindName(open[a]->kind()),
 			    backendKindName(open[b]->kind()),
 			    open[a]->deviceId().toString().c_str());
-	if (bridges)
+	if (bridges) {
 		info::printBridgesText(measured);
+		info::printBudgetText(info::budgetUse());
+	}
 	if (!matrix)
 		return 0;
 	std::printf(

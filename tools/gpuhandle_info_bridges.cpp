@@ -11,6 +11,7 @@
 #if GPUHANDLE_INFO_HAVE_GST
 #include <gpuhandle/backends/backend.h>
 
+#include <gst/gpuhandle/gstgpuhandlebudget.hpp>
 #include <gst/gpuhandle/gstgpuhandlememorytypes.hpp>
 #include <gst/gst.h>
 #endif
@@ -218,6 +219,46 @@ void printBridgesText(const std::vector<Bridge> &bridges)
 			std::printf("  %-12s -> %-12s %s: %s\n", b.from.c_str(), b.into.c_str(),
 				    _("not here"), b.why.c_str());
 	}
+}
+
+std::vector<BudgetUse> budgetUse()
+{
+	std::vector<BudgetUse> uses;
+#if GPUHANDLE_INFO_HAVE_GST
+	const std::shared_ptr<MemoryBudget> budget = gst::processBudget();
+	for (uint32_t k = 0; budget && k < kBackendKindCount; ++k) {
+		const auto kind = static_cast<BackendKind>(k);
+		if (budget->peakUsage(kind) == 0)
+			continue;
+		uses.push_back({ backendKindName(kind), budget->peakUsage(kind),
+				 budget->usage(kind), budget->caps(kind).hardBytes.value_or(0) });
+	}
+#endif
+	return uses;
+}
+
+std::string budgetJson(const std::vector<BudgetUse> &uses)
+{
+	std::string out = "[";
+	for (size_t i = 0; i < uses.size(); ++i)
+		out += std::string(i ? ", " : "") + "{\"backend\": " + jsonString(uses[i].backend) +
+		       ", \"peakBytes\": " + std::to_string(uses[i].peakBytes) +
+		       ", \"inUseBytes\": " + std::to_string(uses[i].inUseBytes) +
+		       ", \"capBytes\": " + std::to_string(uses[i].capBytes) + "}";
+	return out + "]";
+}
+
+void printBudgetText(const std::vector<BudgetUse> &uses)
+{
+	std::printf("\n%s\n", _("Memory budget of the elements (after the bridge runs)"));
+	if (uses.empty())
+		std::printf("  %s\n", _("(no gpuhandle frames were allocated)"));
+	for (const BudgetUse &u : uses)
+		// TRANSLATORS: a backend, the most bytes its frames held at once, then now.
+		std::printf(_("  %-8s peak %llu bytes, %llu held now, cap %s\n"), u.backend.c_str(),
+			    static_cast<unsigned long long>(u.peakBytes),
+			    static_cast<unsigned long long>(u.inUseBytes),
+			    u.capBytes ? std::to_string(u.capBytes).c_str() : _("none"));
 }
 
 } // namespace gpuhandle::info

@@ -30,4 +30,16 @@ std::vector<Bridge> measureBridges();
 std::string bridgesJson(const std::vector<Bridge> &bridges);
 void printBridgesText(const std::vector<Bridge> &bridges);
 
+// The memory budget gpuhandle's elements share in this process (libgstgpuhandle-1.0's
+// processBudget) after the bridge runs, for each backend kind they allocated frames on.
+struct BudgetUse {
+	std::string backend;
+	uint64_t peakBytes = 0;  // the most held at once, over every run
+	uint64_t inUseBytes = 0; // held now, every pipeline stopped: 0 unless frames leaked
+	uint64_t capBytes = 0;   // the hard cap; 0 for none
+};
+std::vector<BudgetUse> budgetUse();
+std::string budgetJson(const std::vector<BudgetUse> &uses);
+void printBudgetText(const std::vector<BudgetUse> &uses);
+
 } // namespace gpuhandle::info

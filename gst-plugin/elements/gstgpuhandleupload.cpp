@@ -10,7 +10,7 @@ using namespace gpuhandle::gst::upload;
 
 namespace {
 
-enum Property { PropBackend = 1, PropStorage, PropTimeout, PropStats };
+enum Property { PropBackend = 1, PropStorage, PropTimeout, PropStats, PropMemoryBudget };
 
 } // namespace
 
@@ -191,10 +191,12 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 	UploadState &s = stateOf(trans);
 	BackendChoice choice;
 	StorageChoice storageChoice;
+	std::string memoryBudget;
 	{
 		std::lock_guard<std::mutex> lock(s.mutex);
 		choice = s.backendChoice;
 		storageChoice = s.storageChoice;
+		memoryBudget = s.memoryBudget;
 	}
 	const std::optional<TargetHint> hint = findTargetHint(query);
 	BackendKind kind = chooseBackend(choice, hint);
@@ -236,6 +238,9 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 			hint ? " following downstream's target hint" : "");
 	if (kind == BackendKind::Cpu)
 		return true;
+	// The cap before the pool: its first frames are charged already.
+	if (!applyMemoryBudget(GST_ELEMENT_CAST(trans), memoryBudget, s.backend))
+		return false;
 	GstCaps *outcaps = nullptr;
 	gst_query_parse_allocation(query, &outcaps, nullptr);
 	s.pool = bufferPoolNew(s.backend, storage);
@@ -243,6 +248,12 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 	gst_buffer_pool_config_set_params(config, outcaps, 0, 2, 0);
 	if (!gst_buffer_pool_set_config(s.pool, config) ||
 	    !gst_buffer_pool_set_active(s.pool, TRUE)) {
+		if (std::optional<Error> why = bufferPoolLastError(s.pool)) {
+			clearPool(s);
+			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, NO_SPACE_LEFT,
+						(_("Could not allocate gpuhandle frames.")), *why);
+			return false;
+		}
 		clearPool(s);
 		GST_ELEMENT_ERROR(
 			trans, RESOURCE, NO_SPACE_LEFT, (_("Could not allocate gpuhandle frames.")),
@@ -250,6 +261,7 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 			 pixelFormatName(s.format), backendKindName(kind)));
 		return false;
 	}
+	s.budgetStats.set(s.backend, s.pool);
 	return true;
 }
 
@@ -360,6 +372,7 @@ gboolean stop(GstBaseTransform *trans)
 	UploadState &s = stateOf(trans);
 	clearPool(s);
 	s.backend.reset();
+	s.budgetStats.clear();
 	return TRUE;
 }
 
@@ -401,6 +414,11 @@ void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *psp
 		s.storageChoice = static_cast<StorageChoice>(g_value_get_enum(value));
 		break;
 	case PropTimeout: s.timeoutNs = g_value_get_uint64(value); break;
+	case PropMemoryBudget: {
+		const gchar *text = g_value_get_string(value);
+		s.memoryBudget = text ? text : "";
+		break;
+	}
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
 }
@@ -413,9 +431,13 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 	case PropBackend: g_value_set_enum(value, static_cast<int>(s.backendChoice)); break;
 	case PropStorage: g_value_set_enum(value, static_cast<int>(s.storageChoice)); break;
 	case PropTimeout: g_value_set_uint64(value, s.timeoutNs); break;
-	case PropStats:
-		g_value_take_boxed(value, s.stats.toStructure("gpuhandleupload-stats"));
+	case PropMemoryBudget: g_value_set_string(value, s.memoryBudget.c_str()); break;
+	case PropStats: {
+		GstStructure *stats = s.stats.toStructure("gpuhandleupload-stats");
+		s.budgetStats.addTo(stats);
+		g_value_take_boxed(value, stats);
 		break;
+	}
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
 }
@@ -458,6 +480,7 @@ static void gst_gpu_handle_upload_class_init(GstGpuHandleUploadClass *klass)
 		object, PropTimeout,
 		timeoutParamSpec("Longest wait for a frame's fence or a device, in nanoseconds"));
 	g_object_class_install_property(object, PropStats, statsParamSpec());
+	g_object_class_install_property(object, PropMemoryBudget, memoryBudgetParamSpec());
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	element->set_context = setContext;

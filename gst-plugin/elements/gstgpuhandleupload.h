@@ -1,6 +1,7 @@
 // gpuhandleupload's parts shared by its files (not installed): its state and the input's steps.
 #pragma once
 
+#include "gstgpuhandleelementbudget.h"
 #include "gstgpuhandleelements.h"
 #include "gstgpuhandlestats.h"
 
@@ -29,8 +30,10 @@ struct UploadState {
 	BackendChoice backendChoice = BackendChoice::Auto;
 	StorageChoice storageChoice = StorageChoice::Auto;
 	guint64 timeoutNs = defaultTimeoutNs();
+	std::string memoryBudget{}; // the property: a cap set on the backend's budget at start
 
 	PathStats stats{};
+	BudgetStats budgetStats{}; // of the backend and pool system memory goes to
 	DevicesSlot devices{};
 
 	GstVideoInfo info{};

@@ -56,8 +56,10 @@ GstFlowReturn copyIntoPool(GstBaseTransform *trans, GstBuffer *inbuf, const Fram
 	}
 	GstBuffer *out = nullptr;
 	GstFlowReturn ret = gst_buffer_pool_acquire_buffer(s.pool, &out, nullptr);
-	if (ret != GST_FLOW_OK)
+	if (ret != GST_FLOW_OK) {
+		postPoolError(GST_ELEMENT_CAST(trans), s.pool, ret);
 		return ret;
+	}
 	Result<Frame> frame = frameFromBuffer(out);
 	Result<CpuMapping> dst = frame.ok() ? s.backend->map(*frame, MapAccess::Write, timeout)
 					    : Result<CpuMapping>(frame.error());

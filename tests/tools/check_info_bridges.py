@@ -4,7 +4,8 @@ gpuhandledownload, measured by running the pipelines): every pair of the memory 
 there once, each either ran (a path that agrees with the two elements' counters, every frame
 through) or says why not; system memory into system memory runs without a copy; system memory
 into a GPU memory is a CPU copy; GL and Vulkan memory into themselves are zero-copy where they
-run; the text report lists the same pairs."""
+run; the elements' memory budget holds nothing once every pipeline stopped; the text report
+lists the same pairs."""
 import sys
 
 from info_output import run_tool, split_json
@@ -46,6 +47,14 @@ def main(tool):
             assert path == "cpu-copy", (a, b, path)
         if a == b and a in ("GLMemory", "VulkanImage"):
             assert path == "zero-copy", (a, b, path)
+    # The elements' shared memory budget: every frame given back once the pipelines stopped,
+    # and frames were charged where gpuhandleupload copied into its pool.
+    budget = split_json(out)[0]["budget"]
+    for use in budget:
+        assert use["inUseBytes"] == 0, use
+        assert use["peakBytes"] > 0 and use["capBytes"] == 0, use
+    if any(b["ran"] and b["upload"]["cpu-copies"] for b in bridges):
+        assert budget, "pooled frames were copied into, but the budget saw none"
     text = run_tool([tool, "--no-matrix"])
     print(text)  # the report, and any validation layer message for run.sh to count
     for a, b in pairs:

@@ -1,4 +1,7 @@
-// GstGpuHandleBufferPool: reusable gpuhandle frames of one backend as GstBuffers.
+// GstGpuHandleBufferPool: reusable gpuhandle frames of one backend as GstBuffers, which give idle
+// frames back when the backend's memory budget is short.
+#include <atomic>
+#include <mutex>
 #include <optional>
 
 #include <gst/gpuhandle/gstgpuhandlebufferpool.hpp>
@@ -12,12 +15,43 @@ using namespace gpuhandle;
 
 namespace {
 
+// Set while this thread evicts idle buffers: the pool then allocates none (an acquire that
+// finds the queue empty would otherwise grow the pool from inside the budget's eviction).
+thread_local bool tEvicting = false;
+
+// The pool as its budget sees it: idle buffers (allocated, not handed out) are given back.
+class PoolEviction final : public EvictablePool
+{
+public:
+	explicit PoolEviction(GstBufferPool *pool) : pool_(pool) {}
+	uint64_t evictUnused(uint64_t wantedBytes) override;
+	uint64_t bytesInUse() const override { return allocated * frameBytes; }
+
+	std::atomic<uint64_t> allocated{ 0 };   // buffers the pool holds, idle or handed out
+	std::atomic<uint64_t> outstanding{ 0 }; // of those, handed out
+	std::atomic<uint64_t> evicted{ 0 };     // freed for the budget, ever
+	uint64_t frameBytes = 0;                // what each frame reserves (set_config)
+	// GstBufferPool's start queues its first buffers through release_buffer without an
+	// acquire: those releases are not counted.
+	std::atomic<bool> starting{ false };
+
+private:
+	GstBufferPool *pool_;
+};
+
 // What set_config decided; read by alloc_buffer, which GstBufferPool calls only while the
 // pool is active (after set_config, which it refuses while active).
 struct PoolState {
+	explicit PoolState(GstBufferPool *pool) : eviction(pool) {}
 	BackendRef backend{};
 	FrameStorage storage = FrameStorage::Buffer;
 	std::optional<AllocateRequest> request{};
+	PoolEviction eviction;
+	// With the backend's budget from start to stop: while it is registered, the pool is
+	// active and alive (stop and finalize unregister first, which waits for an eviction).
+	BudgetRegistration registration{};
+	std::mutex errorMutex{};
+	std::optional<Error> lastError{}; // the last failed allocation's, under errorMutex
 };
 
 } // namespace
@@ -80,6 +114,10 @@ gboolean setConfig(GstBufferPool *pool, GstStructure *config)
 	// size depends on the backend's alignment: one frame allocated now tells it.
 	Result<Frame> probe = state->backend->allocate(request);
 	if (!probe.ok()) {
+		{
+			std::lock_guard<std::mutex> lock(state->errorMutex);
+			state->lastError = probe.error();
+		}
 		GST_WARNING_OBJECT(pool, "the %s backend cannot allocate %s %ux%u frames: %s",
 				   backendKindName(state->backend->kind()),
 				   pixelFormatName(*format), request.width, request.height,
@@ -89,6 +127,9 @@ gboolean setConfig(GstBufferPool *pool, GstStructure *config)
 	GstBuffer *probeBuffer = gst::bufferFromFrame(*probe, state->backend);
 	if (!probeBuffer)
 		return FALSE;
+	Result<uint64_t> frameBytes =
+		estimateTextureBytes(request.format, request.width, request.height);
+	state->eviction.frameBytes = frameBytes.ok() ? *frameBytes : 0;
 	size = static_cast<guint>(gst_buffer_get_size(probeBuffer));
 	gst_buffer_unref(probeBuffer);
 	state->request = request;
@@ -103,10 +144,14 @@ GstFlowReturn allocBuffer(GstBufferPool *pool, GstBuffer **buffer,
 	PoolState *state = stateOf(pool);
 	if (!state->request)
 		return GST_FLOW_NOT_NEGOTIATED;
+	if (tEvicting)
+		return GST_FLOW_EOS; // ends the eviction's acquire loop without growing the pool
 	Result<Frame> frame = state->backend->allocate(*state->request);
 	if (!frame.ok()) {
 		GST_WARNING_OBJECT(pool, "allocating a frame failed: %s",
 				   frame.error().message().c_str());
+		std::lock_guard<std::mutex> lock(state->errorMutex);
+		state->lastError = frame.error();
 		return GST_FLOW_ERROR;
 	}
 	GstBuffer *out = gst::bufferFromFrame(*frame, state->backend);
@@ -116,13 +161,87 @@ GstFlowReturn allocBuffer(GstBufferPool *pool, GstBuffer **buffer,
 	if (GstVideoMeta *meta = gst_buffer_get_video_meta(out))
 		meta->meta.flags =
 			static_cast<GstMetaFlags>(meta->meta.flags | GST_META_FLAG_POOLED);
+	state->eviction.allocated++;
 	*buffer = out;
 	return GST_FLOW_OK;
+}
+
+void freeBuffer(GstBufferPool *pool, GstBuffer *buffer)
+{
+	stateOf(pool)->eviction.allocated--;
+	GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)->free_buffer(pool, buffer);
+}
+
+GstFlowReturn acquireBuffer(GstBufferPool *pool, GstBuffer **buffer,
+			    GstBufferPoolAcquireParams *params)
+{
+	GstFlowReturn ret = GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)
+				    ->acquire_buffer(pool, buffer, params);
+	if (ret == GST_FLOW_OK)
+		stateOf(pool)->eviction.outstanding++;
+	return ret;
+}
+
+void releaseBuffer(GstBufferPool *pool, GstBuffer *buffer)
+{
+	if (!stateOf(pool)->eviction.starting)
+		stateOf(pool)->eviction.outstanding--;
+	GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)
+		->release_buffer(pool, buffer);
+}
+
+// Registered with the backend's budget while active, so that pressure finds the idle frames.
+gboolean start(GstBufferPool *pool)
+{
+	PoolState *state = stateOf(pool);
+	if (const std::shared_ptr<MemoryBudget> &budget = state->backend->budget()) {
+		Result<BudgetRegistration> registered =
+			budget->registerPool(state->backend->kind(), state->eviction);
+		if (registered.ok())
+			state->registration = std::move(*registered);
+	}
+	state->eviction.starting = true;
+	const gboolean started =
+		GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)->start(pool);
+	state->eviction.starting = false;
+	return started;
+}
+
+gboolean stop(GstBufferPool *pool)
+{
+	stateOf(pool)->registration.reset();
+	return GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)->stop(pool);
+}
+
+// Takes idle buffers out of the queue and hands them back tagged, which GstBufferPool frees
+// instead of queueing (a buffer whose memory was tagged is not reused): their frames, and the
+// reservations those hold, go. Buffers handed out are not touched.
+uint64_t PoolEviction::evictUnused(uint64_t wantedBytes)
+{
+	uint64_t freed = 0;
+	tEvicting = true;
+	GstBufferPoolAcquireParams params{};
+	params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
+	while (freed < wantedBytes && allocated.load() > outstanding.load()) {
+		GstBuffer *buffer = nullptr;
+		if (gst_buffer_pool_acquire_buffer(pool_, &buffer, &params) != GST_FLOW_OK)
+			break;
+		GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_TAG_MEMORY);
+		gst_buffer_unref(buffer);
+		freed += frameBytes;
+		evicted++;
+	}
+	tEvicting = false;
+	GST_DEBUG_OBJECT(pool_,
+			 "gave back %" G_GUINT64_FORMAT " bytes of idle frames to the budget",
+			 static_cast<guint64>(freed));
+	return freed;
 }
 
 void finalize(GObject *object)
 {
 	auto *self = reinterpret_cast<GstGpuHandleBufferPool *>(object);
+	self->state->registration.reset();
 	delete self->state;
 	self->state = nullptr;
 	G_OBJECT_CLASS(gst_gpu_handle_buffer_pool_parent_class)->finalize(object);
@@ -136,13 +255,18 @@ static void gst_gpu_handle_buffer_pool_class_init(GstGpuHandleBufferPoolClass *k
 	GstBufferPoolClass *pool = GST_BUFFER_POOL_CLASS(klass);
 	pool->set_config = setConfig;
 	pool->alloc_buffer = allocBuffer;
+	pool->free_buffer = freeBuffer;
+	pool->acquire_buffer = acquireBuffer;
+	pool->release_buffer = releaseBuffer;
+	pool->start = start;
+	pool->stop = stop;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_pool_debug, "gpuhandlepool", 0,
 				"pools of gpuhandle frames");
 }
 
 static void gst_gpu_handle_buffer_pool_init(GstGpuHandleBufferPool *self)
 {
-	self->state = new PoolState();
+	self->state = new PoolState(GST_BUFFER_POOL_CAST(self));
 }
 
 namespace gpuhandle::gst {
@@ -160,11 +284,30 @@ GstBufferPool *bufferPoolNew(const BackendRef &backend, FrameStorage storage)
 	return pool;
 }
 
+namespace {
+bool isGpuHandlePool(GstBufferPool *pool)
+{
+	return pool && G_TYPE_CHECK_INSTANCE_TYPE(pool, gst_gpu_handle_buffer_pool_get_type());
+}
+} // namespace
+
 BackendRef bufferPoolBackend(GstBufferPool *pool)
 {
-	if (!pool || !G_TYPE_CHECK_INSTANCE_TYPE(pool, gst_gpu_handle_buffer_pool_get_type()))
-		return {};
-	return stateOf(pool)->backend;
+	return isGpuHandlePool(pool) ? stateOf(pool)->backend : nullptr;
+}
+
+std::optional<Error> bufferPoolLastError(GstBufferPool *pool)
+{
+	if (!isGpuHandlePool(pool))
+		return std::nullopt;
+	PoolState *state = stateOf(pool);
+	std::lock_guard<std::mutex> lock(state->errorMutex);
+	return state->lastError;
+}
+
+uint64_t bufferPoolEvictions(GstBufferPool *pool)
+{
+	return isGpuHandlePool(pool) ? stateOf(pool)->eviction.evicted.load() : 0;
 }
 
 } // namespace gpuhandle::gst

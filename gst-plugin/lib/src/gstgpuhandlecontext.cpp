@@ -3,6 +3,7 @@
 #include <optional>
 #include <vector>
 
+#include <gst/gpuhandle/gstgpuhandlebudget.hpp>
 #include <gst/gpuhandle/gstgpuhandlecontext.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 
@@ -58,10 +59,17 @@ struct DeviceSet::State {
 	// again for every element would be slow and would log the same failure again).
 	std::array<BackendRef, kBackendKindCount> backends{};
 	std::array<std::optional<Error>, kBackendKindCount> failures{};
+	std::shared_ptr<MemoryBudget> budget{};
 };
 
-DeviceSet::DeviceSet() : state_(std::make_unique<State>())
+DeviceSet::DeviceSet(std::shared_ptr<MemoryBudget> budget) : state_(std::make_unique<State>())
 {
+	state_->budget = budget ? std::move(budget) : processBudget();
+}
+
+const std::shared_ptr<MemoryBudget> &DeviceSet::budget() const noexcept
+{
+	return state_->budget;
 }
 DeviceSet::~DeviceSet() = default;
 
@@ -77,7 +85,9 @@ Result<BackendRef> DeviceSet::backend(BackendKind kind)
 	if (state_->failures[index])
 		return *state_->failures[index];
 	// Opened under the lock: two elements asking at once must get the same device.
-	Result<BackendRef> opened = openBackend(kind);
+	BackendOpenOptions options;
+	options.budget = state_->budget;
+	Result<BackendRef> opened = openBackend(kind, options);
 	if (!opened.ok()) {
 		state_->failures[index] = opened.error();
 		return std::move(opened).error();

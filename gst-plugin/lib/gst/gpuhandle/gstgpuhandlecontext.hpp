@@ -2,6 +2,7 @@
 #pragma once
 
 #include <gpuhandle/backends/backend.h>
+#include <gpuhandle/memory_budget.h>
 #include <gpuhandle/result.h>
 
 #include <memory>
@@ -22,7 +23,8 @@ inline constexpr const char *kDevicesContextType = "gst.gpuhandle.devices";
 class DeviceSet
 {
 public:
-	DeviceSet();
+	// Its backends' allocations are charged to `budget` (processBudget() when null).
+	explicit DeviceSet(std::shared_ptr<MemoryBudget> budget = nullptr);
 	~DeviceSet();
 	DeviceSet(const DeviceSet &) = delete;
 	DeviceSet &operator=(const DeviceSet &) = delete;
@@ -30,8 +32,11 @@ public:
 	// The backend of `kind`, opened on its default device the first time (thread-safe; a
 	// failed open is remembered and answered again without retrying).
 	Result<BackendRef> backend(BackendKind kind);
-	// Uses `backend` for its kind from now on (replacing nothing already handed out).
+	// Uses `backend` for its kind from now on (replacing nothing already handed out). Its
+	// allocations are charged to the budget it was opened with, which may not be budget().
 	void setBackend(BackendRef backend);
+	// The budget the backends this set opens charge (never null).
+	const std::shared_ptr<MemoryBudget> &budget() const noexcept;
 
 private:
 	struct State;
