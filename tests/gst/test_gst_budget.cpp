@@ -4,6 +4,7 @@
 #include <gpuhandle/layout.h>
 
 #include <string>
+#include <thread>
 
 #include <gst/gpuhandle/gstgpuhandlebudget.hpp>
 #include <gst/gpuhandle/gstgpuhandlecontext.hpp>
@@ -152,6 +153,32 @@ START_TEST(idle_frames_of_another_pipeline_are_freed_under_pressure)
 }
 END_TEST
 
+// Evictions racing the other pipeline's stop: B's allocations take A's idle frames while another
+// thread sets A to NULL (GstBufferPool takes its lock there, and a returning buffer of a pool
+// that is flushing takes it too). B either gets its frames or fails with the budget's error;
+// nothing hangs, and everything is given back.
+START_TEST(evictions_racing_a_stop_end_without_a_hang_or_a_leak)
+{
+	const uint64_t frame = frameBytes();
+	for (int round = 0; round < 20; ++round) {
+		GstElement *a = launch("gpuhandleupload name=up backend=memfd", 3);
+		ck_assert(play(a).eos);
+		const uint64_t cap = gst::processBudget()->usage(BackendKind::Fd) + frame;
+		GstElement *b = launch("gpuhandleupload name=up backend=memfd memory-budget=" +
+					       std::to_string(cap),
+				       3);
+		std::thread stopper([a] { gst_element_set_state(a, GST_STATE_NULL); });
+		const Ending end = play(b);
+		stopper.join();
+		ck_assert_msg(end.eos || end.code == "out-of-memory", "round %d: %s | %s", round,
+			      end.text.c_str(), end.debug.c_str());
+		stop(b);
+		stop(a);
+		ck_assert_uint_eq(gst::processBudget()->usage(BackendKind::Fd), 0);
+	}
+}
+END_TEST
+
 // An application's own DeviceSet, given to the pipeline through a GstContext, charges its own
 // budget: its cap refuses, while the process's budget sees nothing.
 START_TEST(a_device_set_from_the_application_brings_its_budget)
@@ -219,6 +246,7 @@ int main()
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, an_allocation_past_the_cap_is_an_element_error_with_its_numbers);
 	tcase_add_test(tc, idle_frames_of_another_pipeline_are_freed_under_pressure);
+	tcase_add_test(tc, evictions_racing_a_stop_end_without_a_hang_or_a_leak);
 	tcase_add_test(tc, a_device_set_from_the_application_brings_its_budget);
 	tcase_add_test(tc, the_property_takes_bytes_or_a_share);
 	suite_add_tcase(s, tc);

@@ -20,35 +20,42 @@ namespace {
 thread_local bool tEvicting = false;
 
 // The pool as its budget sees it: idle buffers (allocated, not handed out) are given back.
+// It finds the pool through a weak reference: the registration lasts from bufferPoolNew to
+// finalize, and an eviction on another thread holds the pool only while it runs.
 class PoolEviction final : public EvictablePool
 {
 public:
-	explicit PoolEviction(GstBufferPool *pool) : pool_(pool) {}
+	PoolEviction() { g_weak_ref_init(&pool_, nullptr); }
+	~PoolEviction() override { g_weak_ref_clear(&pool_); }
+	PoolEviction(const PoolEviction &) = delete;
+	PoolEviction &operator=(const PoolEviction &) = delete;
+	void setPool(GstBufferPool *pool) { g_weak_ref_set(&pool_, pool); }
 	uint64_t evictUnused(uint64_t wantedBytes) override;
 	uint64_t bytesInUse() const override { return allocated * frameBytes; }
 
 	std::atomic<uint64_t> allocated{ 0 };   // buffers the pool holds, idle or handed out
 	std::atomic<uint64_t> outstanding{ 0 }; // of those, handed out
 	std::atomic<uint64_t> evicted{ 0 };     // freed for the budget, ever
-	uint64_t frameBytes = 0;                // what each frame reserves (set_config)
+	std::atomic<uint64_t> frameBytes{ 0 };  // what each frame reserves (set_config)
 	// GstBufferPool's start queues its first buffers through release_buffer without an
 	// acquire: those releases are not counted.
 	std::atomic<bool> starting{ false };
 
 private:
-	GstBufferPool *pool_;
+	GWeakRef pool_;
 };
 
 // What set_config decided; read by alloc_buffer, which GstBufferPool calls only while the
 // pool is active (after set_config, which it refuses while active).
 struct PoolState {
-	explicit PoolState(GstBufferPool *pool) : eviction(pool) {}
 	BackendRef backend{};
 	FrameStorage storage = FrameStorage::Buffer;
 	std::optional<AllocateRequest> request{};
 	PoolEviction eviction;
-	// With the backend's budget from start to stop: while it is registered, the pool is
-	// active and alive (stop and finalize unregister first, which waits for an eviction).
+	// With the backend's budget from bufferPoolNew to finalize. Not per activation: stop and
+	// start run under GstBufferPool's lock, which an eviction's acquire may be waiting for
+	// (a pool that is flushing takes it when its last buffer comes back), and unregistering
+	// waits for a running eviction.
 	BudgetRegistration registration{};
 	std::mutex errorMutex{};
 	std::optional<Error> lastError{}; // the last failed allocation's, under errorMutex
@@ -190,16 +197,9 @@ void releaseBuffer(GstBufferPool *pool, GstBuffer *buffer)
 		->release_buffer(pool, buffer);
 }
 
-// Registered with the backend's budget while active, so that pressure finds the idle frames.
 gboolean start(GstBufferPool *pool)
 {
 	PoolState *state = stateOf(pool);
-	if (const std::shared_ptr<MemoryBudget> &budget = state->backend->budget()) {
-		Result<BudgetRegistration> registered =
-			budget->registerPool(state->backend->kind(), state->eviction);
-		if (registered.ok())
-			state->registration = std::move(*registered);
-	}
 	state->eviction.starting = true;
 	const gboolean started =
 		GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)->start(pool);
@@ -207,24 +207,21 @@ gboolean start(GstBufferPool *pool)
 	return started;
 }
 
-gboolean stop(GstBufferPool *pool)
-{
-	stateOf(pool)->registration.reset();
-	return GST_BUFFER_POOL_CLASS(gst_gpu_handle_buffer_pool_parent_class)->stop(pool);
-}
-
 // Takes idle buffers out of the queue and hands them back tagged, which GstBufferPool frees
 // instead of queueing (a buffer whose memory was tagged is not reused): their frames, and the
 // reservations those hold, go. Buffers handed out are not touched.
 uint64_t PoolEviction::evictUnused(uint64_t wantedBytes)
 {
+	auto *pool = static_cast<GstBufferPool *>(g_weak_ref_get(&pool_));
+	if (!pool)
+		return 0; // being finalized
 	uint64_t freed = 0;
 	tEvicting = true;
 	GstBufferPoolAcquireParams params{};
 	params.flags = GST_BUFFER_POOL_ACQUIRE_FLAG_DONTWAIT;
 	while (freed < wantedBytes && allocated.load() > outstanding.load()) {
 		GstBuffer *buffer = nullptr;
-		if (gst_buffer_pool_acquire_buffer(pool_, &buffer, &params) != GST_FLOW_OK)
+		if (gst_buffer_pool_acquire_buffer(pool, &buffer, &params) != GST_FLOW_OK)
 			break;
 		GST_BUFFER_FLAG_SET(buffer, GST_BUFFER_FLAG_TAG_MEMORY);
 		gst_buffer_unref(buffer);
@@ -232,9 +229,11 @@ uint64_t PoolEviction::evictUnused(uint64_t wantedBytes)
 		evicted++;
 	}
 	tEvicting = false;
-	GST_DEBUG_OBJECT(pool_,
-			 "gave back %" G_GUINT64_FORMAT " bytes of idle frames to the budget",
+	GST_DEBUG_OBJECT(pool, "gave back %" G_GUINT64_FORMAT " bytes of idle frames to the budget",
 			 static_cast<guint64>(freed));
+	// Last: when this is the last reference, finalize runs here and frees this object (it
+	// unregisters from inside the budget's own call, which the budget allows).
+	gst_object_unref(pool);
 	return freed;
 }
 
@@ -259,14 +258,13 @@ static void gst_gpu_handle_buffer_pool_class_init(GstGpuHandleBufferPoolClass *k
 	pool->acquire_buffer = acquireBuffer;
 	pool->release_buffer = releaseBuffer;
 	pool->start = start;
-	pool->stop = stop;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_pool_debug, "gpuhandlepool", 0,
 				"pools of gpuhandle frames");
 }
 
 static void gst_gpu_handle_buffer_pool_init(GstGpuHandleBufferPool *self)
 {
-	self->state = new PoolState(GST_BUFFER_POOL_CAST(self));
+	self->state = new PoolState();
 }
 
 namespace gpuhandle::gst {
@@ -279,8 +277,17 @@ GstBufferPool *bufferPoolNew(const BackendRef &backend, FrameStorage storage)
 	auto *pool = static_cast<GstBufferPool *>(
 		g_object_new(gst_gpu_handle_buffer_pool_get_type(), nullptr));
 	gst_object_ref_sink(pool);
-	stateOf(pool)->backend = backend;
-	stateOf(pool)->storage = storage;
+	PoolState *state = stateOf(pool);
+	state->backend = backend;
+	state->storage = storage;
+	state->eviction.setPool(pool);
+	// Pressure finds the idle frames (a pool holding none is skipped).
+	if (const std::shared_ptr<MemoryBudget> &budget = backend->budget()) {
+		Result<BudgetRegistration> registered =
+			budget->registerPool(backend->kind(), state->eviction);
+		if (registered.ok())
+			state->registration = std::move(*registered);
+	}
 	return pool;
 }
 
