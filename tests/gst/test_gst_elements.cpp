@@ -337,7 +337,7 @@ START_TEST(devices_are_shared_through_gst_context)
 	gst_sample_unref(sample);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
 	gst_object_unref(sink);
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 
 	// No set given: count the announcements of two uploads and a download.
 	pipeline = gst_parse_launch(
@@ -371,7 +371,7 @@ START_TEST(devices_are_shared_through_gst_context)
 	}
 	gst_object_unref(bus);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 	ck_assert_uint_eq(announced, 1);
 }
 END_TEST
@@ -398,7 +398,7 @@ struct FedPipeline {
 		gst_element_set_state(pipeline, GST_STATE_NULL);
 		gst_object_unref(src);
 		gst_object_unref(sink);
-		gst_object_unref(pipeline);
+		ck_assert(test::releasePipeline(pipeline));
 	}
 	// The first error on the bus within `timeout` ("" when none).
 	std::string error(GstClockTime timeout) const
@@ -658,7 +658,7 @@ START_TEST(caps_change_renegotiates)
 	gst_element_set_state(pipeline, GST_STATE_NULL);
 	gst_object_unref(src);
 	gst_object_unref(sink);
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 }
 END_TEST
 
@@ -721,7 +721,7 @@ void bufferOutlivesPipeline(const char *backend)
 	ck_assert(sample != nullptr);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
 	gst_object_unref(sink);
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 	// Only the sample's buffer is left: its memories hold the frame and the device.
 	GstCaps *caps = gst_caps_from_string(rawCaps("NV12", size).c_str());
 	GstSample *plain = gst_sample_new(gst_sample_get_buffer(sample), caps, nullptr, nullptr);
@@ -825,7 +825,7 @@ START_TEST(unsupported_format_fails_negotiation_with_a_clear_message)
 	}
 	gst_object_unref(bus);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 	ck_assert_msg(failed, "the pipeline did not fail");
 	ck_assert_msg(warning.find("RGB15") != std::string::npos &&
 			      warning.find("not supported by gpuhandle") != std::string::npos,
@@ -861,7 +861,7 @@ START_TEST(wrong_size_buffer_is_an_element_error)
 	gst_object_unref(bus);
 	gst_element_set_state(pipeline, GST_STATE_NULL);
 	gst_object_unref(src);
-	gst_object_unref(pipeline);
+	ck_assert(test::releasePipeline(pipeline));
 }
 END_TEST
 

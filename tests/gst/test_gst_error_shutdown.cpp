@@ -16,6 +16,7 @@
 
 // Last: they include Check, whose fail() macro breaks standard headers included after it.
 #include "../backends/backend_probe.h"
+#include "pipeline_release.h"
 
 #include "check_helpers.h"
 
@@ -96,7 +97,7 @@ std::string runToError(const std::string &description)
 		      "%s: setting the pipeline to NULL after the error took over 10 s",
 		      description.c_str());
 	ck_assert_int_eq(stopped.get(), GST_STATE_CHANGE_SUCCESS);
-	gst_object_unref(pipeline);
+	ck_assert(gpuhandle::test::releasePipeline(pipeline)); // see pipeline_release.h
 	ck_assert_msg(ended, "%s: neither an error nor EOS within 10 s", description.c_str());
 	return error;
 }
