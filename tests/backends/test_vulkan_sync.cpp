@@ -196,6 +196,47 @@ std::atomic<int> g_unlocks{ 0 };
 constexpr auto lockQueue = [](void *, uint32_t) { g_locks++; };
 constexpr auto unlockQueue = [](void *, uint32_t) { g_unlocks++; };
 
+// A getDeviceProcAddr that counts its lookups, so a test sees who resolves what.
+std::atomic<int> g_lookups{ 0 };
+VKAPI_ATTR PFN_vkVoidFunction VKAPI_CALL countingProcAddr(VkDevice device, const char *name)
+{
+	g_lookups++;
+	return vkGetDeviceProcAddr(device, name);
+}
+
+// Entry points loaded once (loadVulkanDeviceFunctions) make each import look nothing up; the
+// points wait and poll as those resolved per call do.
+START_TEST(functions_loaded_once_serve_every_import)
+{
+	LAVAPIPE(vk);
+	VulkanDeviceDispatch dispatch = vk.dispatch(true);
+	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(&countingProcAddr);
+	auto functions = loadVulkanDeviceFunctions(dispatch);
+	ck_assert_ok(functions);
+	ck_assert_int_gt(g_lookups.load(), 0);
+	dispatch.functions = *functions;
+	VkSemaphore semaphore = vk.makeSemaphore(VK_SEMAPHORE_TYPE_TIMELINE);
+	g_lookups = 0;
+	for (uint64_t value = 1; value <= 3; value++) {
+		SyncPoint point =
+			importVulkanSemaphore(timelineAt(semaphore, value), dispatch).value();
+		ck_assert(!point.isSignaled().value());
+		vk.queueSignal(semaphore, value);
+		ck_assert_ok(point.wait(kDefaultWaitTimeout));
+	}
+	ck_assert_int_eq(g_lookups.load(), 0);
+	// Without them, each import resolves what it calls.
+	dispatch.functions.reset();
+	SyncPoint point = importVulkanSemaphore(timelineAt(semaphore, 3), dispatch).value();
+	ck_assert(point.isSignaled().value());
+	ck_assert_int_gt(g_lookups.load(), 0);
+	ck_assert_error(loadVulkanDeviceFunctions(VulkanDeviceDispatch{}), ErrorCode::NullHandle,
+			"device");
+	ck_assert_int_eq(vkQueueWaitIdle(vk.queue), VK_SUCCESS);
+	vkDestroySemaphore(vk.device, semaphore, nullptr);
+}
+END_TEST
+
 START_TEST(binary_semaphore_waits_through_a_fence)
 {
 	LAVAPIPE(vk);
@@ -395,6 +436,7 @@ int main()
 	tcase_add_test(tc, queue_submit_signal_then_wait);
 	tcase_add_test(tc, is_signaled_false_then_true_and_wait_forever);
 	tcase_add_test(tc, waiter_keeps_the_semaphore_alive);
+	tcase_add_test(tc, functions_loaded_once_serve_every_import);
 	tcase_add_test(tc, binary_semaphore_waits_through_a_fence);
 	tcase_add_test(tc, export_is_not_supported_on_lavapipe);
 	tcase_add_test(tc, invalid_input_names_the_field);

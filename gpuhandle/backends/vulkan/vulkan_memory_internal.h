@@ -7,6 +7,7 @@
 #endif
 #include <gpuhandle/backends/vulkan_memory.h>
 
+#include "../shared/vulkan_dispatch.h"
 #include "validation.h"
 
 #include <cinttypes>
@@ -31,92 +32,18 @@ inline Error vulkanError(const char *fn, const char *call, VkResult result)
 			     static_cast<int>(result));
 }
 
-// The one table of the Vulkan entry points the memory helpers and the backend call; members are
-// named after them. The backend resolves it once, when it opens; the public helpers of
-// vulkan_memory.h once per call (they get raw handles). The core ones (Vulkan 1.1) must all be
-// there; an extension's may be absent, and only the calls that need it check it
-// (requireExtension), so a device without one extension still serves the others.
-// clang-format off
-#define GPUHANDLE_VK_DEVICE_FUNCTIONS(X)                                                           \
-	X(CreateBuffer) X(DestroyBuffer) X(CreateImage) X(DestroyImage)                            \
-	X(GetBufferMemoryRequirements) X(GetImageMemoryRequirements)                               \
-	X(GetImageSubresourceLayout) X(AllocateMemory) X(FreeMemory) X(BindBufferMemory)          \
-	X(BindImageMemory) X(MapMemory) X(UnmapMemory) X(FlushMappedMemoryRanges)                 \
-	X(InvalidateMappedMemoryRanges) X(CreateCommandPool) X(DestroyCommandPool)                 \
-	X(AllocateCommandBuffers) X(FreeCommandBuffers) X(BeginCommandBuffer) X(EndCommandBuffer)  \
-	X(CmdCopyBuffer) X(CmdCopyImage) X(CmdCopyBufferToImage) X(CmdCopyImageToBuffer)           \
-	X(CmdPipelineBarrier) X(QueueSubmit) X(CreateFence) X(DestroyFence) X(WaitForFences)       \
-	X(GetFenceStatus) X(DeviceWaitIdle) X(DestroyDevice) X(GetDeviceQueue)
-// Optional: an extension's, or Vulkan 1.1's device functions, which a 1.0 device resolves not.
-#define GPUHANDLE_VK_EXTENSION_FUNCTIONS(X)                                                        \
-	X(GetMemoryFdKHR) X(GetMemoryFdPropertiesKHR) X(GetMemoryHostPointerPropertiesEXT)         \
-	X(GetImageMemoryRequirements2)
-#define GPUHANDLE_VK_INSTANCE_FUNCTIONS(X)                                                         \
-	X(GetPhysicalDeviceProperties2) X(GetPhysicalDeviceMemoryProperties)                       \
-	X(GetPhysicalDeviceFormatProperties) X(GetPhysicalDeviceExternalBufferProperties)          \
-	X(GetPhysicalDeviceImageFormatProperties2)
-#define GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(X) X(GetPhysicalDeviceFormatProperties2)
-// clang-format on
-#define GPUHANDLE_VK_DECLARE(name) PFN_vk##name name = nullptr;
-struct Api {
-	VkDevice device = VK_NULL_HANDLE;
-	VkPhysicalDevice physical = VK_NULL_HANDLE;
-	GPUHANDLE_VK_DEVICE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
-	GPUHANDLE_VK_EXTENSION_FUNCTIONS(GPUHANDLE_VK_DECLARE)
-	GPUHANDLE_VK_INSTANCE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
-	GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(GPUHANDLE_VK_DECLARE)
-};
-#undef GPUHANDLE_VK_DECLARE
+// The one table of the Vulkan entry points (shared/vulkan_dispatch.h). The backend resolves it
+// once, when it opens; the public helpers of vulkan_memory.h once per call (they get raw handles).
+using Api = VulkanDispatch;
 
-// Checks the handles and resolves every entry point: a missing core one fails here, a missing
-// extension one is left null for requireExtension.
+// Resolves the table, or the error naming `fn`.
 inline MaybeError loadApi(const char *fn, const VulkanDeviceDispatch &dispatch,
 			  const VulkanPhysicalDeviceDispatch &physical, Api &api)
 {
-	const std::pair<const char *, const void *> handles[] = {
-		{ "device", dispatch.device },
-		{ "getDeviceProcAddr", dispatch.getDeviceProcAddr },
-		{ "instance", physical.instance },
-		{ "physicalDevice", physical.physicalDevice },
-		{ "getInstanceProcAddr", physical.getInstanceProcAddr },
-	};
-	for (const auto &[field, handle] : handles)
-		if (auto e = requireHandle(fn, field, handle))
-			return e;
-	api.device = static_cast<VkDevice>(dispatch.device);
-	api.physical = static_cast<VkPhysicalDevice>(physical.physicalDevice);
-	auto getDevice = reinterpret_cast<PFN_vkGetDeviceProcAddr>(dispatch.getDeviceProcAddr);
-	auto getInstance =
-		reinterpret_cast<PFN_vkGetInstanceProcAddr>(physical.getInstanceProcAddr);
-	auto instance = static_cast<VkInstance>(physical.instance);
-	const char *absent = nullptr;
-	const char *field = "getDeviceProcAddr";
-#define LOAD_DEVICE(name)                                                                          \
-	api.name = reinterpret_cast<PFN_vk##name>(getDevice(api.device, "vk" #name));              \
-	absent = !absent && !api.name ? "vk" #name : absent;
-#define LOAD_INSTANCE(name)                                                                        \
-	api.name = reinterpret_cast<PFN_vk##name>(getInstance(instance, "vk" #name));              \
-	if (!absent && !api.name) {                                                                \
-		absent = "vk" #name;                                                               \
-		field = "getInstanceProcAddr";                                                     \
-	}
-#define LOAD_OPTIONAL(name)                                                                        \
-	api.name = reinterpret_cast<PFN_vk##name>(getDevice(api.device, "vk" #name));
-#define LOAD_OPTIONAL_INSTANCE(name)                                                               \
-	api.name = reinterpret_cast<PFN_vk##name>(getInstance(instance, "vk" #name));
-	GPUHANDLE_VK_DEVICE_FUNCTIONS(LOAD_DEVICE)
-	GPUHANDLE_VK_EXTENSION_FUNCTIONS(LOAD_OPTIONAL)
-	GPUHANDLE_VK_INSTANCE_FUNCTIONS(LOAD_INSTANCE)
-	GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(LOAD_OPTIONAL_INSTANCE)
-#undef LOAD_DEVICE
-#undef LOAD_OPTIONAL
-#undef LOAD_OPTIONAL_INSTANCE
-#undef LOAD_INSTANCE
-	if (absent)
-		return Error::format(
-			ErrorCode::NotSupported, field,
-			"%s: the driver offers no %s; gpuhandle's Vulkan calls need Vulkan 1.1.",
-			fn, absent);
+	Result<VulkanDispatch> loaded = loadVulkanDispatch(fn, dispatch, physical);
+	if (!loaded)
+		return std::move(loaded).error();
+	api = *loaded;
 	return std::nullopt;
 }
 

@@ -15,6 +15,12 @@ Result<BackendRef> openVulkanBackend(const BackendOpenOptions &)
 	return notBuilt(kVulkan, "openBackend", "kind");
 }
 
+Result<std::shared_ptr<const VulkanDeviceFunctions>>
+loadVulkanDeviceFunctions(const VulkanDeviceDispatch &, const VulkanPhysicalDeviceDispatch &)
+{
+	return notBuilt(kVulkan, "loadVulkanDeviceFunctions", "");
+}
+
 Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &, const VulkanDeviceDispatch &,
 					KeepAliveRef)
 {

@@ -3,6 +3,7 @@
 #define VK_NO_PROTOTYPES
 #include <gpuhandle/backends/vulkan_sync.h>
 
+#include "../shared/vulkan_dispatch.h"
 #include "validation.h"
 
 #include <algorithm>
@@ -70,19 +71,12 @@ Status waitUntil(WaitDuration timeout, const char *call, WaitOnce waitOnce)
 	}
 }
 
-// The host's device and its loader; each entry point is looked up once, at import.
+// The host's device and its entry points: the table the caller loaded once
+// (VulkanDeviceDispatch::functions), else the one table resolved for this call. Waiters copy the
+// few pointers they call.
 struct Device {
 	VkDevice device = VK_NULL_HANDLE;
-	PFN_vkGetDeviceProcAddr getProcAddr = nullptr;
-
-	template<typename Pfn>
-	Pfn load(const char *name, const char *fallback = nullptr) const
-	{
-		PFN_vkVoidFunction fn = getProcAddr(device, name);
-		if (!fn && fallback)
-			fn = getProcAddr(device, fallback);
-		return reinterpret_cast<Pfn>(fn);
-	}
+	VulkanDispatch api{};
 };
 
 Error missingEntryPoint(const char *name, const char *why)
@@ -96,7 +90,7 @@ Error missingEntryPoint(const char *name, const char *why)
 class TimelineWaiter final : public SyncWaiter
 {
 public:
-	TimelineWaiter(KeepAliveRef owner, Device device, VkSemaphore semaphore, uint64_t value,
+	TimelineWaiter(KeepAliveRef owner, VkDevice device, VkSemaphore semaphore, uint64_t value,
 		       PFN_vkWaitSemaphores waitSemaphores,
 		       PFN_vkGetSemaphoreCounterValue getCounter)
 		: owner_(std::move(owner)), device_(device), semaphore_(semaphore), value_(value),
@@ -113,15 +107,14 @@ public:
 		info.semaphoreCount = 1;
 		info.pSemaphores = &semaphore_;
 		info.pValues = &value_;
-		return waitUntil(timeout, "vkWaitSemaphores", [&](uint64_t ns) {
-			return waitSemaphores_(device_.device, &info, ns);
-		});
+		return waitUntil(timeout, "vkWaitSemaphores",
+				 [&](uint64_t ns) { return waitSemaphores_(device_, &info, ns); });
 	}
 
 	Result<bool> isSignaled() override
 	{
 		uint64_t counter = 0;
-		VkResult result = getCounter_(device_.device, semaphore_, &counter);
+		VkResult result = getCounter_(device_, semaphore_, &counter);
 		if (result != VK_SUCCESS)
 			return vulkanError(result, "vkGetSemaphoreCounterValue");
 		return counter >= value_;
@@ -130,7 +123,7 @@ public:
 private:
 	// Keeps the device and semaphore valid for as long as this waiter lives.
 	KeepAliveRef owner_;
-	Device device_;
+	VkDevice device_;
 	VkSemaphore semaphore_;
 	uint64_t value_;
 	PFN_vkWaitSemaphores waitSemaphores_;
@@ -150,7 +143,7 @@ public:
 		PFN_vkGetFenceStatus getFenceStatus;
 	};
 
-	BinaryWaiter(KeepAliveRef owner, Device device, Fns fns, VkFence fence)
+	BinaryWaiter(KeepAliveRef owner, VkDevice device, Fns fns, VkFence fence)
 		: owner_(std::move(owner)), device_(device), fns_(fns), fence_(fence)
 	{
 	}
@@ -161,9 +154,9 @@ public:
 	~BinaryWaiter() override
 	{
 		uint64_t budget = static_cast<uint64_t>(kDefaultWaitTimeout.count());
-		VkResult result = fns_.waitForFences(device_.device, 1, &fence_, VK_TRUE, budget);
+		VkResult result = fns_.waitForFences(device_, 1, &fence_, VK_TRUE, budget);
 		if (result == VK_SUCCESS || result == VK_ERROR_DEVICE_LOST)
-			fns_.destroyFence(device_.device, fence_, nullptr);
+			fns_.destroyFence(device_, fence_, nullptr);
 	}
 
 	BackendKind backend() const noexcept override { return BackendKind::Vulkan; }
@@ -171,13 +164,13 @@ public:
 	Status wait(WaitDuration timeout) override
 	{
 		return waitUntil(timeout, "vkWaitForFences", [&](uint64_t ns) {
-			return fns_.waitForFences(device_.device, 1, &fence_, VK_TRUE, ns);
+			return fns_.waitForFences(device_, 1, &fence_, VK_TRUE, ns);
 		});
 	}
 
 	Result<bool> isSignaled() override
 	{
-		VkResult result = fns_.getFenceStatus(device_.device, fence_);
+		VkResult result = fns_.getFenceStatus(device_, fence_);
 		if (result == VK_SUCCESS || result == VK_NOT_READY)
 			return result == VK_SUCCESS;
 		return vulkanError(result, "vkGetFenceStatus");
@@ -185,7 +178,7 @@ public:
 
 private:
 	KeepAliveRef owner_; // declared first: released after the fence is destroyed
-	Device device_;
+	VkDevice device_;
 	Fns fns_;
 	VkFence fence_;
 };
@@ -211,7 +204,15 @@ std::optional<Error> checkInput(const char *type, const VulkanSemaphoreSync &raw
 			"%s: the semaphore belongs to VkDevice %p, not to the dispatch's VkDevice %p.",
 			type, raw.device, dispatch.device);
 	device.device = static_cast<VkDevice>(dispatch.device);
-	device.getProcAddr = reinterpret_cast<PFN_vkGetDeviceProcAddr>(dispatch.getDeviceProcAddr);
+	if (dispatch.functions) {
+		device.api = dispatch.functions->table;
+		return std::nullopt;
+	}
+	Result<VulkanDispatch> loaded =
+		loadVulkanDispatch(type, dispatch, {}, VulkanRequire::Nothing);
+	if (!loaded)
+		return std::move(loaded).error();
+	device.api = *loaded;
 	return std::nullopt;
 }
 
@@ -225,9 +226,8 @@ Result<SyncWaiterRef> timelineWaiter(const VulkanSemaphoreSync &raw, const Devic
 				     KeepAliveRef owner)
 {
 	// Core in Vulkan 1.2; the KHR names serve a 1.1 device with VK_KHR_timeline_semaphore.
-	auto wait = device.load<PFN_vkWaitSemaphores>("vkWaitSemaphores", "vkWaitSemaphoresKHR");
-	auto counter = device.load<PFN_vkGetSemaphoreCounterValue>("vkGetSemaphoreCounterValue",
-								   "vkGetSemaphoreCounterValueKHR");
+	auto wait = device.api.WaitSemaphores;
+	auto counter = device.api.GetSemaphoreCounterValue;
 	const char *why =
 		"the device needs Vulkan 1.2 or VK_KHR_timeline_semaphore for timeline waits";
 	if (!wait)
@@ -235,7 +235,7 @@ Result<SyncWaiterRef> timelineWaiter(const VulkanSemaphoreSync &raw, const Devic
 	if (!counter)
 		return missingEntryPoint("vkGetSemaphoreCounterValue", why);
 	return SyncWaiterRef(std::make_shared<TimelineWaiter>(
-		std::move(owner), device, semaphoreOf(raw), raw.value, wait, counter));
+		std::move(owner), device.device, semaphoreOf(raw), raw.value, wait, counter));
 }
 
 Result<SyncWaiterRef> binaryWaiter(const VulkanSemaphoreSync &raw,
@@ -253,11 +253,11 @@ Result<SyncWaiterRef> binaryWaiter(const VulkanSemaphoreSync &raw,
 			dispatch.lockQueue ? "unlockQueue" : "lockQueue",
 			"%s: lockQueue and unlockQueue come as a pair; only one was given.", kType);
 	BinaryWaiter::Fns fns{};
-	fns.createFence = device.load<PFN_vkCreateFence>("vkCreateFence");
-	fns.destroyFence = device.load<PFN_vkDestroyFence>("vkDestroyFence");
-	fns.queueSubmit = device.load<PFN_vkQueueSubmit>("vkQueueSubmit");
-	fns.waitForFences = device.load<PFN_vkWaitForFences>("vkWaitForFences");
-	fns.getFenceStatus = device.load<PFN_vkGetFenceStatus>("vkGetFenceStatus");
+	fns.createFence = device.api.CreateFence;
+	fns.destroyFence = device.api.DestroyFence;
+	fns.queueSubmit = device.api.QueueSubmit;
+	fns.waitForFences = device.api.WaitForFences;
+	fns.getFenceStatus = device.api.GetFenceStatus;
 	if (!fns.createFence || !fns.destroyFence || !fns.queueSubmit || !fns.waitForFences ||
 	    !fns.getFenceStatus)
 		return missingEntryPoint(
@@ -289,7 +289,8 @@ Result<SyncWaiterRef> binaryWaiter(const VulkanSemaphoreSync &raw,
 		fns.destroyFence(device.device, fence, nullptr);
 		return vulkanError(result, "vkQueueSubmit");
 	}
-	return SyncWaiterRef(std::make_shared<BinaryWaiter>(std::move(owner), device, fns, fence));
+	return SyncWaiterRef(
+		std::make_shared<BinaryWaiter>(std::move(owner), device.device, fns, fence));
 }
 
 // Keeps a raw carrier (and so its own anchor) alive beside the importer's owner.
@@ -329,6 +330,27 @@ const char *kindName(VulkanSemaphoreKind kind)
 }
 
 } // namespace
+
+/**
+ * \brief Resolves a device's entry points once, for imports of every frame
+ */
+Result<std::shared_ptr<const VulkanDeviceFunctions>>
+loadVulkanDeviceFunctions(const VulkanDeviceDispatch &device,
+			  const VulkanPhysicalDeviceDispatch &physical)
+{
+	const char *fn = "loadVulkanDeviceFunctions";
+	if (auto e = detail::requireHandle(fn, "device", device.device))
+		return std::move(*e);
+	if (auto e = detail::requireHandle(fn, "getDeviceProcAddr", device.getDeviceProcAddr))
+		return std::move(*e);
+	Result<VulkanDispatch> api =
+		loadVulkanDispatch(fn, device, physical, VulkanRequire::Nothing);
+	if (!api)
+		return std::move(api).error();
+	auto functions = std::make_shared<VulkanDeviceFunctions>();
+	functions->table = *api;
+	return std::shared_ptr<const VulkanDeviceFunctions>(std::move(functions));
+}
 
 /**
  * \brief Makes a waitable point over a Vulkan semaphore owned by the host
@@ -404,13 +426,11 @@ Result<bool> vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &phys
 				     "%s: fd type %u is neither SyncFd nor OpaqueFd.", fn,
 				     static_cast<unsigned>(type));
 
-	auto getProcAddr =
-		reinterpret_cast<PFN_vkGetInstanceProcAddr>(physical.getInstanceProcAddr);
-	auto instance = static_cast<VkInstance>(physical.instance);
-	PFN_vkVoidFunction query =
-		getProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphoreProperties");
-	if (!query)
-		query = getProcAddr(instance, "vkGetPhysicalDeviceExternalSemaphorePropertiesKHR");
+	Result<VulkanDispatch> api = loadVulkanDispatch(fn, {}, physical, VulkanRequire::Nothing);
+	if (!api)
+		return std::move(api).error();
+	PFN_vkGetPhysicalDeviceExternalSemaphoreProperties query =
+		api->GetPhysicalDeviceExternalSemaphoreProperties;
 	if (!query)
 		return Error::format(
 			ErrorCode::NotSupported, "instance",
@@ -427,8 +447,7 @@ Result<bool> vulkanCanExportSemaphoreFd(const VulkanPhysicalDeviceDispatch &phys
 	info.handleType = handleTypeOf(type);
 	VkExternalSemaphoreProperties properties{};
 	properties.sType = VK_STRUCTURE_TYPE_EXTERNAL_SEMAPHORE_PROPERTIES;
-	reinterpret_cast<PFN_vkGetPhysicalDeviceExternalSemaphoreProperties>(
-		query)(static_cast<VkPhysicalDevice>(physical.physicalDevice), &info, &properties);
+	query(static_cast<VkPhysicalDevice>(physical.physicalDevice), &info, &properties);
 	return (properties.externalSemaphoreFeatures &
 		VK_EXTERNAL_SEMAPHORE_FEATURE_EXPORTABLE_BIT) != 0;
 }
@@ -462,7 +481,7 @@ Result<SharedFd> exportVulkanSemaphoreFd(const VulkanSemaphoreSync &raw,
 			ErrorCode::NotSupported, "type",
 			"%s: the Vulkan driver cannot export a %s semaphore as %s (VkExternalSemaphoreProperties does not list it as exportable).",
 			kExportType, kindName(raw.kind), fdTypeName(type));
-	auto getFd = device.load<PFN_vkGetSemaphoreFdKHR>("vkGetSemaphoreFdKHR");
+	auto getFd = device.api.GetSemaphoreFdKHR;
 	if (!getFd)
 		return Error::format(
 			ErrorCode::NotSupported, "device",

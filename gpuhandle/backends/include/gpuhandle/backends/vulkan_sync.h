@@ -8,8 +8,13 @@
 #include <gpuhandle/sync_point.h>
 
 #include <cstdint>
+#include <memory>
 
 namespace GPUHANDLE_INTEROP_API gpuhandle {
+
+// A device's entry points, resolved once by loadVulkanDeviceFunctions (opaque here). A
+// VulkanDeviceDispatch that carries them makes each call look nothing up.
+class VulkanDeviceFunctions;
 
 // The host's device, borrowed as FFmpeg's AVVulkanDeviceContext lends it: gpuhandle never links
 // libvulkan, it resolves every device function through `getDeviceProcAddr`. The device must stay
@@ -26,6 +31,9 @@ struct VulkanDeviceDispatch {
 	void (*lockQueue)(void *userData, uint32_t queueFamily) = nullptr;
 	void (*unlockQueue)(void *userData, uint32_t queueFamily) = nullptr;
 	void *queueLockUserData = nullptr;
+	// The device's entry points, loaded once (loadVulkanDeviceFunctions) by a caller that
+	// imports every frame; null: each call resolves what it uses.
+	std::shared_ptr<const VulkanDeviceFunctions> functions{};
 };
 
 // The instance-level side, needed only to ask what the driver can export.
@@ -34,6 +42,12 @@ struct VulkanPhysicalDeviceDispatch {
 	void *physicalDevice = nullptr;      // VkPhysicalDevice
 	void *getInstanceProcAddr = nullptr; // PFN_vkGetInstanceProcAddr
 };
+
+// Resolves `device`'s entry points (and, when given, its instance's) once, for as long as the
+// device lives. Errors: NullHandle for a missing device or getDeviceProcAddr.
+GPUHANDLE_INTEROP_API Result<std::shared_ptr<const VulkanDeviceFunctions>>
+loadVulkanDeviceFunctions(const VulkanDeviceDispatch &device,
+			  const VulkanPhysicalDeviceDispatch &physical = {});
 
 // Stable numbers.
 enum class VulkanSemaphoreFdType : uint8_t {
