@@ -16,16 +16,23 @@ namespace gpuhandle::ffmpeg::detail {
 
 namespace {
 
-template<typename Pfn>
-Pfn instanceFn(const VkDeviceFns &fns, const char *name)
+// The one table (shared/vulkan_dispatch.h, through loadVulkanDeviceFunctions) of the device
+// `get_proc_addr` reaches: its vkGetDeviceProcAddr first. Nothing is required here: the callers
+// check what they call. Errors: NotSupported without vkGetDeviceProcAddr.
+Result<std::shared_ptr<const VulkanDeviceFunctions>>
+functionsOf(PFN_vkGetInstanceProcAddr getProcAddr, VkInstance instance, VkPhysicalDevice physical,
+	    VkDevice device, const char *field)
 {
-	return reinterpret_cast<Pfn>(fns.getInstanceProcAddr(fns.instance, name));
-}
-
-template<typename Pfn>
-Pfn deviceFn(const VkDeviceFns &fns, const char *name)
-{
-	return reinterpret_cast<Pfn>(fns.getDeviceProcAddr(fns.device, name));
+	auto getDeviceProcAddr = reinterpret_cast<PFN_vkGetDeviceProcAddr>(
+		getProcAddr(instance, "vkGetDeviceProcAddr"));
+	if (!getDeviceProcAddr)
+		return Error::format(ErrorCode::NotSupported, field,
+				     "The Vulkan loader resolves no vkGetDeviceProcAddr.");
+	VulkanDeviceDispatch dispatch;
+	dispatch.device = device;
+	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(getDeviceProcAddr);
+	return loadVulkanDeviceFunctions(dispatch, { instance, physical,
+						     reinterpret_cast<void *>(getProcAddr) });
 }
 
 // What an FFmpeg device made over a Context points into: FFmpeg keeps the pointers to the
@@ -65,12 +72,8 @@ Status loaderEntry(PFN_vkGetInstanceProcAddr &entry)
 // that resolves the calls of a 1.2 device is taken to have it (as the gpuhandle backend does).
 bool timelineUsable(const VkDeviceFns &fns)
 {
-	auto features2 =
-		instanceFn<PFN_vkGetPhysicalDeviceFeatures2>(fns, "vkGetPhysicalDeviceFeatures2");
-	if (!features2)
-		features2 = instanceFn<PFN_vkGetPhysicalDeviceFeatures2>(
-			fns, "vkGetPhysicalDeviceFeatures2KHR");
-	if (!features2 || !fns.getSemaphoreCounterValue || !fns.waitSemaphores)
+	auto features2 = fns.GetPhysicalDeviceFeatures2;
+	if (!features2 || !fns.GetSemaphoreCounterValue || !fns.WaitSemaphores)
 		return false;
 	VkPhysicalDeviceTimelineSemaphoreFeatures timeline{};
 	timeline.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_TIMELINE_SEMAPHORE_FEATURES;
@@ -102,70 +105,28 @@ void unlockHostQueue(AVHWDeviceContext *device, uint32_t, uint32_t)
 
 } // namespace
 
-Result<VkDeviceFns> loadDeviceFns(const AVHWDeviceContext &device)
+Result<std::shared_ptr<const VulkanDeviceFunctions>>
+loadDeviceFunctions(const AVHWDeviceContext &device)
 {
 	const auto *hw = static_cast<const AVVulkanDeviceContext *>(device.hwctx);
-	VkDeviceFns fns;
-	fns.instance = hw->inst;
-	fns.physical = hw->phys_dev;
-	fns.device = hw->act_dev;
-	fns.getInstanceProcAddr = hw->get_proc_addr;
-	if (!fns.getInstanceProcAddr || !fns.device)
+	if (!hw->get_proc_addr || !hw->act_dev)
 		return Error(ErrorCode::NotSupported, "device",
 			     "The FFmpeg Vulkan device has no get_proc_addr or no VkDevice (was it "
 			     "initialised?).");
-	fns.getDeviceProcAddr = instanceFn<PFN_vkGetDeviceProcAddr>(fns, "vkGetDeviceProcAddr");
-	if (!fns.getDeviceProcAddr)
-		return Error(ErrorCode::NotSupported, "device",
-			     "The FFmpeg Vulkan device's loader resolves no vkGetDeviceProcAddr.");
-	fns.getPhysicalDeviceProperties2 = instanceFn<PFN_vkGetPhysicalDeviceProperties2>(
-		fns, "vkGetPhysicalDeviceProperties2");
-	if (!fns.getPhysicalDeviceProperties2)
-		fns.getPhysicalDeviceProperties2 = instanceFn<PFN_vkGetPhysicalDeviceProperties2>(
-			fns, "vkGetPhysicalDeviceProperties2KHR");
-	fns.getPhysicalDeviceMemoryProperties = instanceFn<PFN_vkGetPhysicalDeviceMemoryProperties>(
-		fns, "vkGetPhysicalDeviceMemoryProperties");
-	fns.getPhysicalDeviceImageFormatProperties2 =
-		instanceFn<PFN_vkGetPhysicalDeviceImageFormatProperties2>(
-			fns, "vkGetPhysicalDeviceImageFormatProperties2");
-#define GPUHANDLE_VK_DEVICE_FN(member, name) member = deviceFn<PFN_##name>(fns, #name);
-	GPUHANDLE_VK_DEVICE_FN(fns.getDeviceQueue, vkGetDeviceQueue)
-	GPUHANDLE_VK_DEVICE_FN(fns.createCommandPool, vkCreateCommandPool)
-	GPUHANDLE_VK_DEVICE_FN(fns.destroyCommandPool, vkDestroyCommandPool)
-	GPUHANDLE_VK_DEVICE_FN(fns.allocateCommandBuffers, vkAllocateCommandBuffers)
-	GPUHANDLE_VK_DEVICE_FN(fns.beginCommandBuffer, vkBeginCommandBuffer)
-	GPUHANDLE_VK_DEVICE_FN(fns.endCommandBuffer, vkEndCommandBuffer)
-	GPUHANDLE_VK_DEVICE_FN(fns.cmdPipelineBarrier, vkCmdPipelineBarrier)
-	GPUHANDLE_VK_DEVICE_FN(fns.queueSubmit, vkQueueSubmit)
-	GPUHANDLE_VK_DEVICE_FN(fns.createFence, vkCreateFence)
-	GPUHANDLE_VK_DEVICE_FN(fns.destroyFence, vkDestroyFence)
-	GPUHANDLE_VK_DEVICE_FN(fns.waitForFences, vkWaitForFences)
-	GPUHANDLE_VK_DEVICE_FN(fns.createSemaphore, vkCreateSemaphore)
-	GPUHANDLE_VK_DEVICE_FN(fns.destroySemaphore, vkDestroySemaphore)
-	GPUHANDLE_VK_DEVICE_FN(fns.waitSemaphores, vkWaitSemaphores)
-	GPUHANDLE_VK_DEVICE_FN(fns.getSemaphoreCounterValue, vkGetSemaphoreCounterValue)
-	GPUHANDLE_VK_DEVICE_FN(fns.getMemoryFd, vkGetMemoryFdKHR)
-	GPUHANDLE_VK_DEVICE_FN(fns.getImageMemoryRequirements2, vkGetImageMemoryRequirements2)
-	GPUHANDLE_VK_DEVICE_FN(fns.getImageSubresourceLayout, vkGetImageSubresourceLayout)
-#undef GPUHANDLE_VK_DEVICE_FN
-	// Timeline semaphores through VK_KHR_timeline_semaphore on a 1.1 device.
-	if (!fns.waitSemaphores)
-		fns.waitSemaphores = deviceFn<PFN_vkWaitSemaphores>(fns, "vkWaitSemaphoresKHR");
-	if (!fns.getSemaphoreCounterValue)
-		fns.getSemaphoreCounterValue = deviceFn<PFN_vkGetSemaphoreCounterValue>(
-			fns, "vkGetSemaphoreCounterValueKHR");
-	if (!fns.getImageMemoryRequirements2)
-		fns.getImageMemoryRequirements2 = deviceFn<PFN_vkGetImageMemoryRequirements2>(
-			fns, "vkGetImageMemoryRequirements2KHR");
-	const char *missing = !fns.getPhysicalDeviceProperties2 ? "vkGetPhysicalDeviceProperties2"
-			      : !fns.getDeviceQueue             ? "vkGetDeviceQueue"
-			      : !fns.createCommandPool          ? "vkCreateCommandPool"
-			      : !fns.queueSubmit                ? "vkQueueSubmit"
+	Result<std::shared_ptr<const VulkanDeviceFunctions>> functions =
+		functionsOf(hw->get_proc_addr, hw->inst, hw->phys_dev, hw->act_dev, "device");
+	if (!functions)
+		return functions;
+	const VkDeviceFns &fns = (*functions)->table;
+	const char *missing = !fns.GetPhysicalDeviceProperties2 ? "vkGetPhysicalDeviceProperties2"
+			      : !fns.GetDeviceQueue             ? "vkGetDeviceQueue"
+			      : !fns.CreateCommandPool          ? "vkCreateCommandPool"
+			      : !fns.QueueSubmit                ? "vkQueueSubmit"
 								: nullptr;
 	if (missing)
 		return Error::format(ErrorCode::NotSupported, "device",
 				     "The FFmpeg Vulkan device resolves no %s.", missing);
-	return fns;
+	return functions;
 }
 
 VkDeviceUuids deviceUuidsOf(const VkDeviceFns &fns)
@@ -175,7 +136,7 @@ VkDeviceUuids deviceUuidsOf(const VkDeviceFns &fns)
 	VkPhysicalDeviceProperties2 properties{};
 	properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
 	properties.pNext = &id;
-	fns.getPhysicalDeviceProperties2(fns.physical, &properties);
+	fns.GetPhysicalDeviceProperties2(fns.physical, &properties);
 	VkDeviceUuids uuids;
 	std::memcpy(uuids.device.data(), id.deviceUUID, VK_UUID_SIZE);
 	std::memcpy(uuids.driver.data(), id.driverUUID, VK_UUID_SIZE);
@@ -289,18 +250,13 @@ Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
 	for (const std::string &name : storage->deviceExtensions)
 		storage->deviceNames.push_back(name.c_str());
 
-	VkDeviceFns fns;
-	fns.instance = static_cast<VkInstance>(vk.instance);
-	fns.physical = static_cast<VkPhysicalDevice>(vk.physicalDevice);
-	fns.device = static_cast<VkDevice>(vk.device);
-	fns.getInstanceProcAddr = entry;
-	fns.getDeviceProcAddr = instanceFn<PFN_vkGetDeviceProcAddr>(fns, "vkGetDeviceProcAddr");
-	if (!fns.getDeviceProcAddr)
-		return Error(ErrorCode::NotSupported, "context.getInstanceProcAddr",
-			     "The Vulkan loader resolves no vkGetDeviceProcAddr.");
-	fns.waitSemaphores = deviceFn<PFN_vkWaitSemaphores>(fns, "vkWaitSemaphores");
-	fns.getSemaphoreCounterValue =
-		deviceFn<PFN_vkGetSemaphoreCounterValue>(fns, "vkGetSemaphoreCounterValue");
+	Result<std::shared_ptr<const VulkanDeviceFunctions>> functions =
+		functionsOf(entry, static_cast<VkInstance>(vk.instance),
+			    static_cast<VkPhysicalDevice>(vk.physicalDevice),
+			    static_cast<VkDevice>(vk.device), "context.getInstanceProcAddr");
+	if (!functions)
+		return std::move(functions).error();
+	const VkDeviceFns &fns = (*functions)->table;
 	if (!timelineUsable(fns))
 		return Error(ErrorCode::NotSupported, "context.device",
 			     "The Vulkan device has no timeline semaphores (Vulkan 1.2 "
@@ -308,8 +264,7 @@ Result<AVBufferRef *> vulkanDeviceFromContext(const ContextRef &context)
 #if GPUHANDLE_FFMPEG_VK_LOCKS
 	// FFmpeg 6.1 and later record synchronization2 barriers and submissions through the core
 	// entry points, unchecked: a device without them would crash FFmpeg's first transfer.
-	const bool sync2 = deviceFn<PFN_vkCmdPipelineBarrier2>(fns, "vkCmdPipelineBarrier2") &&
-			   deviceFn<PFN_vkQueueSubmit2>(fns, "vkQueueSubmit2");
+	const bool sync2 = fns.CmdPipelineBarrier2 && fns.QueueSubmit2;
 	if (!sync2)
 		return Error(ErrorCode::NotSupported, "context.device",
 			     "The Vulkan device resolves no vkCmdPipelineBarrier2 and "
@@ -384,9 +339,10 @@ Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *device)
 {
 	const auto *ctx = reinterpret_cast<const AVHWDeviceContext *>(device->data);
 	const auto *hw = static_cast<const AVVulkanDeviceContext *>(ctx->hwctx);
-	Result<VkDeviceFns> fns = loadDeviceFns(*ctx);
-	if (!fns)
-		return std::move(fns).error();
+	Result<std::shared_ptr<const VulkanDeviceFunctions>> functions = loadDeviceFunctions(*ctx);
+	if (!functions)
+		return std::move(functions).error();
+	const VkDeviceFns *fns = &(*functions)->table;
 	const int transfer = transferQueueFamily(*hw);
 	if (transfer < 0)
 		return Error(ErrorCode::NotSupported, "device",
@@ -397,7 +353,7 @@ Result<ContextRef> contextFromVulkanDevice(const AVBufferRef *device)
 	vk.device = hw->act_dev;
 	vk.queueFamilyIndex = static_cast<uint32_t>(transfer);
 	VkQueue queue = VK_NULL_HANDLE;
-	fns->getDeviceQueue(hw->act_dev, vk.queueFamilyIndex, 0, &queue);
+	fns->GetDeviceQueue(hw->act_dev, vk.queueFamilyIndex, 0, &queue);
 	vk.queue = queue;
 	vk.getInstanceProcAddr = reinterpret_cast<void *>(hw->get_proc_addr);
 	for (int i = 0; i < hw->nb_enabled_inst_extensions; i++)

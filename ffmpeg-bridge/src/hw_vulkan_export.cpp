@@ -61,7 +61,7 @@ bool restoreGeneral(const VkDeviceFns &fns, const AVHWDeviceContext *device, uin
 	poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
 	poolInfo.queueFamilyIndex = family;
 	VkCommandPool pool = VK_NULL_HANDLE;
-	if (fns.createCommandPool(fns.device, &poolInfo, nullptr, &pool) != VK_SUCCESS)
+	if (fns.CreateCommandPool(fns.device, &poolInfo, nullptr, &pool) != VK_SUCCESS)
 		return false;
 	VkFence fence = VK_NULL_HANDLE;
 	VkFenceCreateInfo fenceInfo{};
@@ -75,17 +75,17 @@ bool restoreGeneral(const VkDeviceFns &fns, const AVHWDeviceContext *device, uin
 	VkCommandBufferBeginInfo begin{};
 	begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
 	begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-	VkResult r = fns.createFence(fns.device, &fenceInfo, nullptr, &fence);
+	VkResult r = fns.CreateFence(fns.device, &fenceInfo, nullptr, &fence);
 	if (r == VK_SUCCESS)
-		r = fns.allocateCommandBuffers(fns.device, &bufferInfo, &commands);
+		r = fns.AllocateCommandBuffers(fns.device, &bufferInfo, &commands);
 	if (r == VK_SUCCESS)
-		r = fns.beginCommandBuffer(commands, &begin);
+		r = fns.BeginCommandBuffer(commands, &begin);
 	if (r == VK_SUCCESS) {
 		if (count)
-			fns.cmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+			fns.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
 					       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
 					       nullptr, count, barriers.data());
-		r = fns.endCommandBuffer(commands);
+		r = fns.EndCommandBuffer(commands);
 	}
 	bool done = true; // nothing pending unless the submission below succeeds
 	if (r == VK_SUCCESS) {
@@ -94,27 +94,27 @@ bool restoreGeneral(const VkDeviceFns &fns, const AVHWDeviceContext *device, uin
 		submit.commandBufferCount = 1;
 		submit.pCommandBuffers = &commands;
 		VkQueue queue = VK_NULL_HANDLE;
-		fns.getDeviceQueue(fns.device, family, 0, &queue);
+		fns.GetDeviceQueue(fns.device, family, 0, &queue);
 		std::shared_ptr<std::recursive_mutex> lock = deviceSubmitLock(device);
 		if (lockWithin(*lock, timeout)) {
 			auto *mutableDevice = const_cast<AVHWDeviceContext *>(device);
 			ffmpegQueueLock(mutableDevice, family, true);
-			r = fns.queueSubmit(queue, 1, &submit, fence);
+			r = fns.QueueSubmit(queue, 1, &submit, fence);
 			ffmpegQueueLock(mutableDevice, family, false);
 			lock->unlock();
 		} else {
 			r = VK_TIMEOUT;
 		}
 		if (r == VK_SUCCESS)
-			done = fns.waitForFences(fns.device, 1, &fence, VK_TRUE,
+			done = fns.WaitForFences(fns.device, 1, &fence, VK_TRUE,
 						 static_cast<uint64_t>(timeout.count())) ==
 			       VK_SUCCESS;
 	}
 	if (!done)
 		return false; // the pool and fence stay with the submission that still runs
 	if (fence)
-		fns.destroyFence(fns.device, fence, nullptr);
-	fns.destroyCommandPool(fns.device, pool, nullptr);
+		fns.DestroyFence(fns.device, fence, nullptr);
+	fns.DestroyCommandPool(fns.device, pool, nullptr);
 	return r == VK_SUCCESS;
 }
 
@@ -136,13 +136,13 @@ struct VkFrameOwner {
 		wait.pSemaphores = f->sem;
 		wait.pValues = f->sem_value;
 		const bool idle =
-			fns.waitSemaphores(fns.device, &wait,
+			fns.WaitSemaphores(fns.device, &wait,
 					   static_cast<uint64_t>(kDefaultWaitTimeout.count())) ==
 				VK_SUCCESS &&
 			restoreGeneral(fns, device, family, *f, planes, kDefaultWaitTimeout);
 		if (idle) {
 			for (int i = 0; i < planes; i++)
-				fns.destroySemaphore(fns.device, f->sem[i], nullptr);
+				fns.DestroySemaphore(fns.device, f->sem[i], nullptr);
 		} else {
 			// Destroying a semaphore a pending submission uses is undefined: keep them.
 			av_log(nullptr, AV_LOG_WARNING,
@@ -157,7 +157,7 @@ void destroySemaphores(const VkDeviceFns &fns, AVVkFrame *f, int planes)
 {
 	for (int i = 0; i < planes; i++)
 		if (f->sem[i])
-			fns.destroySemaphore(fns.device, f->sem[i], nullptr);
+			fns.DestroySemaphore(fns.device, f->sem[i], nullptr);
 	av_free(f);
 }
 
@@ -255,9 +255,11 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 {
 	const AVHWFramesContext &frames = *framesOf(hwFrames);
 	const auto &hw = *static_cast<const AVVulkanDeviceContext *>(frames.device_ctx->hwctx);
-	Result<VkDeviceFns> fns = loadDeviceFns(*frames.device_ctx);
-	if (!fns)
-		return std::move(fns).error();
+	Result<std::shared_ptr<const VulkanDeviceFunctions>> functions =
+		loadDeviceFunctions(*frames.device_ctx);
+	if (!functions)
+		return std::move(functions).error();
+	const VkDeviceFns *fns = &(*functions)->table;
 	std::shared_ptr<HeldFrame> held = given;
 	if (!imagesOn(held->frame, fns->device)) {
 		Result<std::shared_ptr<HeldFrame>> copied = copiedIntoImages(held->frame, frames);
@@ -268,8 +270,8 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 					     copied.error().message().c_str());
 		held = std::move(*copied);
 	}
-	if (!fns->createSemaphore || !fns->destroySemaphore || !fns->waitSemaphores ||
-	    !fns->createFence || !fns->allocateCommandBuffers || transferQueueFamily(hw) < 0)
+	if (!fns->CreateSemaphore || !fns->DestroySemaphore || !fns->WaitSemaphores ||
+	    !fns->CreateFence || !fns->AllocateCommandBuffers || transferQueueFamily(hw) < 0)
 		return Error(ErrorCode::NotSupported, "options.hwFrames",
 			     "The FFmpeg Vulkan device lacks timeline semaphores or a transfer "
 			     "queue.");
@@ -337,7 +339,7 @@ Status wrapVulkanAVFrame(const std::shared_ptr<HeldFrame> &given, AVBufferRef *h
 		f->queue_family[i] = VK_QUEUE_FAMILY_IGNORED;
 #endif
 		if (VkResult r =
-			    fns->createSemaphore(fns->device, &semaphoreInfo, nullptr, &f->sem[i]);
+			    fns->CreateSemaphore(fns->device, &semaphoreInfo, nullptr, &f->sem[i]);
 		    r != VK_SUCCESS) {
 			f->sem[i] = VK_NULL_HANDLE;
 			destroySemaphores(*fns, f, images);

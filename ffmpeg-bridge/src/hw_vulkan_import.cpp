@@ -42,7 +42,7 @@ public:
 		if (fence && submitted) {
 			const auto ns =
 				static_cast<uint64_t>(timeout_.count() > 0 ? timeout_.count() : 0);
-			if (VkResult r = fns_.waitForFences(fns_.device, 1, &fence, VK_TRUE, ns);
+			if (VkResult r = fns_.WaitForFences(fns_.device, 1, &fence, VK_TRUE, ns);
 			    r != VK_SUCCESS) {
 				// Still running (or the device is lost): freeing would be
 				// undefined.
@@ -54,9 +54,9 @@ public:
 			}
 		}
 		if (fence)
-			fns_.destroyFence(fns_.device, fence, nullptr);
+			fns_.DestroyFence(fns_.device, fence, nullptr);
 		if (pool)
-			fns_.destroyCommandPool(fns_.device, pool, nullptr);
+			fns_.DestroyCommandPool(fns_.device, pool, nullptr);
 	}
 
 	VkCommandPool pool = VK_NULL_HANDLE;
@@ -95,7 +95,8 @@ void planeExtent(const AVHWFramesContext &frames, int plane, uint32_t &width, ui
 Status checkExportable(const VkDeviceFns &fns, const AVHWFramesContext &frames,
 		       const AVVulkanDeviceContext &hw, const AVVulkanFramesContext &fhw)
 {
-	if (!hasDeviceExtension(hw, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) || !fns.getMemoryFd)
+	if (!hasDeviceExtension(hw, VK_KHR_EXTERNAL_MEMORY_FD_EXTENSION_NAME) ||
+	    !fns.GetMemoryFdKHR)
 		return Error(ErrorCode::NotSupported, "options.exportVulkanMemory",
 			     "The FFmpeg Vulkan device was made without VK_KHR_external_memory_fd, "
 			     "so FFmpeg allocated no exportable memory.");
@@ -111,7 +112,7 @@ Status checkExportable(const VkDeviceFns &fns, const AVHWFramesContext &frames,
 			     "(AV_VK_FRAME_FLAG_CONTIGUOUS_MEMORY): one opaque fd per plane image "
 			     "cannot describe memory shared between planes.");
 #endif
-	if (!fns.getPhysicalDeviceImageFormatProperties2)
+	if (!fns.GetPhysicalDeviceImageFormatProperties2)
 		return Error(ErrorCode::NotSupported, "options.exportVulkanMemory",
 			     "The loader resolves no vkGetPhysicalDeviceImageFormatProperties2 to "
 			     "check that the memory is exportable.");
@@ -132,7 +133,7 @@ Status checkExportable(const VkDeviceFns &fns, const AVHWFramesContext &frames,
 	properties.sType = VK_STRUCTURE_TYPE_IMAGE_FORMAT_PROPERTIES_2;
 	properties.pNext = &answer;
 	const VkResult r =
-		fns.getPhysicalDeviceImageFormatProperties2(fns.physical, &info, &properties);
+		fns.GetPhysicalDeviceImageFormatProperties2(fns.physical, &info, &properties);
 	if (r != VK_SUCCESS || !(answer.externalMemoryProperties.externalMemoryFeatures &
 				 VK_EXTERNAL_MEMORY_FEATURE_EXPORTABLE_BIT))
 		return Error::format(
@@ -165,11 +166,11 @@ Result<VulkanMemoryFd> exportPlane(const VkDeviceFns &fns, const AVHWFramesConte
 	VkImageMemoryRequirementsInfo2 which{};
 	which.sType = VK_STRUCTURE_TYPE_IMAGE_MEMORY_REQUIREMENTS_INFO_2;
 	which.image = f.img[i];
-	fns.getImageMemoryRequirements2(fns.device, &which, &requirements);
+	fns.GetImageMemoryRequirements2(fns.device, &which, &requirements);
 	// FFmpeg's alloc_mem: the first allowed type with the wanted property whose heap is large
 	// enough (the spec orders types best first).
 	VkPhysicalDeviceMemoryProperties memory{};
-	fns.getPhysicalDeviceMemoryProperties(fns.physical, &memory);
+	fns.GetPhysicalDeviceMemoryProperties(fns.physical, &memory);
 	const VkMemoryPropertyFlags wanted = f.tiling == VK_IMAGE_TILING_LINEAR
 						     ? VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT
 						     : VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT;
@@ -187,7 +188,7 @@ Result<VulkanMemoryFd> exportPlane(const VkDeviceFns &fns, const AVHWFramesConte
 	get.memory = f.mem[i];
 	get.handleType = kOpaqueFd;
 	int fd = -1;
-	if (VkResult r = fns.getMemoryFd(fns.device, &get, &fd); r != VK_SUCCESS || fd < 0)
+	if (VkResult r = fns.GetMemoryFdKHR(fns.device, &get, &fd); r != VK_SUCCESS || fd < 0)
 		return Error::format(
 			ErrorCode::NotSupported, "options.exportVulkanMemory",
 			"vkGetMemoryFdKHR refused the plane image's memory (%s): it was "
@@ -226,7 +227,7 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 	poolInfo.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
 	poolInfo.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
 	poolInfo.queueFamilyIndex = family;
-	if (VkResult r = fns.createCommandPool(fns.device, &poolInfo, nullptr, &s.pool);
+	if (VkResult r = fns.CreateCommandPool(fns.device, &poolInfo, nullptr, &s.pool);
 	    r != VK_SUCCESS) {
 		s.pool = VK_NULL_HANDLE;
 		return Error::format(ErrorCode::Backend, "frame", "vkCreateCommandPool: %s.",
@@ -234,7 +235,7 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 	}
 	VkFenceCreateInfo fenceInfo{};
 	fenceInfo.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-	if (VkResult r = fns.createFence(fns.device, &fenceInfo, nullptr, &s.fence);
+	if (VkResult r = fns.CreateFence(fns.device, &fenceInfo, nullptr, &s.fence);
 	    r != VK_SUCCESS) {
 		s.fence = VK_NULL_HANDLE;
 		return Error::format(ErrorCode::Backend, "frame", "vkCreateFence: %s.",
@@ -246,7 +247,7 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 	bufferInfo.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
 	bufferInfo.commandBufferCount = 1;
 	VkCommandBuffer commands = VK_NULL_HANDLE;
-	if (VkResult r = fns.allocateCommandBuffers(fns.device, &bufferInfo, &commands);
+	if (VkResult r = fns.AllocateCommandBuffers(fns.device, &bufferInfo, &commands);
 	    r != VK_SUCCESS)
 		return Error::format(ErrorCode::Backend, "frame", "vkAllocateCommandBuffers: %s.",
 				     vkResultText(r).c_str());
@@ -321,17 +322,17 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 	VkCommandBufferBeginInfo begin{};
 	begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
 	begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
-	VkResult r = fns.beginCommandBuffer(commands, &begin);
+	VkResult r = fns.BeginCommandBuffer(commands, &begin);
 	if (r == VK_SUCCESS) {
-		fns.cmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+		fns.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
 				       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
 				       nullptr, static_cast<uint32_t>(planes), barriers.data());
 		if (release)
-			fns.cmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
+			fns.CmdPipelineBarrier(commands, VK_PIPELINE_STAGE_ALL_COMMANDS_BIT,
 					       VK_PIPELINE_STAGE_ALL_COMMANDS_BIT, 0, 0, nullptr, 0,
 					       nullptr, static_cast<uint32_t>(planes),
 					       releases.data());
-		r = fns.endCommandBuffer(commands);
+		r = fns.EndCommandBuffer(commands);
 	}
 	if (r == VK_SUCCESS) {
 		VkTimelineSemaphoreSubmitInfo timeline{};
@@ -351,9 +352,9 @@ Status submitToGeneral(const VkDeviceFns &fns, AVHWFramesContext &frames, AVVkFr
 		submit.signalSemaphoreCount = static_cast<uint32_t>(planes);
 		submit.pSignalSemaphores = f.sem;
 		VkQueue queue = VK_NULL_HANDLE;
-		fns.getDeviceQueue(fns.device, family, 0, &queue);
+		fns.GetDeviceQueue(fns.device, family, 0, &queue);
 		ffmpegQueueLock(device, family, true);
-		r = fns.queueSubmit(queue, 1, &submit, s.fence);
+		r = fns.QueueSubmit(queue, 1, &submit, s.fence);
 		ffmpegQueueLock(device, family, false);
 	}
 	if (r == VK_SUCCESS) {
@@ -389,9 +390,11 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	const auto &hw = *static_cast<const AVVulkanDeviceContext *>(frames.device_ctx->hwctx);
 	const auto &fhw = *static_cast<const AVVulkanFramesContext *>(frames.hwctx);
 	auto &f = *reinterpret_cast<AVVkFrame *>(in.frame->data[0]);
-	Result<VkDeviceFns> fns = loadDeviceFns(*frames.device_ctx);
-	if (!fns)
-		return std::move(fns).error();
+	Result<std::shared_ptr<const VulkanDeviceFunctions>> functions =
+		loadDeviceFunctions(*frames.device_ctx);
+	if (!functions)
+		return std::move(functions).error();
+	const VkDeviceFns *fns = &(*functions)->table;
 	const int planes = av_pix_fmt_count_planes(frames.sw_format);
 	const PixelFormatInfo &info = **pixelFormatInfo(in.format);
 	if (planes < 1 || planes > 4 || static_cast<uint32_t>(planes) != info.numPlanes ||
@@ -416,10 +419,10 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	if (transfer < 0)
 		return Error(ErrorCode::NotSupported, "frame.hw_frames_ctx",
 			     "The FFmpeg Vulkan device has no transfer queue family.");
-	if (!fns->waitSemaphores || !fns->getSemaphoreCounterValue || !fns->createFence ||
-	    !fns->allocateCommandBuffers || !fns->cmdPipelineBarrier ||
-	    !fns->getImageMemoryRequirements2 || !fns->getImageSubresourceLayout ||
-	    !fns->getPhysicalDeviceMemoryProperties)
+	if (!fns->WaitSemaphores || !fns->GetSemaphoreCounterValue || !fns->CreateFence ||
+	    !fns->AllocateCommandBuffers || !fns->CmdPipelineBarrier ||
+	    !fns->GetImageMemoryRequirements2 || !fns->GetImageSubresourceLayout ||
+	    !fns->GetPhysicalDeviceMemoryProperties)
 		return Error(ErrorCode::NotSupported, "frame.hw_frames_ctx",
 			     "The FFmpeg Vulkan device lacks an entry point the import needs "
 			     "(timeline semaphores, Vulkan 1.1 memory requirements).");
@@ -451,7 +454,7 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 		if (f.tiling == VK_IMAGE_TILING_LINEAR) {
 			VkImageSubresource sub{ aspect, 0, 0 };
 			VkSubresourceLayout layout{};
-			fns->getImageSubresourceLayout(fns->device, f.img[image], &sub, &layout);
+			fns->GetImageSubresourceLayout(fns->device, f.img[image], &sub, &layout);
 			if (layout.rowPitch > UINT32_MAX || (images > 1 && layout.offset != 0))
 				return Error(
 					ErrorCode::NotSupported, "frame.data",
@@ -499,6 +502,7 @@ Result<Frame> frameFromVulkanAVFrame(const HwImport &in)
 	VulkanDeviceDispatch dispatch;
 	dispatch.device = fns->device;
 	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(fns->getDeviceProcAddr);
+	dispatch.functions = *functions; // resolved once above: the import looks nothing up
 	VulkanSemaphoreSync raw;
 	raw.semaphore = reinterpret_cast<uint64_t>(f.sem[0]);
 	raw.kind = VulkanSemaphoreKind::Timeline;

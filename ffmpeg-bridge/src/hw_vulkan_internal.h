@@ -7,6 +7,7 @@
 #include <gpuhandle/uuid.h>
 
 #include "hw_device_internal.h" // lockWithin
+#include "vulkan_dispatch.h"    // gpuhandle/backends/shared: VulkanDispatch
 
 #include <memory>
 #include <mutex>
@@ -41,41 +42,16 @@ extern "C" {
 
 namespace gpuhandle::ffmpeg::detail {
 
-// The device functions the Vulkan bridge calls, resolved through the device context's
+// The device functions the Vulkan bridge calls: the one table of gpuhandle's Vulkan code
+// (gpuhandle/backends/shared/vulkan_dispatch.h), resolved through the device context's
 // get_proc_addr (libvulkan is never linked). Null where the device does not resolve them.
-struct VkDeviceFns {
-	VkInstance instance = VK_NULL_HANDLE;
-	VkPhysicalDevice physical = VK_NULL_HANDLE;
-	VkDevice device = VK_NULL_HANDLE;
-	PFN_vkGetInstanceProcAddr getInstanceProcAddr = nullptr;
-	PFN_vkGetDeviceProcAddr getDeviceProcAddr = nullptr;
-	PFN_vkGetPhysicalDeviceProperties2 getPhysicalDeviceProperties2 = nullptr;
-	PFN_vkGetPhysicalDeviceMemoryProperties getPhysicalDeviceMemoryProperties = nullptr;
-	PFN_vkGetPhysicalDeviceImageFormatProperties2 getPhysicalDeviceImageFormatProperties2 =
-		nullptr;
-	PFN_vkGetDeviceQueue getDeviceQueue = nullptr;
-	PFN_vkCreateCommandPool createCommandPool = nullptr;
-	PFN_vkDestroyCommandPool destroyCommandPool = nullptr;
-	PFN_vkAllocateCommandBuffers allocateCommandBuffers = nullptr;
-	PFN_vkBeginCommandBuffer beginCommandBuffer = nullptr;
-	PFN_vkEndCommandBuffer endCommandBuffer = nullptr;
-	PFN_vkCmdPipelineBarrier cmdPipelineBarrier = nullptr;
-	PFN_vkQueueSubmit queueSubmit = nullptr;
-	PFN_vkCreateFence createFence = nullptr;
-	PFN_vkDestroyFence destroyFence = nullptr;
-	PFN_vkWaitForFences waitForFences = nullptr;
-	PFN_vkCreateSemaphore createSemaphore = nullptr;
-	PFN_vkDestroySemaphore destroySemaphore = nullptr;
-	PFN_vkWaitSemaphores waitSemaphores = nullptr;
-	PFN_vkGetSemaphoreCounterValue getSemaphoreCounterValue = nullptr;
-	PFN_vkGetMemoryFdKHR getMemoryFd = nullptr;
-	PFN_vkGetImageMemoryRequirements2 getImageMemoryRequirements2 = nullptr;
-	PFN_vkGetImageSubresourceLayout getImageSubresourceLayout = nullptr;
-};
+using VkDeviceFns = VulkanDispatch;
 
-// The functions of an initialised Vulkan device context. Errors: NotSupported (no
-// get_proc_addr, or a function every use needs is missing, named).
-Result<VkDeviceFns> loadDeviceFns(const AVHWDeviceContext &device);
+// The functions of an initialised Vulkan device context, resolved once per call of the bridge
+// (FFmpeg's device context has no slot to keep them in); a semaphore import takes the same
+// table. Errors: NotSupported (no get_proc_addr, or a function every use needs is missing, named).
+Result<std::shared_ptr<const VulkanDeviceFunctions>>
+loadDeviceFunctions(const AVHWDeviceContext &device);
 
 // The physical device's VkPhysicalDeviceIDProperties UUIDs.
 struct VkDeviceUuids {

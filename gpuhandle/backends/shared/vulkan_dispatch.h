@@ -35,13 +35,15 @@
 	X(GetImageMemoryRequirements2, GetImageMemoryRequirements2KHR)                             \
 	X(WaitSemaphores, WaitSemaphoresKHR)                                                       \
 	X(GetSemaphoreCounterValue, GetSemaphoreCounterValueKHR)                                   \
-	X(GetSemaphoreFdKHR, GetSemaphoreFdKHR)
+	X(GetSemaphoreFdKHR, GetSemaphoreFdKHR) X(CmdPipelineBarrier2, CmdPipelineBarrier2KHR)       \
+	X(QueueSubmit2, QueueSubmit2KHR)
 #define GPUHANDLE_VK_INSTANCE_FUNCTIONS(X)                                                         \
 	X(GetPhysicalDeviceProperties2) X(GetPhysicalDeviceMemoryProperties)                       \
 	X(GetPhysicalDeviceFormatProperties) X(GetPhysicalDeviceExternalBufferProperties)          \
 	X(GetPhysicalDeviceImageFormatProperties2)
 #define GPUHANDLE_VK_OPTIONAL_INSTANCE_FUNCTIONS(X)                                                \
 	X(GetPhysicalDeviceFormatProperties2, GetPhysicalDeviceFormatProperties2KHR)               \
+	X(GetPhysicalDeviceFeatures2, GetPhysicalDeviceFeatures2KHR)                               \
 	X(GetPhysicalDeviceExternalSemaphoreProperties,                                            \
 	  GetPhysicalDeviceExternalSemaphorePropertiesKHR)
 // clang-format on

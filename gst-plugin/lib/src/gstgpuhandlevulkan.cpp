@@ -55,11 +55,42 @@ GstVulkanQueue *firstQueue(GstVulkanDevice *device)
 	return queue;
 }
 
+const VulkanDispatch *functionsOf(GstVulkanDevice *device)
+{
+	static const GQuark quark = g_quark_from_static_string("gpuhandle-vulkan-functions");
+	using Held = std::shared_ptr<const VulkanDeviceFunctions>;
+	auto *object = reinterpret_cast<GObject *>(device);
+	if (auto *held = static_cast<Held *>(g_object_get_qdata(object, quark)))
+		return &(*held)->table;
+	VulkanDeviceDispatch dispatch;
+	dispatch.device = device->device;
+	dispatch.getDeviceProcAddr =
+		gst_vulkan_instance_get_proc_address(device->instance, "vkGetDeviceProcAddr");
+	const VulkanPhysicalDeviceDispatch physical{
+		device->instance->instance, gst_vulkan_device_get_physical_device(device),
+		gst_vulkan_instance_get_proc_address(device->instance, "vkGetInstanceProcAddr")
+	};
+	Result<Held> loaded = loadVulkanDeviceFunctions(dispatch, physical);
+	if (!loaded) {
+		GST_WARNING_OBJECT(device, "%s", loaded.error().message().c_str());
+		return nullptr;
+	}
+	// Two first callers may both load one: the first stored stays (the table lives as long
+	// as the device; it holds no reference to it).
+	static std::mutex mutex;
+	std::lock_guard<std::mutex> lock(mutex);
+	if (auto *held = static_cast<Held *>(g_object_get_qdata(object, quark)))
+		return &(*held)->table;
+	auto *held = new Held(std::move(*loaded));
+	g_object_set_qdata_full(object, quark, held,
+				[](gpointer data) { delete static_cast<Held *>(data); });
+	return &(*held)->table;
+}
+
 Identity identityOf(GstVulkanDevice *device)
 {
-	auto properties2 = reinterpret_cast<PFN_vkGetPhysicalDeviceProperties2>(
-		gst_vulkan_instance_get_proc_address(device->instance,
-						     "vkGetPhysicalDeviceProperties2"));
+	const VulkanDispatch *api = functionsOf(device);
+	auto properties2 = api ? api->GetPhysicalDeviceProperties2 : nullptr;
 	if (!properties2 || device->physical_device->properties.apiVersion < VK_API_VERSION_1_1)
 		return {};
 	VkPhysicalDeviceIDProperties id{};

@@ -39,11 +39,12 @@ VkAccessFlags legacyAccessMask(guint64 flags)
 Status settleImages(GstVulkanDevice *device, GstVulkanQueue *queue,
 		    const std::vector<GstVulkanImageMemory *> &images, WaitDuration timeout)
 {
-	auto begin = deviceFn<PFN_vkBeginCommandBuffer>(device, "vkBeginCommandBuffer");
-	auto end = deviceFn<PFN_vkEndCommandBuffer>(device, "vkEndCommandBuffer");
-	auto barrier = deviceFn<PFN_vkCmdPipelineBarrier>(device, "vkCmdPipelineBarrier");
-	auto submit = deviceFn<PFN_vkQueueSubmit>(device, "vkQueueSubmit");
-	auto waitFences = deviceFn<PFN_vkWaitForFences>(device, "vkWaitForFences");
+	const VulkanDispatch *api = functionsOf(device);
+	auto begin = api ? api->BeginCommandBuffer : nullptr;
+	auto end = api ? api->EndCommandBuffer : nullptr;
+	auto barrier = api ? api->CmdPipelineBarrier : nullptr;
+	auto submit = api ? api->QueueSubmit : nullptr;
+	auto waitFences = api ? api->WaitForFences : nullptr;
 	if (!begin || !end || !barrier || !submit || !waitFences)
 		return Error(
 			ErrorCode::NotSupported, "device",
@@ -192,8 +193,8 @@ Result<Frame> frameFromVulkanBuffer(GstBuffer *buffer, const GstVideoInfo &info)
 	const PixelFormatInfo &pixels = **pixelFormatInfo(*format);
 	GstVulkanDevice *device = images[0]->device;
 	const Identity identity = identityOf(device);
-	auto subresourceLayout =
-		deviceFn<PFN_vkGetImageSubresourceLayout>(device, "vkGetImageSubresourceLayout");
+	const VulkanDispatch *api = functionsOf(device);
+	auto subresourceLayout = api ? api->GetImageSubresourceLayout : nullptr;
 	FrameDesc desc;
 	desc.format = *format;
 	desc.width = GST_VIDEO_INFO_WIDTH(&info);

@@ -4,6 +4,8 @@
 
 #include <gpuhandle/uuid.h>
 
+#include "vulkan_dispatch.h" // gpuhandle/backends/shared: VulkanDispatch
+
 #include <optional>
 
 #include <gst/gpuhandle/gstgpuhandlevulkan.hpp>
@@ -22,12 +24,10 @@ bool isVulkanDevice(gpointer object);
 // Vulkan elements pick too. Transfer full; null when the device has none.
 GstVulkanQueue *firstQueue(GstVulkanDevice *device);
 
-// A device entry point of GStreamer's device (null when it resolves none).
-template<typename F>
-F deviceFn(GstVulkanDevice *device, const char *name)
-{
-	return reinterpret_cast<F>(gst_vulkan_device_get_proc_address(device, name));
-}
+// The one dispatch table (gpuhandle/backends/shared/vulkan_dispatch.h) of GStreamer's device:
+// resolved the first time, then kept on the device, so per-frame calls look nothing up. Null
+// when the device resolves no vkGetDeviceProcAddr; a function it lacks is null in the table.
+const VulkanDispatch *functionsOf(GstVulkanDevice *device);
 
 struct Identity {
 	std::optional<Uuid> device{};
