@@ -6,9 +6,12 @@
 #include "hw_vulkan_internal.h"
 #include "runtime_library.h"
 
+#include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -33,6 +36,57 @@ functionsOf(PFN_vkGetInstanceProcAddr getProcAddr, VkInstance instance, VkPhysic
 	dispatch.getDeviceProcAddr = reinterpret_cast<void *>(getDeviceProcAddr);
 	return loadVulkanDeviceFunctions(dispatch, { instance, physical,
 						     reinterpret_cast<void *>(getProcAddr) });
+}
+
+// The tables of the devices the bridge has met, so that a frame's import resolves nothing:
+// FFmpeg's device context has no slot of gpuhandle's. Keyed by the device's handles and loader;
+// an entry is never freed (a device made again at the same handles is the same driver's, whose
+// entry points these are) and is read without a lock. Past kCachedDevices devices, each call
+// resolves its own table.
+struct CachedFunctions {
+	VkDevice device;
+	VkInstance instance;
+	VkPhysicalDevice physical;
+	PFN_vkGetInstanceProcAddr getProcAddr;
+	std::shared_ptr<const VulkanDeviceFunctions> functions;
+
+	bool is(const AVVulkanDeviceContext &hw) const
+	{
+		return device == hw.act_dev && instance == hw.inst && physical == hw.phys_dev &&
+		       getProcAddr == hw.get_proc_addr;
+	}
+};
+constexpr size_t kCachedDevices = 64;
+std::array<std::atomic<const CachedFunctions *>, kCachedDevices> gCachedFunctions{};
+std::mutex gCachedFunctionsMutex; // serialises insertions only
+
+std::shared_ptr<const VulkanDeviceFunctions> cachedFunctions(const AVVulkanDeviceContext &hw)
+{
+	for (const auto &slot : gCachedFunctions) {
+		const CachedFunctions *entry = slot.load(std::memory_order_acquire);
+		if (!entry)
+			break;
+		if (entry->is(hw))
+			return entry->functions;
+	}
+	return nullptr;
+}
+
+void cacheFunctions(const AVVulkanDeviceContext &hw,
+		    const std::shared_ptr<const VulkanDeviceFunctions> &functions)
+{
+	std::lock_guard<std::mutex> lock(gCachedFunctionsMutex);
+	for (auto &slot : gCachedFunctions) {
+		const CachedFunctions *entry = slot.load(std::memory_order_acquire);
+		if (entry && entry->is(hw))
+			return;
+		if (!entry) {
+			slot.store(new CachedFunctions{ hw.act_dev, hw.inst, hw.phys_dev,
+							hw.get_proc_addr, functions },
+				   std::memory_order_release);
+			return;
+		}
+	}
 }
 
 // What an FFmpeg device made over a Context points into: FFmpeg keeps the pointers to the
@@ -113,6 +167,8 @@ loadDeviceFunctions(const AVHWDeviceContext &device)
 		return Error(ErrorCode::NotSupported, "device",
 			     "The FFmpeg Vulkan device has no get_proc_addr or no VkDevice (was it "
 			     "initialised?).");
+	if (std::shared_ptr<const VulkanDeviceFunctions> cached = cachedFunctions(*hw))
+		return cached;
 	Result<std::shared_ptr<const VulkanDeviceFunctions>> functions =
 		functionsOf(hw->get_proc_addr, hw->inst, hw->phys_dev, hw->act_dev, "device");
 	if (!functions)
@@ -126,6 +182,7 @@ loadDeviceFunctions(const AVHWDeviceContext &device)
 	if (missing)
 		return Error::format(ErrorCode::NotSupported, "device",
 				     "The FFmpeg Vulkan device resolves no %s.", missing);
+	cacheFunctions(*hw, *functions);
 	return functions;
 }
 
