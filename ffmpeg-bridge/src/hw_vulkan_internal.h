@@ -49,7 +49,8 @@ using VkDeviceFns = VulkanDispatch;
 
 // The functions of an initialised Vulkan device context, resolved the first time the bridge
 // meets the device and kept (FFmpeg's device context has no slot for them: a process-wide cache
-// read without a lock); a semaphore import takes the same table. Errors: NotSupported (no get_proc_addr, or a function every use needs is missing, named).
+// read without a lock); a semaphore import takes the same table. Errors: NotSupported (no
+// get_proc_addr, or a function every use needs is missing, named).
 Result<std::shared_ptr<const VulkanDeviceFunctions>>
 loadDeviceFunctions(const AVHWDeviceContext &device);
 
