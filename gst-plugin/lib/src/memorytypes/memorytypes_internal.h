@@ -9,7 +9,8 @@
 
 namespace gpuhandle::gst::detail {
 
-// The adapter of one type for an element in `role` (its file is built only with its library).
+// The adapter of one type for an element in `role` (null from the stub of a type whose library
+// was not found: src/stubs/).
 std::unique_ptr<MemoryAdapter> systemAdapter(const MemoryTypeInfo &info, MemoryRole role);
 std::unique_ptr<MemoryAdapter> dmaBufAdapter(const MemoryTypeInfo &info, MemoryRole role);
 std::unique_ptr<MemoryAdapter> glAdapter(const MemoryTypeInfo &info, MemoryRole role);

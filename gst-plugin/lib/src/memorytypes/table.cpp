@@ -54,24 +54,17 @@ constexpr MemoryTypeInfo kTable[] = {
 
 using Factory = std::unique_ptr<MemoryAdapter> (*)(const MemoryTypeInfo &, MemoryRole);
 
-// The factory of a built type (null when its library was not found).
+// The factory of a type (one that makes none when its library was not found).
 Factory factoryOf(BufferMemory memory)
 {
 	switch (memory) {
 	case BufferMemory::System: return detail::systemAdapter;
 	case BufferMemory::DmaBuf: return detail::dmaBufAdapter;
-#if GPUHANDLE_GST_HAVE_GL
+	// A type whose library was not found has its stub's factory, which makes none.
 	case BufferMemory::GlMemory: return detail::glAdapter;
-#endif
-#if GPUHANDLE_GST_HAVE_VULKAN
 	case BufferMemory::VulkanImage: return detail::vulkanAdapter;
-#endif
-#if GPUHANDLE_GST_HAVE_CUDA
 	case BufferMemory::CudaMemory: return detail::cudaAdapter;
-#endif
-#if GPUHANDLE_GST_HAVE_VA
 	case BufferMemory::VaMemory: return detail::vaAdapter;
-#endif
 	default: return nullptr;
 	}
 }
@@ -178,7 +171,8 @@ MemoryAdapters::MemoryAdapters(MemoryRole role)
 {
 	for (const MemoryTypeInfo &info : kTable)
 		if (Factory make = factoryOf(info.memory); make && rankOf(info, role) >= 0)
-			adapters_.push_back(make(info, role));
+			if (std::unique_ptr<MemoryAdapter> adapter = make(info, role))
+				adapters_.push_back(std::move(adapter));
 }
 
 MemoryAdapters::~MemoryAdapters()
