@@ -1,32 +1,19 @@
-// gpuhandle-avbridge's FFmpeg helpers: error text, devices, and FFmpeg's log.
+// gpuhandle-avbridge's FFmpeg log, and the shared FFmpeg helpers by their short names.
 #pragma once
 
 #include <gpuhandle/result.h>
 
-#include <string>
+#include "av_util.h"
 
-struct AVBufferRef;
+#include <string>
 
 namespace gpuhandle::avbridge {
 
-// FFmpeg's sentence for an AVERROR code.
-std::string avErrorText(int code);
-// An Error whose message is `what` followed by FFmpeg's sentence for `code`.
-Error avError(const std::string &what, int code);
-
-// Unrefs an AVBufferRef when it goes out of scope (null is fine).
-struct AvBufferOwner {
-	AVBufferRef *ref = nullptr;
-	AvBufferOwner() = default;
-	explicit AvBufferOwner(AVBufferRef *owned) : ref(owned) {}
-	~AvBufferOwner();
-	AvBufferOwner(const AvBufferOwner &) = delete;
-	AvBufferOwner &operator=(const AvBufferOwner &) = delete;
-};
-
-// A device like ffmpeg's -init_hw_device TYPE[:DEVICE] (av_hwdevice_ctx_create). The caller
-// unrefs it. Errors: InvalidArgument (an unknown type, listing the known ones), Backend.
-Result<AVBufferRef *> createHwDevice(const std::string &spec);
+// The shared helpers (ffmpeg-bridge/av/), by their short names here.
+using av::AvBufferOwner;
+using av::avError;
+using av::avErrorText;
+using av::createHwDevice;
 
 // FFmpeg's log: errors (info with `verbose`) printed; problems reading the input recorded.
 void installLog(bool verbose);

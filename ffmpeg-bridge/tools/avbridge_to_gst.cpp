@@ -3,8 +3,8 @@
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
 
+#include "av_filter_graph.h"
 #include "avbridge_ffmpeg.h"
-#include "avbridge_filter.h"
 #include "avbridge_modes.h"
 #include "avbridge_pipeline.h"
 #include "gpuhandle_i18n.h"
@@ -24,6 +24,8 @@ extern "C" {
 }
 
 namespace gpuhandle::avbridge {
+
+using av::FilterGraph;
 
 namespace {
 

@@ -1,4 +1,5 @@
-// gpuhandle-avbridge's libavfilter graph: buffersrc ! GRAPH ! buffersink, hardware frames too.
+// A libavfilter graph, buffersrc ! GRAPH ! buffersink, hardware frames too: shared by
+// gpuhandle-avbridge and the elements that run FFmpeg inside GStreamer.
 #pragma once
 
 #include <gpuhandle/result.h>
@@ -15,7 +16,7 @@ struct AVFilterContext;
 struct AVFilterGraph;
 struct AVFrame;
 
-namespace gpuhandle::avbridge {
+namespace gpuhandle::av {
 
 // What the graph's source gets: the first frame's geometry and format, and the stream's times.
 struct FilterInput {
@@ -26,6 +27,18 @@ struct FilterInput {
 	AVRational sampleAspectRatio{ 0, 1 };
 	AVRational frameRate{ 0, 1 };
 	AVBufferRef *hwFrames = nullptr; // borrowed; the source takes its own reference
+};
+
+// What the graph's sink gives, known once the graph is configured (before any frame): what an
+// element announces as its output caps.
+struct FilterOutput {
+	int width = 0;
+	int height = 0;
+	int format = -1; // AVPixelFormat
+	AVRational timeBase{ 1, 1 };
+	AVRational frameRate{ 0, 1 }; // 0/1 when the graph does not say
+	AVRational sampleAspectRatio{ 0, 1 };
+	bool hardware = false; // frames of a hardware frames context (hw_frames_ctx)
 };
 
 class FilterGraph
@@ -55,6 +68,8 @@ public:
 	Result<AVFrame *> pull();
 	AVRational timeBase() const;
 	AVRational frameRate() const;
+	// The configured graph's output. InvalidState before configure().
+	Result<FilterOutput> output() const;
 
 private:
 	AVFilterGraph *graph_ = nullptr;
@@ -64,4 +79,4 @@ private:
 	const void *hwFramesData_ = nullptr; // the frames context the source was built for
 };
 
-} // namespace gpuhandle::avbridge
+} // namespace gpuhandle::av

@@ -1,7 +1,7 @@
-// gpuhandle-avbridge's filter graph around libavfilter's buffersrc and buffersink.
-#include "avbridge_filter.h"
+// The shared filter graph around libavfilter's buffersrc and buffersink (see av_filter_graph.h).
+#include "av_filter_graph.h"
 
-#include "avbridge_ffmpeg.h"
+#include "av_util.h"
 #include "gpuhandle_i18n.h"
 
 #include <string>
@@ -18,7 +18,7 @@ extern "C" {
 #include <libavutil/pixdesc.h>
 }
 
-namespace gpuhandle::avbridge {
+namespace gpuhandle::av {
 
 namespace {
 
@@ -185,4 +185,20 @@ AVRational FilterGraph::frameRate() const
 	return av_buffersink_get_frame_rate(sink_);
 }
 
-} // namespace gpuhandle::avbridge
+Result<FilterOutput> FilterGraph::output() const
+{
+	if (!graph_ || !sink_)
+		return Error(ErrorCode::InvalidState, "filter",
+			     "The filter graph is not configured yet.");
+	FilterOutput out;
+	out.width = av_buffersink_get_w(sink_);
+	out.height = av_buffersink_get_h(sink_);
+	out.format = av_buffersink_get_format(sink_);
+	out.timeBase = av_buffersink_get_time_base(sink_);
+	out.frameRate = av_buffersink_get_frame_rate(sink_);
+	out.sampleAspectRatio = av_buffersink_get_sample_aspect_ratio(sink_);
+	out.hardware = av_buffersink_get_hw_frames_ctx(sink_) != nullptr;
+	return out;
+}
+
+} // namespace gpuhandle::av
