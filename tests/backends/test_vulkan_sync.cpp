@@ -232,6 +232,12 @@ START_TEST(functions_loaded_once_serve_every_import)
 	ck_assert_int_gt(g_lookups.load(), 0);
 	ck_assert_error(loadVulkanDeviceFunctions(VulkanDeviceDispatch{}), ErrorCode::NullHandle,
 			"device");
+	// Functions of one device do not serve another's dispatch.
+	VulkanDeviceDispatch other = dispatch;
+	other.device = test::fakeHandle(0x1234);
+	other.functions = *functions;
+	ck_assert_error(importVulkanSemaphore(timelineAt(semaphore, 3), other),
+			ErrorCode::DeviceMismatch, "functions");
 	ck_assert_int_eq(vkQueueWaitIdle(vk.queue), VK_SUCCESS);
 	vkDestroySemaphore(vk.device, semaphore, nullptr);
 }

@@ -205,6 +205,13 @@ std::optional<Error> checkInput(const char *type, const VulkanSemaphoreSync &raw
 			type, raw.device, dispatch.device);
 	device.device = static_cast<VkDevice>(dispatch.device);
 	if (dispatch.functions) {
+		if (dispatch.functions->table.device != device.device)
+			return Error::format(
+				ErrorCode::DeviceMismatch, "functions",
+				"%s: the functions were loaded for VkDevice %p, not for "
+				"the dispatch's VkDevice %p.",
+				type, static_cast<void *>(dispatch.functions->table.device),
+				dispatch.device);
 		device.api = dispatch.functions->table;
 		return std::nullopt;
 	}
