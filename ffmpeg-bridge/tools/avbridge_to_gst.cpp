@@ -3,6 +3,7 @@
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/ffmpeg/pixel_formats.h>
 
+#include "av_decoder.h"
 #include "av_filter_graph.h"
 #include "avbridge_ffmpeg.h"
 #include "avbridge_modes.h"
@@ -36,68 +37,42 @@ constexpr guint64 kQueuedFrames = 4;
 
 struct Decoder {
 	AVFormatContext *format = nullptr;
-	AVCodecContext *codec = nullptr;
+	av::VideoDecoder decoder{}; // on the --hwaccel device when one is given
 	AVPacket *packet = nullptr;
 	AVFrame *frame = nullptr;
 	int stream = -1;
-	AVPixelFormat hwFormat = AV_PIX_FMT_NONE;
-	AvBufferOwner device{}; // --hwaccel
+	bool toldFallback = false; // the software fallback was reported
 
 	~Decoder()
 	{
 		av_frame_free(&frame);
 		av_packet_free(&packet);
-		avcodec_free_context(&codec);
 		avformat_close_input(&format);
 	}
+	AVCodecContext *codec() const { return decoder.context(); }
+	AVBufferRef *device() const { return decoder.device(); }
 };
 
-// The decoder's hardware format when offered, else (as ffmpeg falls back) the first software one.
-AVPixelFormat pickFormat(AVCodecContext *ctx, const AVPixelFormat *formats)
-{
-	const auto *decoder = static_cast<const Decoder *>(ctx->opaque);
-	for (const AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; ++p)
-		if (*p == decoder->hwFormat)
-			return *p;
-	for (const AVPixelFormat *p = formats; *p != AV_PIX_FMT_NONE; ++p)
-		if (!ffmpeg::isHwPixelFormat(*p)) {
-			std::fprintf(stderr,
-				     _("gpuhandle-avbridge: the decoder does not offer %s frames "
-				       "here; decoding to %s\n"),
-				     ffmpeg::avPixelFormatName(decoder->hwFormat).c_str(),
-				     ffmpeg::avPixelFormatName(*p).c_str());
-			return *p;
-		}
-	return AV_PIX_FMT_NONE;
-}
-
+// --hwaccel: the option's own message for a type FFmpeg does not know, then the shared decoder's.
 Status setupHwaccel(const std::string &typeName, Decoder &d)
 {
-	const AVHWDeviceType type = av_hwdevice_find_type_by_name(typeName.c_str());
-	if (type == AV_HWDEVICE_TYPE_NONE)
+	if (av_hwdevice_find_type_by_name(typeName.c_str()) == AV_HWDEVICE_TYPE_NONE)
 		return Error(ErrorCode::InvalidArgument, "hwaccel",
 			     i18n::format(_("unknown --hwaccel type '%s'"), typeName.c_str()));
-	for (int i = 0;; ++i) {
-		const AVCodecHWConfig *config = avcodec_get_hw_config(d.codec->codec, i);
-		if (!config)
-			return Error(
-				ErrorCode::NotSupported, "hwaccel",
-				i18n::format(_("the %s decoder of this FFmpeg cannot decode on %s"),
-					     d.codec->codec->name, typeName.c_str()));
-		if ((config->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) &&
-		    config->device_type == type) {
-			d.hwFormat = config->pix_fmt;
-			break;
-		}
-	}
-	Result<AVBufferRef *> device = createHwDevice(typeName);
-	if (!device)
-		return device.error();
-	d.device.ref = *device;
-	d.codec->hw_device_ctx = av_buffer_ref(d.device.ref);
-	d.codec->opaque = &d;
-	d.codec->get_format = pickFormat;
-	return {};
+	return d.decoder.useHardware(typeName);
+}
+
+// Says once that the decoder did not offer the --hwaccel device's frames (ffmpeg's fallback).
+void tellFallback(Decoder &d)
+{
+	if (d.toldFallback || d.decoder.fallbackFormat() == AV_PIX_FMT_NONE)
+		return;
+	d.toldFallback = true;
+	std::fprintf(stderr,
+		     _("gpuhandle-avbridge: the decoder does not offer %s frames "
+		       "here; decoding to %s\n"),
+		     ffmpeg::avPixelFormatName(d.decoder.hwFormat()).c_str(),
+		     ffmpeg::avPixelFormatName(d.decoder.fallbackFormat()).c_str());
 }
 
 Status openInput(const Options &options, Decoder &d)
@@ -120,22 +95,16 @@ Status openInput(const Options &options, Decoder &d)
 					    options.input.c_str()),
 			       d.stream < 0 ? d.stream : AVERROR_DECODER_NOT_FOUND);
 	AVStream *stream = d.format->streams[d.stream];
-	d.codec = avcodec_alloc_context3(codec);
 	d.packet = av_packet_alloc();
 	d.frame = av_frame_alloc();
-	if (!d.codec || !d.packet || !d.frame)
+	if (!d.packet || !d.frame)
 		return Error(ErrorCode::OutOfMemory, "decoder", _("the decoder was not allocated"));
-	err = avcodec_parameters_to_context(d.codec, stream->codecpar);
-	if (err < 0)
-		return avError(_("the decoder refused the stream's parameters"), err);
-	d.codec->pkt_timebase = stream->time_base;
+	if (Status created = d.decoder.create(codec, stream->codecpar, stream->time_base); !created)
+		return created;
 	if (!options.hwaccel.empty())
 		if (Status hw = setupHwaccel(options.hwaccel, d); !hw)
 			return hw;
-	err = avcodec_open2(d.codec, codec, nullptr);
-	if (err < 0)
-		return avError(i18n::format(_("could not open the %s decoder"), codec->name), err);
-	return {};
+	return d.decoder.open();
 }
 
 class ToGst
@@ -184,16 +153,16 @@ Status ToGst::decode(const AVPacket *packet)
 {
 	int err;
 	{
-		DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
-		err = avcodec_send_packet(decoder_.codec, packet);
+		DeviceLocks locks(decoder_.device(), filterDevice_.ref);
+		err = avcodec_send_packet(decoder_.codec(), packet);
 	}
 	if (err < 0 && err != AVERROR_EOF)
 		return avError(i18n::format(_("decoding '%s' failed"), options_.input.c_str()),
 			       err);
 	while (!done()) {
 		{
-			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
-			err = avcodec_receive_frame(decoder_.codec, decoder_.frame);
+			DeviceLocks locks(decoder_.device(), filterDevice_.ref);
+			err = avcodec_receive_frame(decoder_.codec(), decoder_.frame);
 		}
 		if (err == AVERROR(EAGAIN) || err == AVERROR_EOF)
 			break;
@@ -201,6 +170,7 @@ Status ToGst::decode(const AVPacket *packet)
 			return avError(i18n::format(_("decoding '%s' failed"),
 						    options_.input.c_str()),
 				       err);
+		tellFallback(decoder_);
 		decoder_.frame->pts = decoder_.frame->best_effort_timestamp;
 		Status filtered = filter(decoder_.frame);
 		av_frame_unref(decoder_.frame);
@@ -215,7 +185,7 @@ Status ToGst::filter(AVFrame *frame)
 	if (!graph_.accepts(frame)) {
 		if (graph_.configured()) { // a new size or format: the old graph's frames first
 			{
-				DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+				DeviceLocks locks(decoder_.device(), filterDevice_.ref);
 				if (Status flushed = graph_.push(nullptr); !flushed)
 					return flushed;
 			}
@@ -225,7 +195,7 @@ Status ToGst::filter(AVFrame *frame)
 		const AVStream *stream = decoder_.format->streams[decoder_.stream];
 		// Configuring may initialise frames contexts, which may submit (layout
 		// transitions).
-		DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+		DeviceLocks locks(decoder_.device(), filterDevice_.ref);
 		if (Status configured = graph_.configure(
 			    options_.filter,
 			    FilterGraph::inputOf(frame, stream->time_base, streamRate_),
@@ -234,7 +204,7 @@ Status ToGst::filter(AVFrame *frame)
 			return configured;
 	}
 	{
-		DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+		DeviceLocks locks(decoder_.device(), filterDevice_.ref);
 		if (Status pushed = graph_.push(frame); !pushed)
 			return pushed;
 	}
@@ -246,7 +216,7 @@ Status ToGst::drainGraph()
 	while (!done()) {
 		Result<AVFrame *> out = static_cast<AVFrame *>(nullptr);
 		{
-			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+			DeviceLocks locks(decoder_.device(), filterDevice_.ref);
 			out = graph_.pull();
 		}
 		if (!out)
@@ -425,7 +395,7 @@ Status ToGst::run()
 		status = decode(nullptr);
 	if (status && !done() && graph_.configured()) {
 		{
-			DeviceLocks locks(decoder_.device.ref, filterDevice_.ref);
+			DeviceLocks locks(decoder_.device(), filterDevice_.ref);
 			status = graph_.push(nullptr);
 		}
 		if (status)
