@@ -6,7 +6,8 @@ namespace gpuhandle::av {
 namespace {
 
 // H.264 and H.265 whole access units, in every stream format FFmpeg's parsers read (codec data
-// in the caps for avc/hvc1/hev1); MPEG video outside a system stream; JPEG parsed into frames.
+// in the caps for avc/hvc1/hev1); MPEG video outside a system stream; JPEG one picture per
+// buffer, as demuxers give it (matroskademux, qtdemux and avidemux set no `parsed`) or jpegparse.
 constexpr CodecCaps kCodecCaps[] = {
 	{ AV_CODEC_ID_H264,
 	  "video/x-h264, stream-format=(string){ avc, avc3, byte-stream }, alignment=(string)au" },
@@ -21,7 +22,7 @@ constexpr CodecCaps kCodecCaps[] = {
 	{ AV_CODEC_ID_PRORES, "video/x-prores" },
 	{ AV_CODEC_ID_DNXHD, "video/x-dnxhd" },
 	{ AV_CODEC_ID_FFV1, "video/x-ffv, ffvversion=(int)1" },
-	{ AV_CODEC_ID_MJPEG, "image/jpeg, parsed=(boolean)true" },
+	{ AV_CODEC_ID_MJPEG, "image/jpeg" },
 	{ AV_CODEC_ID_THEORA, "video/x-theora" },
 	{ AV_CODEC_ID_HUFFYUV, "video/x-huffyuv" },
 };

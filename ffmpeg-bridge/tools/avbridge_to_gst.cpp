@@ -5,6 +5,7 @@
 
 #include "av_decoder.h"
 #include "av_filter_graph.h"
+#include "av_gst_frame.h"
 #include "avbridge_ffmpeg.h"
 #include "avbridge_modes.h"
 #include "avbridge_pipeline.h"
@@ -14,9 +15,6 @@
 #include <cstdio>
 
 #include <gst/app/gstappsrc.h>
-#include <gst/gpuhandle/gstgpuhandlememory.h>
-#include <gst/gpuhandle/gstgpuhandlememory.hpp>
-#include <gst/gpuhandle/gstgpuhandlevideo.hpp>
 
 extern "C" {
 #include <libavcodec/avcodec.h>
@@ -255,40 +253,14 @@ Status ToGst::waitForRoom()
 
 Status ToGst::push(AVFrame *frame)
 {
-	ffmpeg::FrameProperties properties{};
-	Result<Frame> bridged = ffmpeg::frameFromAVFrame(frame, &properties);
-	if (!bridged)
-		return Error(bridged.error().code(), "frame",
-			     i18n::format(_("a %s frame could not become a gpuhandle frame: %s"),
-					  ffmpeg::avPixelFormatName(frame->format).c_str(),
-					  bridged.error().message().c_str()));
-	BackendRef backend{};
-	if (frame->hw_frames_ctx) {
-		const auto *frames =
-			reinterpret_cast<const AVHWFramesContext *>(frame->hw_frames_ctx->data);
-		Result<BackendRef> opened = ffmpeg::backendForHwDevice(frames->device_ref);
-		if (!opened)
-			return Error(
-				opened.error().code(), "backend",
-				i18n::format(_("no gpuhandle backend for the frame's device: %s"),
-					     opened.error().message().c_str()));
-		backend = *opened;
-		// FFmpeg 5.1's Vulkan hwupload copies from the software frame (host-mapped) without
-		// waiting, and frees that frame at once: the next decoded frame may overwrite it
-		// before the GPU copies it. Waiting here for the frame's acquire point (which
-		// follows the upload) keeps the next decode until the copy is done.
-		if (frames->device_ctx->type == AV_HWDEVICE_TYPE_VULKAN)
-			if (Status waited = bridged->acquire().wait(kDefaultWaitTimeout); !waited)
-				return waited;
-	}
-	Result<GstVideoInfo> info = gst::videoInfoOf(*bridged);
-	if (!info)
-		return info.error();
-	GstBuffer *buffer = gst::bufferFromFrame(*bridged, backend, true);
-	if (!buffer)
-		return Error(ErrorCode::NotSupported, "frame",
-			     i18n::format(_("a %s frame could not be wrapped as a GstBuffer"),
-					  ffmpeg::avPixelFormatName(frame->format).c_str()));
+	av::GstFrameOptions frameOptions{};
+	frameOptions.waitVulkanFrames = true; // a graph's hwupload (see GstFrameOptions)
+	Result<av::GstFrame> wrapped = av::gstFrameOf(frame, frameOptions);
+	if (!wrapped)
+		return wrapped.error();
+	GstBuffer *buffer = wrapped->buffer;
+	const ffmpeg::FrameProperties &properties = wrapped->properties;
+	GstVideoInfo *info = &wrapped->info;
 	const AVRational timeBase = graph_.timeBase();
 	AVRational rate = graph_.frameRate();
 	if (rate.num <= 0 || rate.den <= 0)
@@ -316,11 +288,9 @@ Status ToGst::push(AVFrame *frame)
 		info->par_n = properties.sampleAspectRatio.num;
 		info->par_d = properties.sampleAspectRatio.den;
 	}
-	GstCaps *caps = gst_video_info_to_caps(&*info);
+	GstCaps *caps = gst_video_info_to_caps(info);
 	if (caps)
-		gst_caps_set_features(caps, 0,
-				      gst_caps_features_new(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE,
-							    nullptr));
+		av::setGpuHandleFeature(caps, true);
 	if (!caps) {
 		gst_buffer_unref(buffer);
 		return Error(ErrorCode::NotSupported, "caps", _("the frame has no GStreamer caps"));

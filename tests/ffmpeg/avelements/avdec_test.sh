@@ -1,0 +1,200 @@
+#!/bin/sh
+# gpuhandleavdec end to end: clips the ffmpeg program encodes at test time, decoded in
+# gst-launch-1.0 pipelines and compared byte for byte with `ffmpeg -i CLIP -f rawvideo`; hardware
+# decoding, the errors a user sees, damaged streams, and GStreamer's leaks tracer.
+# Usage: avdec_test.sh CASE (codecs, hwaccel, hw-decode, errors, damaged, leaks)
+case_name="$1"
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+
+command -v ffmpeg >/dev/null 2>&1 || skip "the ffmpeg command (Debian package ffmpeg) is not installed"
+command -v gst-launch-1.0 >/dev/null 2>&1 ||
+	skip "gst-launch-1.0 (Debian package gstreamer1.0-tools) is not installed"
+gst-inspect-1.0 gpuhandleavdec >/dev/null 2>&1 || fail "the plugin has no gpuhandleavdec"
+work=$(mktemp -d "${TMPDIR:-/tmp}/avdec.XXXXXX") || fail "mktemp"
+trap 'rm -rf "$work"' EXIT
+cd "$work" || fail "cd $work"
+
+frames=12
+lavfi="testsrc2=size=320x240:rate=25"
+
+# make_clip FILE ENCODER [OPTIONS...]: $frames frames of $lavfi (B-frames where the codec has them).
+make_clip() {
+	file="$1"
+	shift
+	ffmpeg -v error -y -f lavfi -i "$lavfi" -frames:v $frames -c:v "$@" "$file" ||
+		fail "ffmpeg could not encode $file with $*"
+}
+
+has_encoder() {
+	ffmpeg -hide_banner -encoders 2>/dev/null | grep -q " $1 "
+}
+
+# Runs gst-launch-1.0 (bounded), keeping its output in log.txt; fails unless it exits with $1.
+launch_expect() {
+	want="$1"
+	shift
+	timeout 120 gst-launch-1.0 "$@" >log.txt 2>&1
+	status=$?
+	if [ $status -ge 124 ]; then
+		cat log.txt
+		fail "gst-launch-1.0 $* hung or crashed (status $status)"
+	fi
+	if { [ "$want" = 0 ] && [ $status -ne 0 ]; } || { [ "$want" != 0 ] && [ $status -eq 0 ]; }; then
+		cat log.txt
+		fail "gst-launch-1.0 $* exited with $status (expected $want)"
+	fi
+}
+
+expect_text() {
+	grep -qF -- "$1" log.txt || { cat log.txt; fail "the output does not say '$1'"; }
+}
+
+same_bytes() {
+	[ -s "$1" ] || fail "$1 is empty"
+	cmp "$1" "$2" || fail "$1 and $2 differ"
+	echo "ok: $1 is byte for byte $2 ($(wc -c <"$2") bytes)"
+}
+
+# decode_both CLIP: system memory to filesink, and memory:GpuHandle through gpuhandledownload,
+# each the bytes ffmpeg decodes (filesink reads no GstVideoMeta: GStreamer's default layout,
+# which at 320x240 is ffmpeg's rawvideo layout).
+decode_both() {
+	ffmpeg -v error -y -i "$1" -f rawvideo "$1.ref" || fail "ffmpeg could not decode $1"
+	launch_expect 0 -q filesrc location="$1" ! parsebin ! gpuhandleavdec ! video/x-raw ! \
+		filesink location="$1.sys"
+	same_bytes "$1.sys" "$1.ref"
+	launch_expect 0 -q filesrc location="$1" ! parsebin ! gpuhandleavdec ! \
+		'video/x-raw(memory:GpuHandle)' ! gpuhandledownload ! filesink location="$1.gh"
+	same_bytes "$1.gh" "$1.ref"
+}
+
+case "$case_name" in
+codecs)
+	compared=0
+	# name, file, encoder and its options: lossy codecs with B-frames (reordering), intra-only
+	# and lossless ones.
+	while read -r name file encoder options; do
+		if ! has_encoder "$encoder"; then
+			echo "not compared: $name (this ffmpeg has no $encoder encoder)"
+			continue
+		fi
+		# shellcheck disable=SC2086
+		make_clip "$file" "$encoder" $options
+		decode_both "$file"
+		compared=$((compared + 1))
+	done <<-CODECS
+		H.264 h264.mkv libx264 -bf 2 -g 6
+		HEVC hevc.mkv libx265 -x265-params log-level=none:bframes=2
+		VP9 vp9.webm libvpx-vp9 -b:v 400k
+		AV1 av1.mkv libaom-av1 -cpu-used 8
+		ProRes prores.mkv prores_ks
+		FFV1 ffv1.mkv ffv1
+		MJPEG mjpeg.mkv mjpeg
+		MPEG-2 mpeg2.mkv mpeg2video -bf 2
+	CODECS
+	[ $compared -ge 5 ] || fail "only $compared codecs could be compared"
+	echo "ok: $compared codecs decoded byte for byte as ffmpeg decodes them"
+	;;
+hwaccel)
+	# This machine's FFmpeg devices that cannot decode H.264: the fallback to software says so
+	# and decodes the same bytes; hwaccel-fallback=error fails naming the device.
+	make_clip h264.mkv libx264 -bf 2
+	ffmpeg -v error -y -i h264.mkv -f rawvideo ref.yuv || fail "ffmpeg decode"
+	for hw in vulkan vaapi cuda; do
+		# (ffmpeg decodes in software where the device cannot: only hwdownload tells.)
+		if ffmpeg -v error -hwaccel $hw -hwaccel_output_format $hw -i h264.mkv \
+			-vf hwdownload,format=nv12 -f null - >/dev/null 2>&1; then
+			echo "not checked: $hw decodes H.264 here (see hw-decode)"
+			continue
+		fi
+		launch_expect 0 filesrc location=h264.mkv ! parsebin ! gpuhandleavdec hwaccel=$hw ! \
+			video/x-raw ! filesink location=out.yuv
+		expect_text "Could not decode on $hw"
+		expect_text "decoding in software"
+		same_bytes out.yuv ref.yuv
+		launch_expect 1 filesrc location=h264.mkv ! parsebin ! \
+			gpuhandleavdec hwaccel=$hw hwaccel-fallback=error ! fakesink
+		expect_text "Could not decode on $hw"
+	done
+	;;
+hw-decode)
+	# Decoding on a hardware device: frames stay on it (memory:GpuHandle), and gpuhandledownload
+	# reads them back as ffmpeg's hwdownload does.
+	make_clip h264.mkv libx264 -bf 2
+	decoded=0
+	for hw in vaapi cuda vulkan; do
+		ffmpeg -v error -y -hwaccel $hw -hwaccel_output_format $hw -i h264.mkv \
+			-vf hwdownload,format=nv12 -f rawvideo ref_$hw.nv12 >/dev/null 2>&1 || continue
+		launch_expect 0 -q filesrc location=h264.mkv ! parsebin ! \
+			gpuhandleavdec hwaccel=$hw hwaccel-fallback=error ! \
+			'video/x-raw(memory:GpuHandle)' ! gpuhandledownload ! video/x-raw,format=NV12 ! \
+			filesink location=out_$hw.nv12
+		same_bytes out_$hw.nv12 ref_$hw.nv12
+		decoded=$((decoded + 1))
+	done
+	[ $decoded -gt 0 ] ||
+		skip "no FFmpeg hardware decoder of H.264 works here (vaapi, cuda, vulkan: no device, or FFmpeg without their decoding)"
+	;;
+errors)
+	make_clip h264.mkv libx264
+	launch_expect 1 filesrc location=h264.mkv ! parsebin ! gpuhandleavdec decoder=no-such ! fakesink
+	expect_text "This FFmpeg has no video decoder named 'no-such'."
+	launch_expect 1 filesrc location=h264.mkv ! parsebin ! gpuhandleavdec decoder=hevc ! fakesink
+	expect_text "The decoder 'hevc' does not decode h264."
+	launch_expect 1 filesrc location=h264.mkv ! parsebin ! gpuhandleavdec hwaccel=no-such ! fakesink
+	expect_text "unknown device type 'no-such'"
+	# A forced decoder of the same codec works.
+	ffmpeg -v error -y -i h264.mkv -f rawvideo ref.yuv || fail "ffmpeg decode"
+	launch_expect 0 -q filesrc location=h264.mkv ! parsebin ! gpuhandleavdec decoder=h264 \
+		threads=1 ! video/x-raw ! filesink location=out.yuv
+	same_bytes out.yuv ref.yuv
+	;;
+damaged)
+	# Bytes overwritten in the middle of an H.264 stream and its end cut off: FFmpeg conceals
+	# and carries on, the element with it, warning with the count of errors so far.
+	make_clip h264.mkv libx264 -bf 2
+	ffmpeg -v error -y -i h264.mkv -c copy -bsf:v h264_mp4toannexb clip.h264 || fail "ffmpeg remux"
+	size=$(wc -c <clip.h264)
+	cp clip.h264 damaged.h264
+	offset=2000
+	while [ $offset -lt $((size - 2000)) ]; do
+		printf '\377\000\377\000\377' |
+			dd of=damaged.h264 bs=1 seek=$offset conv=notrunc 2>/dev/null
+		offset=$((offset + 997))
+	done
+	head -c $((size - 1500)) damaged.h264 >cut.h264
+	launch_expect 0 filesrc location=cut.h264 ! h264parse ! gpuhandleavdec ! video/x-raw ! \
+		fakesink
+	expect_text "The stream has errors: FFmpeg reported"
+	expect_text "so far."
+	# Only noise: no frame, no crash, an error or EOS.
+	head -c 20000 /dev/urandom >noise.h264
+	timeout 120 gst-launch-1.0 filesrc location=noise.h264 ! h264parse ! gpuhandleavdec ! \
+		fakesink >log.txt 2>&1
+	[ $? -lt 124 ] || { cat log.txt; fail "noise hung or crashed the decoder"; }
+	;;
+leaks)
+	make_clip h264.mkv libx264 -bf 2
+	failed=0
+	no_leaks() {
+		GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 gst-launch-1.0 -q "$@" >log.txt 2>&1
+		alive=$(grep -c 'object-alive, type-name=(string)[A-Za-z]' log.txt)
+		if [ "$alive" -ne 0 ] || grep -q 'Leaks detected' log.txt; then
+			grep -E 'object-alive, type-name=\(string\)[A-Za-z]' log.txt | cut -c1-300 | head -20
+			echo "FAIL: $alive objects alive after $*"
+			failed=1
+		else
+			echo "ok: no leaks: $*"
+		fi
+	}
+	no_leaks filesrc location=h264.mkv ! parsebin ! gpuhandleavdec ! video/x-raw ! fakesink
+	no_leaks filesrc location=h264.mkv ! parsebin ! gpuhandleavdec ! gpuhandledownload ! fakesink
+	no_leaks filesrc location=h264.mkv ! parsebin ! gpuhandleavdec decoder=no-such ! fakesink
+	[ $failed -eq 0 ] || fail "leaks"
+	;;
+*)
+	fail "unknown case '$case_name'"
+	;;
+esac
+echo "ok: $case_name"

@@ -1,0 +1,313 @@
+// gpuhandleavdec in running pipelines: timestamps and every frame out at EOS, an accurate seek, a
+// mid-stream resolution change, the latency it reports, odd sizes, and memory:GpuHandle frames
+// that are never copied; each picture compared with what the ffmpeg program decodes.
+#include "pipeline_run.h" // last: Check's fail() macro breaks standard headers after it
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include <glib/gstdio.h>
+
+using namespace gpuhandle::test;
+
+namespace {
+
+constexpr GstClockTime kFrame = GST_SECOND / 25; // the clips' frame duration
+
+// A directory for a test's clips, removed at the end.
+struct ClipDir {
+	std::string path;
+	ClipDir()
+	{
+		char name[] = "/tmp/avdec.XXXXXX";
+		ck_assert(g_mkdtemp(name) != nullptr);
+		path = name;
+	}
+	~ClipDir()
+	{
+		const std::string command = "rm -rf '" + path + "'";
+		if (std::system(command.c_str()) != 0)
+			std::fprintf(stderr, "could not remove %s\n", path.c_str());
+	}
+	std::string operator/(const std::string &file) const { return path + "/" + file; }
+};
+
+void sh(const std::string &command)
+{
+	ck_assert_msg(std::system(command.c_str()) == 0, "failed: %s", command.c_str());
+}
+
+// `frames` frames of testsrc2 at `size`, 25 per second, encoded by the ffmpeg program.
+std::string makeClip(const ClipDir &dir, const std::string &file, const std::string &size,
+		     int frames, const std::string &codec)
+{
+	const std::string path = dir / file;
+	sh("ffmpeg -v error -y -f lavfi -i testsrc2=size=" + size + ":rate=25 -frames:v " +
+	   std::to_string(frames) + " -c:v " + codec + " '" + path + "'");
+	return path;
+}
+
+// What ffmpeg decodes of `clip` (its decoder's format, `format` in GStreamer's words), unpacked by
+// GStreamer as the element's frames are: the two compare whatever their layouts.
+Run reference(const ClipDir &dir, const std::string &clip, const char *format, int width,
+	      int height, const std::string &ffmpegFormat, const std::string &convert = "")
+{
+	const std::string raw = dir / "reference.raw";
+	sh("ffmpeg -v error -y -i '" + clip + "' -f rawvideo -pix_fmt " + ffmpegFormat + " '" +
+	   raw + "'");
+	// ffmpeg's rawvideo rows are tight: the strides and offsets of I420 at any width.
+	const int cw = (width + 1) / 2, ch = (height + 1) / 2;
+	const int y = width * height, c = cw * ch;
+	char layout[256];
+	std::snprintf(layout, sizeof layout,
+		      "plane-strides=\"<%d,%d,%d>\" plane-offsets=\"<0,%d,%d>\" frame-size=%d",
+		      width, cw, cw, y, y + c, y + 2 * c);
+	return runPipeline("filesrc location=" + raw + " ! rawvideoparse format=" + format +
+			   " width=" + std::to_string(width) + " height=" + std::to_string(height) +
+			   " " + layout + " ! " + convert + " appsink name=sink sync=false");
+}
+
+struct Timed {
+	std::vector<GstClockTime> pts{};
+	std::vector<GstClockTime> durations{};
+	std::vector<std::pair<int, int>> sizes{};
+	Run run{};
+};
+
+// Plays `description` (an appsink "sink"), after an optional flushing accurate seek to `seekTo`,
+// keeping each frame's bytes, time and size.
+Timed play(const std::string &description, GstClockTime seekTo = GST_CLOCK_TIME_NONE)
+{
+	Timed t;
+	GError *error = nullptr;
+	t.run.pipeline = gst_parse_launch(description.c_str(), &error);
+	ck_assert_msg(t.run.pipeline && !error, "%s", error ? error->message : "?");
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(t.run.pipeline), "sink");
+	ck_assert(sink != nullptr);
+	if (GST_CLOCK_TIME_IS_VALID(seekTo)) {
+		gst_element_set_state(t.run.pipeline, GST_STATE_PAUSED);
+		ck_assert(gst_element_get_state(t.run.pipeline, nullptr, nullptr,
+						60 * GST_SECOND) == GST_STATE_CHANGE_SUCCESS);
+		ck_assert(gst_element_seek_simple(t.run.pipeline, GST_FORMAT_TIME,
+						  static_cast<GstSeekFlags>(GST_SEEK_FLAG_FLUSH |
+									    GST_SEEK_FLAG_ACCURATE),
+						  static_cast<gint64>(seekTo)));
+	}
+	gst_element_set_state(t.run.pipeline, GST_STATE_PLAYING);
+	GstBus *bus = gst_element_get_bus(t.run.pipeline);
+	for (int idle = 0; idle < 3000; ++idle) { // 60 s without a frame at most
+		if (GstSample *sample =
+			    gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 20 * GST_MSECOND)) {
+			GstBuffer *buffer = gst_sample_get_buffer(sample);
+			t.pts.push_back(GST_BUFFER_PTS(buffer));
+			t.durations.push_back(GST_BUFFER_DURATION(buffer));
+			GstVideoInfo info;
+			ck_assert(gst_video_info_from_caps(&info, gst_sample_get_caps(sample)));
+			t.sizes.emplace_back(GST_VIDEO_INFO_WIDTH(&info),
+					     GST_VIDEO_INFO_HEIGHT(&info));
+			appendFrame(t.run, sample);
+			gst_sample_unref(sample);
+			idle = 0;
+			continue;
+		}
+		if (GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR)) {
+			GError *err = nullptr;
+			gst_message_parse_error(msg, &err, nullptr);
+			t.run.error = err->message;
+			g_clear_error(&err);
+			gst_message_unref(msg);
+			break;
+		}
+		if (gst_app_sink_is_eos(GST_APP_SINK(sink)))
+			break;
+	}
+	gst_object_unref(bus);
+	gst_object_unref(sink);
+	gst_element_set_state(t.run.pipeline, GST_STATE_NULL);
+	ck_assert_msg(t.run.error.empty(), "%s: %s", description.c_str(), t.run.error.c_str());
+	return t;
+}
+
+// The bytes of frames [first, end) of a run whose frames all have `frameBytes` bytes.
+std::vector<uint8_t> framesOf(const Run &run, size_t frameBytes, size_t first, size_t end)
+{
+	return { run.bytes.begin() + static_cast<std::ptrdiff_t>(first * frameBytes),
+		 run.bytes.begin() + static_cast<std::ptrdiff_t>(end * frameBytes) };
+}
+
+// The decoder between a clip and an appsink, `after` between them.
+std::string decodeTo(const std::string &clip, const std::string &decoder,
+		     const std::string &after = "video/x-raw")
+{
+	return "filesrc location=" + clip + " ! parsebin ! gpuhandleavdec name=dec " + decoder +
+	       " ! " + after + " ! appsink name=sink sync=false";
+}
+
+} // namespace
+
+START_TEST(reordered_frames_keep_their_times_and_all_come_out_at_eos)
+{
+	ClipDir dir;
+	// B-frames three deep, and frame threads holding frames: 30 in, 30 out in order.
+	const std::string clip = makeClip(dir, "b.mkv", "320x240", 30, "libx264 -bf 3 -g 12");
+	const Timed t = play(decodeTo(clip, "threads=3"));
+	ck_assert_uint_eq(t.pts.size(), 30);
+	for (size_t i = 0; i < t.pts.size(); ++i) {
+		ck_assert_msg(t.pts[i] == i * kFrame, "frame %zu at %" GST_TIME_FORMAT, i,
+			      GST_TIME_ARGS(t.pts[i]));
+		ck_assert_uint_eq(t.durations[i], kFrame);
+	}
+	const Run ref = reference(dir, clip, "i420", 320, 240, "yuv420p");
+	ck_assert_msg(t.run.bytes == ref.bytes, "differs from ffmpeg%s",
+		      firstDifference(t.run.bytes, ref.bytes).c_str());
+	ck_assert_uint_eq(t.run.stat("dec", "frames"), 30);
+	ck_assert_uint_eq(t.run.stat("dec", "decode-errors"), 0);
+	ck_assert_uint_eq(t.run.stat("dec", "stream-errors"), 0);
+}
+END_TEST
+
+START_TEST(an_accurate_seek_gives_the_frames_from_that_time)
+{
+	ClipDir dir;
+	const std::string clip = makeClip(dir, "seek.mkv", "320x240", 40, "libx264 -bf 2 -g 10");
+	const Run ref = reference(dir, clip, "i420", 320, 240, "yuv420p");
+	// Frame 17 is not a key frame: the decoder starts at 10 and GstVideoDecoder clips.
+	const Timed t = play(decodeTo(clip, ""), 17 * kFrame);
+	ck_assert_uint_eq(t.pts.size(), 40 - 17);
+	ck_assert_uint_eq(t.pts.front(), 17 * kFrame);
+	const size_t frameBytes = ref.bytes.size() / 40;
+	const std::vector<uint8_t> expected = framesOf(ref, frameBytes, 17, 40);
+	ck_assert_msg(t.run.bytes == expected, "frames after the seek differ from ffmpeg's%s",
+		      firstDifference(t.run.bytes, expected).c_str());
+}
+END_TEST
+
+START_TEST(a_resolution_change_renegotiates_mid_stream)
+{
+	ClipDir dir;
+	// Two H.264 byte streams of different sizes, one after the other in one file.
+	const std::string a = makeClip(dir, "a.h264", "320x240", 8, "libx264 -bf 2");
+	const std::string b = makeClip(dir, "b.h264", "176x144", 8, "libx264 -bf 2");
+	sh("cat '" + a + "' '" + b + "' > '" + (dir / "ab.h264") + "'");
+	const Timed t = play("filesrc location=" + (dir / "ab.h264") +
+			     " ! h264parse ! gpuhandleavdec ! video/x-raw ! appsink name=sink "
+			     "sync=false");
+	ck_assert_uint_eq(t.sizes.size(), 16);
+	for (size_t i = 0; i < 16; ++i)
+		ck_assert(t.sizes[i] ==
+			  (i < 8 ? std::make_pair(320, 240) : std::make_pair(176, 144)));
+	const Run refA = reference(dir, a, "i420", 320, 240, "yuv420p");
+	const Run refB = reference(dir, b, "i420", 176, 144, "yuv420p");
+	std::vector<uint8_t> expected = refA.bytes;
+	expected.insert(expected.end(), refB.bytes.begin(), refB.bytes.end());
+	ck_assert_msg(t.run.bytes == expected, "differs from ffmpeg%s",
+		      firstDifference(t.run.bytes, expected).c_str());
+}
+END_TEST
+
+// The latency the pipeline reports after preroll.
+GstClockTime latencyOf(const std::string &description)
+{
+	GError *error = nullptr;
+	GstElement *pipeline = gst_parse_launch(description.c_str(), &error);
+	ck_assert_msg(pipeline && !error, "%s", error ? error->message : "?");
+	gst_element_set_state(pipeline, GST_STATE_PAUSED);
+	ck_assert(gst_element_get_state(pipeline, nullptr, nullptr, 60 * GST_SECOND) ==
+		  GST_STATE_CHANGE_SUCCESS);
+	GstElement *decoder = gst_bin_get_by_name(GST_BIN(pipeline), "dec");
+	GstPad *src = gst_element_get_static_pad(decoder, "src");
+	GstQuery *query = gst_query_new_latency();
+	// The decoder answers for itself and what is upstream of it.
+	ck_assert(gst_pad_query(src, query));
+	GstClockTime min = 0;
+	gst_query_parse_latency(query, nullptr, &min, nullptr);
+	gst_query_unref(query);
+	gst_object_unref(src);
+	gst_object_unref(decoder);
+	ck_assert(releasePipeline(pipeline));
+	return min;
+}
+
+START_TEST(the_latency_is_the_decoders_delay)
+{
+	ClipDir dir;
+	const std::string clip = makeClip(dir, "lat.mkv", "320x240", 20, "libx264 -bf 3");
+	const std::string mjpeg = makeClip(dir, "lat_mjpeg.mkv", "320x240", 5, "mjpeg");
+	const GstClockTime one = latencyOf(decodeTo(clip, "threads=1"));
+	const GstClockTime three = latencyOf(decodeTo(clip, "threads=3"));
+	ck_assert_msg(one > 0 && one % kFrame == 0, "reordering latency %" GST_TIME_FORMAT,
+		      GST_TIME_ARGS(one));
+	// Two more frame threads hold two more frames.
+	ck_assert_msg(three == one + 2 * kFrame,
+		      "%" GST_TIME_FORMAT " with 3 threads, %" GST_TIME_FORMAT " with 1",
+		      GST_TIME_ARGS(three), GST_TIME_ARGS(one));
+	ck_assert_uint_eq(latencyOf(decodeTo(mjpeg, "threads=1")), 0);
+}
+END_TEST
+
+START_TEST(odd_sizes_decode_byte_for_byte)
+{
+	// FFV1 at sizes whose rows GStreamer pads and whose chroma planes are rounded up.
+	for (const auto &[w, h] : { std::make_pair(97, 61), std::make_pair(318, 238) }) {
+		ClipDir dir;
+		const std::string size = std::to_string(w) + "x" + std::to_string(h);
+		const std::string clip = dir / "odd.mkv";
+		sh("ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -vf scale=" +
+		   std::to_string(w) + ":" + std::to_string(h) +
+		   " -frames:v 5 -c:v ffv1 -pix_fmt yuv420p '" + clip + "'");
+		const Run ref = reference(dir, clip, "i420", w, h, "yuv420p");
+		// appsink reads no GstVideoMeta: GStreamer's default layout, so a copy of FFmpeg's
+		// planes (apart, rows aligned its own way) each frame.
+		const Timed t = play(decodeTo(clip, ""));
+		ck_assert_uint_eq(t.pts.size(), 5);
+		ck_assert_msg(t.run.bytes == ref.bytes, "%s differs from ffmpeg%s", size.c_str(),
+			      firstDifference(t.run.bytes, ref.bytes).c_str());
+		ck_assert_uint_eq(t.run.stat("dec", "copies"), 5);
+		// videoconvert reads GstVideoMeta: FFmpeg's own frames, not copied.
+		const std::string toY444 = "videoconvert ! video/x-raw,format=Y444 ! ";
+		const Run refY444 = reference(dir, clip, "i420", w, h, "yuv420p", toY444);
+		const Timed meta = play(decodeTo(clip, "", "video/x-raw ! " + toY444 + "queue"));
+		ck_assert_msg(meta.run.bytes == refY444.bytes, "%s with GstVideoMeta%s",
+			      size.c_str(), firstDifference(meta.run.bytes, refY444.bytes).c_str());
+		ck_assert_uint_eq(meta.run.stat("dec", "copies"), 0);
+		const Timed gh = play(decodeTo(clip, "", "gpuhandledownload"));
+		ck_assert_msg(gh.run.bytes == ref.bytes, "%s through memory:GpuHandle%s",
+			      size.c_str(), firstDifference(gh.run.bytes, ref.bytes).c_str());
+	}
+}
+END_TEST
+
+START_TEST(gpuhandle_frames_are_never_copied)
+{
+	ClipDir dir;
+	const std::string clip = makeClip(dir, "gh.mkv", "320x240", 10, "libx264 -bf 2");
+	const Timed t =
+		play(decodeTo(clip, "", "video/x-raw(memory:GpuHandle) ! gpuhandledownload"));
+	ck_assert_uint_eq(t.pts.size(), 10);
+	ck_assert_uint_eq(t.run.stat("dec", "frames"), 10);
+	ck_assert_uint_eq(t.run.stat("dec", "frames-gpuhandle"), 10);
+	ck_assert_uint_eq(t.run.stat("dec", "copies"), 0);
+	// A peer that names no memory (ANY, as fakesink's) gets system memory.
+	const Timed sys = play(decodeTo(clip, "", "identity"));
+	ck_assert_uint_eq(sys.run.stat("dec", "frames"), 10);
+	ck_assert_uint_eq(sys.run.stat("dec", "frames-gpuhandle"), 0);
+}
+END_TEST
+
+int main()
+{
+	gst_init(nullptr, nullptr);
+	Suite *s = suite_create("gst_avdec");
+	TCase *tc = tcase_create("avdec");
+	tcase_set_timeout(tc, 180);
+	tcase_add_test(tc, reordered_frames_keep_their_times_and_all_come_out_at_eos);
+	tcase_add_test(tc, an_accurate_seek_gives_the_frames_from_that_time);
+	tcase_add_test(tc, a_resolution_change_renegotiates_mid_stream);
+	tcase_add_test(tc, the_latency_is_the_decoders_delay);
+	tcase_add_test(tc, odd_sizes_decode_byte_for_byte);
+	tcase_add_test(tc, gpuhandle_frames_are_never_copied);
+	suite_add_tcase(s, tc);
+	return gpuhandle::test::runSuite(s);
+}
