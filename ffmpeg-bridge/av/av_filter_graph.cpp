@@ -55,7 +55,8 @@ FilterInput FilterGraph::inputOf(const AVFrame *frame, AVRational timeBase, AVRa
 }
 
 Status FilterGraph::configure(const std::string &description, const FilterInput &input,
-			      AVBufferRef *hwDevice, const std::vector<int> &sinkFormats)
+			      AVBufferRef *hwDevice, const std::vector<int> &sinkFormats,
+			      const std::string &noDeviceHint)
 {
 	avfilter_graph_free(&graph_);
 	source_ = sink_ = nullptr;
@@ -123,7 +124,7 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 	err = avfilter_graph_parse_ptr(graph_, graphText.c_str(), &inputs.list, &outputs.list,
 				       nullptr);
 	if (err < 0)
-		return Error(ErrorCode::InvalidArgument, "filter",
+		return Error(ErrorCode::InvalidArgument, "graph",
 			     i18n::format(_("the filter graph '%s' does not parse: %s"),
 					  graphText.c_str(), avErrorText(err).c_str()));
 	if (hwDevice)
@@ -135,14 +136,15 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 	if (err < 0)
 		return Error(
 			ErrorCode::InvalidArgument, "filter",
-			hwDevice ? i18n::format(
-					   _("the filter graph '%s' does not take %s frames: %s"),
-					   graphText.c_str(), formatName(input.format).c_str(),
-					   avErrorText(err).c_str())
-				 : i18n::format(_("the filter graph '%s' does not take %s frames "
-						  "(does it need --hw-device?): %s"),
-						graphText.c_str(), formatName(input.format).c_str(),
-						avErrorText(err).c_str()));
+			hwDevice || noDeviceHint.empty()
+				? i18n::format(
+					  _("the filter graph '%s' does not take %s frames: %s"),
+					  graphText.c_str(), formatName(input.format).c_str(),
+					  avErrorText(err).c_str())
+				: i18n::format(_("the filter graph '%s' does not take %s frames "
+						 "(%s): %s"),
+					       graphText.c_str(), formatName(input.format).c_str(),
+					       noDeviceHint.c_str(), avErrorText(err).c_str()));
 	return {};
 }
 

@@ -53,10 +53,12 @@ public:
 
 	// Builds `description` ("null" when empty) between a buffer source of `input` and a sink
 	// taking `sinkFormats` (any format when empty). `hwDevice` (borrowed, may be null) becomes
-	// every filter's device (hwupload, hwmap). Errors: InvalidArgument (the graph does not
-	// parse or link: FFmpeg's reason), Backend.
+	// every filter's device (hwupload, hwmap). Errors: InvalidArgument (field "graph": the
+	// graph does not parse; field "filter": it does not configure for the input, FFmpeg's
+	// reason, with `noDeviceHint` when there is no device), Backend.
 	Status configure(const std::string &description, const FilterInput &input,
-			 AVBufferRef *hwDevice, const std::vector<int> &sinkFormats = {});
+			 AVBufferRef *hwDevice, const std::vector<int> &sinkFormats = {},
+			 const std::string &noDeviceHint = {});
 	bool configured() const noexcept { return graph_ != nullptr; }
 	// Whether `frame` has the geometry and format the graph was built for.
 	bool accepts(const AVFrame *frame) const;

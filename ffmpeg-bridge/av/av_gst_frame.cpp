@@ -107,6 +107,21 @@ Result<GstFrame> gstFrameOf(AVFrame *frame, const GstFrameOptions &options)
 	return out;
 }
 
+bool peerNamesGpuHandle(GstPad *srcpad)
+{
+	GstCaps *peer = gst_pad_peer_query_caps(srcpad, nullptr);
+	if (!peer)
+		return false;
+	bool names = false;
+	for (guint i = 0; i < gst_caps_get_size(peer) && !names; ++i) {
+		const GstCapsFeatures *features = gst_caps_get_features(peer, i);
+		names = features && !gst_caps_features_is_any(features) &&
+			gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
+	}
+	gst_caps_unref(peer);
+	return names;
+}
+
 void setGpuHandleFeature(GstCaps *caps, bool gpuHandle)
 {
 	gst_caps_set_features(caps, 0,

@@ -37,6 +37,10 @@ struct GstFrameOptions {
 // video info for the format), Backend (a hardware frame FFmpeg could not download).
 Result<GstFrame> gstFrameOf(AVFrame *frame, const GstFrameOptions &options = {});
 
+// Whether the peer of `srcpad` names memory:GpuHandle in its caps itself (a caps feature of ANY,
+// fakesink's, does not count: such a peer gets system memory, which every element reads).
+bool peerNamesGpuHandle(GstPad *srcpad);
+
 // `caps` (one structure) with the caps feature memory:GpuHandle, or system memory when
 // `gpuHandle` is false.
 void setGpuHandleFeature(GstCaps *caps, bool gpuHandle);

@@ -258,7 +258,7 @@ Status FromGst::filter(AVFrame *frame)
 		if (Status configured = graph_.configure(
 			    options_.filter,
 			    FilterGraph::inputOf(frame, AVRational{ 1, 1000000000 }, rate),
-			    device_.ref, formats);
+			    device_.ref, formats, _("does it need --hw-device?"));
 		    !configured)
 			return configured;
 	}

@@ -197,7 +197,7 @@ Status ToGst::filter(AVFrame *frame)
 		if (Status configured = graph_.configure(
 			    options_.filter,
 			    FilterGraph::inputOf(frame, stream->time_base, streamRate_),
-			    filterDevice_.ref);
+			    filterDevice_.ref, {}, _("does it need --hw-device?"));
 		    !configured)
 			return configured;
 	}

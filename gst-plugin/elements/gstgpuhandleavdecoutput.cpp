@@ -41,23 +41,6 @@ bool corruptOf(const AVFrame *picture)
 	return (picture->flags & AV_FRAME_FLAG_CORRUPT) || picture->decode_error_flags != 0;
 }
 
-// Whether downstream names memory:GpuHandle itself (a caps feature of ANY, fakesink's, does not
-// count: such a peer gets system memory, which every element reads).
-bool downstreamTakesGpuHandle(GstPad *srcpad)
-{
-	GstCaps *peer = gst_pad_peer_query_caps(srcpad, nullptr);
-	if (!peer)
-		return false;
-	bool takes = false;
-	for (guint i = 0; i < gst_caps_get_size(peer) && !takes; ++i) {
-		const GstCapsFeatures *features = gst_caps_get_features(peer, i);
-		takes = features && !gst_caps_features_is_any(features) &&
-			gst_caps_features_contains(features, GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
-	}
-	gst_caps_unref(peer);
-	return takes;
-}
-
 // A rational in units of 1/`scale`, clamped to guint32 (GStreamer's HDR fields).
 guint32 inUnits(AVRational value, int64_t scale)
 {
@@ -144,7 +127,7 @@ GstFlowReturn finishWithFrame(GstVideoDecoder *decoder, AvdecState &s, GstVideoC
 			     picture->height != s.outHeight || picture->format != s.outFormat ||
 			     interlaced != s.outInterlaced;
 	if (changed)
-		s.gpuHandle = downstreamTakesGpuHandle(GST_VIDEO_DECODER_SRC_PAD(decoder));
+		s.gpuHandle = av::peerNamesGpuHandle(GST_VIDEO_DECODER_SRC_PAD(decoder));
 	av::GstFrameOptions options{};
 	options.systemMemory = !s.gpuHandle;
 	Result<av::GstFrame> out = av::gstFrameOf(picture, options);

@@ -1,5 +1,5 @@
 // The gpuhandle plugin: registers gpuhandleupload, gpuhandledownload, gpuhandlesink, gpuhandlesrc,
-// and gpuhandleavdec where FFmpeg's libraries were found.
+// and gpuhandleavdec and gpuhandleavfilter where FFmpeg's libraries were found.
 #include "gpuhandle_i18n.h"
 #include "gstgpuhandledownload.h"
 #include "gstgpuhandlesink.h"
@@ -7,6 +7,7 @@
 #include "gstgpuhandleupload.h"
 #if GPUHANDLE_PLUGIN_HAVE_AV
 #include "gstgpuhandleavdec.h"
+#include "gstgpuhandleavfilter.h"
 #endif
 
 #include <gst/gpuhandle/gstgpuhandlememory.h>
@@ -24,7 +25,8 @@ gboolean pluginInit(GstPlugin *plugin)
 			  GST_ELEMENT_REGISTER(gpuhandlesink, plugin) &&
 			  GST_ELEMENT_REGISTER(gpuhandlesrc, plugin);
 #if GPUHANDLE_PLUGIN_HAVE_AV
-	registered = registered && GST_ELEMENT_REGISTER(gpuhandleavdec, plugin);
+	registered = registered && GST_ELEMENT_REGISTER(gpuhandleavdec, plugin) &&
+		     GST_ELEMENT_REGISTER(gpuhandleavfilter, plugin);
 #endif
 	return registered;
 }
@@ -36,5 +38,6 @@ GST_PLUGIN_DEFINE(
 	"Typed GPU frames across APIs: gpuhandleupload and gpuhandledownload move "
 	"frames between GpuHandle memory and GStreamer's system, DMABuf, GL, Vulkan, "
 	"CUDA and VA memories; gpuhandlesink and gpuhandlesrc carry them between processes; "
-	"gpuhandleavdec decodes with FFmpeg, on a hardware device where asked",
+	"gpuhandleavdec decodes with FFmpeg, on a hardware device where asked; "
+	"gpuhandleavfilter runs FFmpeg filter graphs on GPU frames",
 	pluginInit, VERSION, "MIT", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -30,17 +30,19 @@ check gpuhandledownload 'SINK template' 'SRC template' 'memory:GpuHandle' 'memor
 check gpuhandlesink 'SINK template' 'memory:GpuHandle' 'socket-path *:' 'socket-mode *:' \
 	'max-consumers *:' 'max-in-flight *:' 'allowed-uids *:' 'wait-for-consumers *:' 'stats *:'
 check gpuhandlesrc 'SRC template' 'socket-path *:' 'connect-timeout *:' 'allowed-uids *:'
-# gpuhandleavdec where FFmpeg's libraries were found (GPUHANDLE_PLUGIN_HAVE_AV: meson passes it).
+# gpuhandleavdec and gpuhandleavfilter where FFmpeg's libraries were found (GPUHANDLE_PLUGIN_HAVE_AV: meson passes it).
 elements=4
 if [ "${GPUHANDLE_PLUGIN_HAVE_AV:-0}" = 1 ]; then
-	elements=5
+	elements=6
 	check gpuhandleavdec 'SINK template' 'SRC template' 'memory:GpuHandle' 'video/x-h264' \
 		'video/x-h265' 'video/x-vp9' 'video/x-av1' 'video/x-prores' 'video/x-ffv' 'image/jpeg' \
 		'decoder *:' 'hwaccel *:' 'hw-device *:' 'hwaccel-fallback *:' 'threads *:' 'stats *:' \
 		'(0): software' '(1): error' 'Rank *none'
+	check gpuhandleavfilter 'SINK template' 'SRC template' 'memory:GpuHandle' 'graph *:' \
+		'hw-device *:' 'stats *:'
 fi
 # The plugin: its description names each element, and it registers those and no other.
 check gpuhandle 'Description.*gpuhandleupload' 'Description.*gpuhandledownload' \
 	'Description.*gpuhandlesink' 'Description.*gpuhandlesrc' "$elements elements"
-[ "$elements" = 4 ] || check gpuhandle 'Description.*gpuhandleavdec'
+[ "$elements" = 4 ] || check gpuhandle 'Description.*gpuhandleavdec' 'Description.*gpuhandleavfilter'
 exit $failed

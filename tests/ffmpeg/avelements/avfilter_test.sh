@@ -1,0 +1,123 @@
+#!/bin/sh
+# gpuhandleavfilter end to end: the same raw frames through `ffmpeg -vf GRAPH` and through the
+# element in pipelines (run_pipeline), compared byte for byte: software graphs (including ones
+# that change frame counts), *_vulkan graphs and libplacebo on lavapipe, *_opencl graphs on PoCL;
+# the errors a user sees, and GStreamer's leaks tracer.
+# Usage: avfilter_test.sh CASE (software, vulkan, opencl, libplacebo, errors, leaks)
+case_name="$1"
+. "$(dirname "$0")/avelements_lib.sh"
+need_elements gpuhandleavfilter
+
+# 20 frames of testsrc2, 320x240 NV12 at 25 per second, as both sides read them.
+ffmpeg -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -frames:v 20 -pix_fmt nv12 \
+	-f rawvideo in.nv12 || fail "ffmpeg could not make the input"
+ffin="-f rawvideo -pix_fmt nv12 -s 320x240 -framerate 25 -i in.nv12"
+gstin="filesrc location=in.nv12 ! rawvideoparse format=nv12 width=320 height=240 framerate=25/1"
+
+# reference OUT DEVICE GRAPH: ffmpeg's frames of GRAPH (DEVICE: an -init_hw_device, or none),
+# every frame the graph gives written (no frame rate conversion by the muxer).
+reference() {
+	out="$1"
+	device="$2"
+	graph="$3"
+	init=""
+	[ "$device" = none ] || init="-init_hw_device $device"
+	# shellcheck disable=SC2086
+	ffmpeg -nostdin -v error -y $init $ffin -vf "$graph" -fps_mode passthrough -f rawvideo "$out" ||
+		fail "ffmpeg -vf '$graph' failed"
+}
+
+# filtered OUT UPSTREAM ELEMENT-OPTIONS DOWNSTREAM: the element's frames, written by filesink.
+filtered() {
+	out="$1"
+	# shellcheck disable=SC2086
+	launch_expect 0 -q $gstin ! $2 gpuhandleavfilter $3 ! $4 filesink location="$out"
+}
+
+need_vulkan() {
+	timeout 60 ffmpeg -v error -init_hw_device vulkan -f lavfi -i nullsrc=size=64x64 \
+		-frames:v 1 -f null - >/dev/null 2>&1 ||
+		skip "FFmpeg cannot create a Vulkan device here (no Vulkan driver, or FFmpeg without Vulkan)"
+}
+
+case "$case_name" in
+software)
+	# Software graphs on system memory and on memory:GpuHandle (CPU frames), out as either.
+	while read -r name graph; do
+		reference "ref_$name" none "$graph"
+		filtered "sys_$name" "" "graph=$graph" "video/x-raw !"
+		same_bytes "sys_$name" "ref_$name"
+		filtered "gh_$name" "gpuhandleupload backend=memfd !" "graph=$graph" \
+			"video/x-raw(memory:GpuHandle) ! gpuhandledownload !"
+		same_bytes "gh_$name" "ref_$name"
+	done <<-GRAPHS
+		scale scale=160:120,format=yuv420p
+		fps fps=10
+		select select='not(mod(n\,3))'
+		deinterlace tinterlace=interleave_top,yadif=send_field
+		null null
+	GRAPHS
+	;;
+vulkan)
+	need_vulkan
+	# memory:GpuHandle Vulkan frames into FFmpeg's Vulkan frames on the same device, and out.
+	reference ref_scale vulkan "hwupload,scale_vulkan=w=160:h=120,hwdownload,format=nv12"
+	filtered out_scale "gpuhandleupload backend=vulkan !" "graph=scale_vulkan=w=160:h=120" \
+		"gpuhandledownload ! video/x-raw !"
+	same_bytes out_scale ref_scale
+	# System memory uploaded by the graph on a device of its own (hw-device), out in system
+	# memory (FFmpeg's download).
+	filtered out_up "" "hw-device=vulkan graph=hwupload,scale_vulkan=w=160:h=120" "video/x-raw !"
+	same_bytes out_up ref_scale
+	;;
+opencl)
+	if ! timeout 60 ffmpeg -v error -init_hw_device opencl -f lavfi -i nullsrc=size=64x64 \
+		-frames:v 1 -f null - >/dev/null 2>&1; then
+		skip "FFmpeg cannot create an OpenCL device here (no OpenCL platform, or FFmpeg without OpenCL)"
+	fi
+	# (PoCL downloads no NV12 OpenCL frames, in ffmpeg either: I420.)
+	graph="format=yuv420p,hwupload,avgblur_opencl=sizeX=3"
+	reference ref_blur opencl "$graph,hwdownload,format=yuv420p"
+	filtered out_blur "" "hw-device=opencl graph=$graph" "video/x-raw !"
+	same_bytes out_blur ref_blur
+	;;
+libplacebo)
+	need_vulkan
+	ffmpeg -hide_banner -filters 2>/dev/null | grep -q ' libplacebo ' ||
+		skip "this ffmpeg has no libplacebo filter"
+	reference ref_pl vulkan "hwupload,libplacebo=w=160:h=120:format=nv12,hwdownload,format=nv12"
+	filtered out_pl "gpuhandleupload backend=vulkan !" "graph=libplacebo=w=160:h=120:format=nv12" \
+		"gpuhandledownload ! video/x-raw !"
+	same_bytes out_pl ref_pl
+	;;
+errors)
+	launch_expect 1 $gstin ! gpuhandleavfilter graph=no_such_filter ! fakesink
+	expect_text "the filter graph 'no_such_filter' does not parse"
+	launch_expect 1 $gstin ! gpuhandleavfilter graph=scale_vulkan=w=64:h=64 ! fakesink
+	expect_text "a filter of hardware frames needs hwupload before it"
+	launch_expect 1 $gstin ! gpuhandleavfilter hw-device=no-such graph=null ! fakesink
+	expect_text "unknown device type 'no-such'"
+	if timeout 60 ffmpeg -v error -init_hw_device vulkan -f lavfi -i nullsrc=size=64x64 \
+		-frames:v 1 -f null - >/dev/null 2>&1; then
+		launch_expect 1 $gstin ! gpuhandleupload backend=vulkan ! \
+			gpuhandleavfilter graph=scale=64:64 ! fakesink
+		expect_text "a software filter needs hwdownload before it"
+	fi
+	;;
+leaks)
+	failed=0
+	no_leaks $gstin ! gpuhandleavfilter graph=scale=160:120 ! video/x-raw ! fakesink
+	no_leaks $gstin ! gpuhandleavfilter graph=fps=10 ! gpuhandledownload ! fakesink
+	no_leaks $gstin ! gpuhandleavfilter graph=no_such_filter ! fakesink
+	if timeout 60 ffmpeg -v error -init_hw_device vulkan -f lavfi -i nullsrc=size=64x64 \
+		-frames:v 1 -f null - >/dev/null 2>&1; then
+		no_leaks $gstin ! gpuhandleupload backend=vulkan ! \
+			gpuhandleavfilter graph=scale_vulkan=w=160:h=120 ! gpuhandledownload ! fakesink
+	fi
+	[ $failed -eq 0 ] || fail "leaks"
+	;;
+*)
+	fail "unknown case '$case_name'"
+	;;
+esac
+echo "ok: $case_name"
