@@ -51,6 +51,8 @@ FilterInput FilterGraph::inputOf(const AVFrame *frame, AVRational timeBase, AVRa
 	input.sampleAspectRatio = frame->sample_aspect_ratio;
 	input.frameRate = frameRate;
 	input.hwFrames = frame->hw_frames_ctx;
+	input.colorSpace = frame->colorspace;
+	input.colorRange = frame->color_range;
 	return input;
 }
 
@@ -79,6 +81,10 @@ Status FilterGraph::configure(const std::string &description, const FilterInput 
 	params->sample_aspect_ratio = input.sampleAspectRatio;
 	params->frame_rate = input.frameRate;
 	params->hw_frames_ctx = input.hwFrames; // av_buffersrc_parameters_set takes a reference
+#if LIBAVFILTER_VERSION_INT >= AV_VERSION_INT(10, 4, 100)
+	params->color_space = static_cast<AVColorSpace>(input.colorSpace);
+	params->color_range = static_cast<AVColorRange>(input.colorRange);
+#endif
 	int err = av_buffersrc_parameters_set(source_, params);
 	av_free(params);
 	if (err >= 0)

@@ -27,6 +27,10 @@ struct FilterInput {
 	AVRational sampleAspectRatio{ 0, 1 };
 	AVRational frameRate{ 0, 1 };
 	AVBufferRef *hwFrames = nullptr; // borrowed; the source takes its own reference
+	// The frames' AVColorSpace and AVColorRange (FFmpeg 7.1's buffer source compares each
+	// frame's with them and reconfigures on a difference); unspecified by default.
+	int colorSpace = 2; // AVCOL_SPC_UNSPECIFIED
+	int colorRange = 0; // AVCOL_RANGE_UNSPECIFIED
 };
 
 // What the graph's sink gives, known once the graph is configured (before any frame): what an

@@ -16,6 +16,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/log.h>
+#include <libavutil/pixdesc.h>
 }
 
 GST_DEBUG_CATEGORY(gst_gpu_handle_avdec_debug);
@@ -227,27 +228,38 @@ void warnStreamErrors(GstVideoDecoder *decoder, AvdecState &s)
 }
 
 // Says once that the decoder did not offer the hardware device's frames (ffmpeg's fallback), or
-// fails when hwaccel-fallback is error.
+// fails when hwaccel-fallback is error. FFmpeg's errors before the first frame were its hardware
+// set-up's (FFmpeg 7.1 offers Vulkan decoding, then fails to set it up on a device without video
+// queues): they go with this message, not with the stream's.
 bool checkFallback(GstVideoDecoder *decoder, AvdecState &s)
 {
 	const AVPixelFormat fallback = s.decoder->fallbackFormat();
 	if (fallback == AV_PIX_FMT_NONE || s.toldFallback)
 		return true;
 	s.toldFallback = true;
-	const std::string hw = ffmpeg::avPixelFormatName(s.decoder->hwFormat());
-	const std::string sw = ffmpeg::avPixelFormatName(fallback);
+	std::string setup;
+	if (s.frames == 0) {
+		std::lock_guard<std::mutex> lock(s.logMutex);
+		setup = s.lastStreamError;
+		s.lastStreamError.clear();
+		s.streamErrors = 0;
+	}
+	const char *hw = av_get_pix_fmt_name(s.decoder->hwFormat());
+	const char *sw = av_get_pix_fmt_name(fallback);
+	hw = hw ? hw : "hardware";
+	sw = sw ? sw : "software";
 	if (s.streamFallback == Fallback::Error) {
 		GST_ELEMENT_ERROR(decoder, STREAM, DECODE,
-				  (_("The decoder does not offer %s frames for this stream."),
-				   hw.c_str()),
-				  ("it offered %s (hwaccel-fallback=error)", sw.c_str()));
+				  (_("The decoder does not offer %s frames for this stream."), hw),
+				  ("it offered %s (hwaccel-fallback=error)%s%s", sw,
+				   setup.empty() ? "" : "; FFmpeg: ", setup.c_str()));
 		return false;
 	}
 	GST_ELEMENT_WARNING(decoder, STREAM, DECODE,
 			    (_("The decoder does not offer %s frames for this stream; decoding "
 			       "to %s in software."),
-			     hw.c_str(), sw.c_str()),
-			    (nullptr));
+			     hw, sw),
+			    ("%s%s", setup.empty() ? "" : "FFmpeg: ", setup.c_str()));
 	return true;
 }
 

@@ -229,6 +229,13 @@ bool buildGraph(GstBaseTransform *trans, AvfilterState &s, GstBuffer *first)
 	if (GST_VIDEO_INFO_FPS_N(&s.inInfo) > 0)
 		input.frameRate = { GST_VIDEO_INFO_FPS_N(&s.inInfo),
 				    GST_VIDEO_INFO_FPS_D(&s.inInfo) };
+	if (AVFrame *colors = av_frame_alloc()) { // the input frames' colours, as the bridge sets
+						  // them
+		ffmpeg::setColorimetry(colors, colorimetryOf(s.inInfo));
+		input.colorSpace = colors->colorspace;
+		input.colorRange = colors->color_range;
+		av_frame_free(&colors);
+	}
 	Status status{};
 	if (s.feedsHardware) {
 		Result<AVBufferRef *> frames = inputFrames(s.device.ref, s.inInfo);
