@@ -45,7 +45,7 @@ meson test -C build --setup validation --print-errorlogs --suite backends --suit
 	--suite gst --suite peer --suite ffmpeg --suite examples --suite demo --suite bench
 step_done "Vulkan validation layer"
 meson test -C build --setup valgrind --suite core --suite transport --suite capi --suite gst \
-	--no-suite gst-gpu --print-errorlogs
+	--suite ffmpeg-elements --no-suite gst-gpu --print-errorlogs
 step_done "valgrind"
 
 # The sanitizer and fuzz builds compile at -Og (ASan, TSan; GCC) or -O0 (libFuzzer; clang): a

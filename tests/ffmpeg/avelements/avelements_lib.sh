@@ -21,8 +21,9 @@ need_elements() {
 # RUN_PIPELINE by meson.
 run_pipeline="${RUN_PIPELINE:?the tests run pipelines through run_pipeline (RUN_PIPELINE)}"
 
-# Runs a pipeline (bounded), keeping its output in log.txt; fails unless it exits with $1 (0: EOS,
-# 1: an error).
+# Runs a pipeline (bounded), keeping its output in log.txt, and prints it (so that the validation
+# setup's wrapper reads the Vulkan validation layer's messages of every pipeline); fails unless it
+# exits with $1 (0: EOS, 1: an error).
 launch_expect() {
 	want="$1"
 	shift
@@ -36,6 +37,7 @@ launch_expect() {
 		cat log.txt
 		fail "the pipeline $* exited with $status (expected $want)"
 	fi
+	cat log.txt
 }
 
 expect_text() {

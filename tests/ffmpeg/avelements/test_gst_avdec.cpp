@@ -205,6 +205,60 @@ START_TEST(gpuhandle_frames_are_never_copied)
 }
 END_TEST
 
+// The caps of the first frame `description` gives (an appsink "sink"), and its buffer's flags.
+std::pair<std::string, guint> firstCaps(const std::string &description)
+{
+	GError *error = nullptr;
+	GstElement *pipeline = gst_parse_launch(description.c_str(), &error);
+	ck_assert_msg(pipeline && !error, "%s", error ? error->message : "?");
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	GstSample *sample = gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 60 * GST_SECOND);
+	ck_assert_msg(sample != nullptr, "no frame from %s", description.c_str());
+	gchar *caps = gst_caps_to_string(gst_sample_get_caps(sample));
+	const std::pair<std::string, guint> result{ caps, GST_BUFFER_FLAGS(
+								  gst_sample_get_buffer(sample)) };
+	g_free(caps);
+	gst_sample_unref(sample);
+	gst_object_unref(sink);
+	ck_assert(releasePipeline(pipeline));
+	return result;
+}
+
+START_TEST(hdr_metadata_and_interlacing_reach_the_caps)
+{
+	ClipDir dir;
+	// HEVC with HDR10 mastering display and content light level SEI, 10 bits.
+	const std::string hdr = dir / "hdr.mkv";
+	sh("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -frames:v 3 "
+	   "-pix_fmt yuv420p10le -c:v libx265 -x265-params "
+	   "'log-level=none:hdr10=1:repeat-headers=1:colorprim=bt2020:transfer=smpte2084:"
+	   "colormatrix=bt2020nc:master-display=G(13250,34500)B(7500,3000)R(34000,16000)"
+	   "WP(15635,16450)L(10000000,1):max-cll=1000,400' '" +
+	   hdr + "'");
+	const auto [hdrCaps, hdrFlags] = firstCaps(decodeTo(hdr, ""));
+	(void)hdrFlags;
+	ck_assert_msg(hdrCaps.find("I420_10LE") != std::string::npos, "%s", hdrCaps.c_str());
+	ck_assert_msg(hdrCaps.find("mastering-display-info=(string)") != std::string::npos, "%s",
+		      hdrCaps.c_str());
+	ck_assert_msg(hdrCaps.find("content-light-level=(string)1000:400") != std::string::npos,
+		      "%s", hdrCaps.c_str());
+	ck_assert_msg(hdrCaps.find("bt2100-pq") != std::string::npos ||
+			      hdrCaps.find("bt2020") != std::string::npos,
+		      "%s", hdrCaps.c_str());
+	// Interlaced H.264 (field-coded, top field first).
+	const std::string interlaced = dir / "interlaced.mkv";
+	sh("ffmpeg -nostdin -v error -y -f lavfi -i testsrc2=size=320x240:rate=25 -frames:v 3 "
+	   "-vf setfield=tff -c:v libx264 -flags +ilme+ildct '" +
+	   interlaced + "'");
+	const auto [iCaps, iFlags] = firstCaps(decodeTo(interlaced, ""));
+	ck_assert_msg(iCaps.find("interlace-mode=(string)mixed") != std::string::npos, "%s",
+		      iCaps.c_str());
+	ck_assert(iFlags & GST_VIDEO_BUFFER_FLAG_INTERLACED);
+	ck_assert(iFlags & GST_VIDEO_BUFFER_FLAG_TFF);
+}
+END_TEST
+
 int main()
 {
 	gst_init(nullptr, nullptr);
@@ -217,6 +271,7 @@ int main()
 	tcase_add_test(tc, the_latency_is_the_decoders_delay);
 	tcase_add_test(tc, odd_sizes_decode_byte_for_byte);
 	tcase_add_test(tc, gpuhandle_frames_are_never_copied);
+	tcase_add_test(tc, hdr_metadata_and_interlacing_reach_the_caps);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);
 }
