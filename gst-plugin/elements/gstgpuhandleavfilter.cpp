@@ -218,6 +218,13 @@ GstCaps *transformCaps(GstBaseTransform *trans, GstPadDirection direction, GstCa
 	return intersectFilter(caps, filter);
 }
 
+// Upstream may send frames described by a GstVideoMeta (they enter FFmpeg as they lie).
+gboolean proposeAllocation(GstBaseTransform *, GstQuery *, GstQuery *query)
+{
+	gst_query_add_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr);
+	return TRUE;
+}
+
 gboolean start(GstBaseTransform *trans)
 {
 	AvfilterState &s = stateOf(trans);
@@ -337,6 +344,7 @@ static void gst_gpu_handle_avfilter_class_init(GstGpuHandleAvfilterClass *klass)
 	base->submit_input_buffer = submitInputBuffer;
 	base->generate_output = generateOutput;
 	base->sink_event = sinkEvent;
+	base->propose_allocation = proposeAllocation;
 	base->start = start;
 	base->stop = stop;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_avfilter_debug, "gpuhandleavfilter", 0,
