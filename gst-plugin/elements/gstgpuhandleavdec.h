@@ -62,6 +62,15 @@ struct AvdecState {
 AvdecState &stateOf(void *self);
 GstVideoDecoderClass *parentClass();
 
+// gstgpuhandleavdecdecode.cpp: GstVideoDecoder's start, stop, set_format, handle_frame, flush
+// and drain (finish too).
+gboolean start(GstVideoDecoder *decoder);
+gboolean stop(GstVideoDecoder *decoder);
+gboolean setFormat(GstVideoDecoder *decoder, GstVideoCodecState *state);
+GstFlowReturn handleFrame(GstVideoDecoder *decoder, GstVideoCodecFrame *frame);
+gboolean flush(GstVideoDecoder *decoder);
+GstFlowReturn drain(GstVideoDecoder *decoder);
+
 // gstgpuhandleavdecoutput.cpp: a decoded frame to the src pad (the caps negotiated or renegotiated
 // for it, memory:GpuHandle or system memory in the layout downstream reads), finishing `frame`.
 GstFlowReturn finishWithFrame(GstVideoDecoder *decoder, AvdecState &s, GstVideoCodecFrame *frame,
