@@ -1,6 +1,8 @@
 // FFmpeg helpers shared by gpuhandle-avbridge and the elements (see av_util.h).
 #include "av_util.h"
 
+#include <gpuhandle/ffmpeg/hw_device.h>
+
 #include "gpuhandle_i18n.h"
 
 #include <cstdio>
@@ -9,6 +11,7 @@ extern "C" {
 #include <libavutil/buffer.h>
 #include <libavutil/error.h>
 #include <libavutil/hwcontext.h>
+#include <libavutil/pixdesc.h>
 }
 
 namespace gpuhandle::av {
@@ -58,6 +61,58 @@ Result<AVBufferRef *> createHwDevice(const std::string &spec)
 							     typeName.c_str(), device.c_str()),
 			       err);
 	return ref;
+}
+
+namespace {
+
+AVPixelFormat hwFormatOf(AVHWDeviceType type)
+{
+	switch (type) {
+	case AV_HWDEVICE_TYPE_VULKAN: return AV_PIX_FMT_VULKAN;
+	case AV_HWDEVICE_TYPE_OPENCL: return AV_PIX_FMT_OPENCL;
+	case AV_HWDEVICE_TYPE_CUDA: return AV_PIX_FMT_CUDA;
+	case AV_HWDEVICE_TYPE_VAAPI: return AV_PIX_FMT_VAAPI;
+	case AV_HWDEVICE_TYPE_DRM: return AV_PIX_FMT_DRM_PRIME;
+	default: return AV_PIX_FMT_NONE;
+	}
+}
+
+} // namespace
+
+Result<AVBufferRef *> createHwFrames(AVBufferRef *device, int swFormat, int width, int height)
+{
+	const auto type = reinterpret_cast<const AVHWDeviceContext *>(device->data)->type;
+	const AVPixelFormat hw = hwFormatOf(type);
+	if (hw == AV_PIX_FMT_NONE)
+		return Error(ErrorCode::NotSupported, "frames",
+			     i18n::format(_("no frames of a %s device here"),
+					  av_hwdevice_get_type_name(type)));
+	AVBufferRef *frames = av_hwframe_ctx_alloc(device);
+	if (!frames)
+		return Error(ErrorCode::OutOfMemory, "frames", _("av_hwframe_ctx_alloc failed"));
+	auto *context = reinterpret_cast<AVHWFramesContext *>(frames->data);
+	context->format = hw;
+	context->sw_format = static_cast<AVPixelFormat>(swFormat);
+	context->width = width;
+	context->height = height;
+	if (type == AV_HWDEVICE_TYPE_VULKAN)
+		if (Status planes = ffmpeg::requestVulkanPlaneImages(frames); !planes) {
+			av_buffer_unref(&frames);
+			return planes.error();
+		}
+	int err;
+	{
+		ffmpeg::HwDeviceLock lock(device); // initialising may submit (layout transitions)
+		err = av_hwframe_ctx_init(frames);
+	}
+	if (err < 0) {
+		av_buffer_unref(&frames);
+		const char *name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(swFormat));
+		return avError(i18n::format(_("could not make %s frames of %s"),
+					    av_hwdevice_get_type_name(type), name ? name : "?"),
+			       err);
+	}
+	return frames;
 }
 
 } // namespace gpuhandle::av

@@ -29,4 +29,11 @@ struct AvBufferOwner {
 // unrefs it. Errors: InvalidArgument (an unknown type, listing the known ones), Backend.
 Result<AVBufferRef *> createHwDevice(const std::string &spec);
 
+// An initialised frames context of `device` (its type's hardware format; Vulkan frames one image
+// per plane, requestVulkanPlaneImages) for `swFormat` (AVPixelFormat) frames of width x height:
+// what gpuhandle frames are wrapped in on their way into FFmpeg (avFrameFromFrame's hwFrames).
+// The caller unrefs it. Errors: OutOfMemory, NotSupported (a device type without frames here),
+// Backend (FFmpeg refused it).
+Result<AVBufferRef *> createHwFrames(AVBufferRef *device, int swFormat, int width, int height);
+
 } // namespace gpuhandle::av

@@ -147,27 +147,12 @@ Status FromGst::ensureHwFrames(const Frame &frame)
 			return {};
 		av_buffer_unref(&hwFrames_.ref);
 	}
-	hwFrames_.ref = av_hwframe_ctx_alloc(device_.ref);
-	if (!hwFrames_.ref)
-		return Error(ErrorCode::OutOfMemory, "frames", _("av_hwframe_ctx_alloc failed"));
-	auto *ctx = reinterpret_cast<AVHWFramesContext *>(hwFrames_.ref->data);
-	ctx->format = AV_PIX_FMT_VULKAN;
-	ctx->sw_format = *swFormat;
-	ctx->width = static_cast<int>(frame.width());
-	ctx->height = static_cast<int>(frame.height());
-	if (Status planes = ffmpeg::requestVulkanPlaneImages(hwFrames_.ref); !planes)
-		return planes.error();
-	int err;
-	{
-		ffmpeg::HwDeviceLock lock(device_.ref);
-		err = av_hwframe_ctx_init(hwFrames_.ref);
-	}
-	if (err < 0) {
-		av_buffer_unref(&hwFrames_.ref);
-		return avError(i18n::format(_("could not make Vulkan frames of %s"),
-					    ffmpeg::avPixelFormatName(*swFormat).c_str()),
-			       err);
-	}
+	Result<AVBufferRef *> frames = av::createHwFrames(device_.ref, *swFormat,
+							  static_cast<int>(frame.width()),
+							  static_cast<int>(frame.height()));
+	if (!frames)
+		return frames.error();
+	hwFrames_.ref = *frames;
 	return {};
 }
 

@@ -42,17 +42,6 @@ AVHWDeviceType deviceTypeOf(BackendKind kind)
 	}
 }
 
-AVPixelFormat hwFormatOf(AVHWDeviceType type)
-{
-	switch (type) {
-	case AV_HWDEVICE_TYPE_VULKAN: return AV_PIX_FMT_VULKAN;
-	case AV_HWDEVICE_TYPE_OPENCL: return AV_PIX_FMT_OPENCL;
-	case AV_HWDEVICE_TYPE_CUDA: return AV_PIX_FMT_CUDA;
-	case AV_HWDEVICE_TYPE_VAAPI: return AV_PIX_FMT_VAAPI;
-	default: return AV_PIX_FMT_NONE;
-	}
-}
-
 // The backend holding a GpuHandle buffer's frame (null for other memory and CPU frames).
 BackendRef backendOf(GstBuffer *buffer)
 {
@@ -105,29 +94,8 @@ Result<AVBufferRef *> inputFrames(AVBufferRef *device, const GstVideoInfo &info)
 	Result<AVPixelFormat> sw = ffmpeg::toAvPixelFormat(*format);
 	if (!sw)
 		return sw.error();
-	AVBufferRef *frames = av_hwframe_ctx_alloc(device);
-	if (!frames)
-		return Error(ErrorCode::OutOfMemory, "frames", _("a frame was not allocated"));
-	auto *context = reinterpret_cast<AVHWFramesContext *>(frames->data);
-	context->format = hwFormatOf(context->device_ctx->type);
-	context->sw_format = *sw;
-	context->width = GST_VIDEO_INFO_WIDTH(&info);
-	context->height = GST_VIDEO_INFO_HEIGHT(&info);
-	if (context->device_ctx->type == AV_HWDEVICE_TYPE_VULKAN)
-		if (Status planes = ffmpeg::requestVulkanPlaneImages(frames); !planes) {
-			av_buffer_unref(&frames);
-			return planes.error();
-		}
-	int err;
-	{
-		ffmpeg::HwDeviceLock lock(device);
-		err = av_hwframe_ctx_init(frames);
-	}
-	if (err < 0) {
-		av_buffer_unref(&frames);
-		return av::avError(_("the input's frames context was refused"), err);
-	}
-	return frames;
+	return av::createHwFrames(device, *sw, GST_VIDEO_INFO_WIDTH(&info),
+				  GST_VIDEO_INFO_HEIGHT(&info));
 }
 
 // What a graph that did not configure may lack, for the error.
