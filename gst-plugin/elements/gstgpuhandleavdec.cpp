@@ -1,6 +1,7 @@
 // gpuhandleavdec: FFmpeg's video decoders (libavcodec, on a hardware device where asked) as a
-// GstVideoDecoder whose frames go out as memory:GpuHandle or system memory: the element, its
-// properties and pads (decoding: gstgpuhandleavdecdecode.cpp, output: ...output.cpp).
+// GstVideoDecoder whose frames go out as memory:GpuHandle, system memory or the GPU memory
+// downstream asks for: the element, its properties and pads (decoding:
+// gstgpuhandleavdecdecode.cpp, output: ...output.cpp).
 #include "gstgpuhandleavdec.h"
 
 #include "av_codec_caps.h"
@@ -116,6 +117,7 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 void finalize(GObject *object)
 {
 	auto *self = static_cast<GstGpuHandleAvdec *>(static_cast<void *>(object));
+	download::release(self->state->out);
 	delete self->state;
 	self->state = nullptr;
 	G_OBJECT_CLASS(gst_gpu_handle_avdec_parent_class)->finalize(object);
@@ -129,6 +131,34 @@ GstCaps *sinkTemplateCaps()
 		if (avcodec_find_decoder(row.codec))
 			gst_caps_append(caps, gst_caps_from_string(row.caps));
 	return caps;
+}
+
+// The GPU memories' neighbours share their devices through context queries (as with
+// gpuhandledownload); a flush ends a wait for a frame's fence at once.
+gboolean srcQuery(GstVideoDecoder *decoder, GstQuery *query)
+{
+	if (download::answerQuery(stateOf(decoder).out, query))
+		return TRUE;
+	return parentClass()->src_query(decoder, query);
+}
+
+gboolean sinkEvent(GstVideoDecoder *decoder, GstEvent *event)
+{
+	noteFlush(event, stateOf(decoder).out.flushing);
+	return parentClass()->sink_event(decoder, event);
+}
+
+void setContext(GstElement *element, GstContext *context)
+{
+	download::setContext(stateOf(element).out, context);
+	GST_ELEMENT_CLASS(gst_gpu_handle_avdec_parent_class)->set_context(element, context);
+}
+
+GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
+{
+	noteFlush(transition, stateOf(element).out.flushing);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_avdec_parent_class)
+		->change_state(element, transition);
 }
 
 } // namespace
@@ -185,17 +215,19 @@ static void gst_gpu_handle_avdec_class_init(GstGpuHandleAvdecClass *klass)
 			static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
+	element->set_context = setContext;
+	element->change_state = changeState;
 	gst_element_class_set_static_metadata(
 		element, "gpuhandle FFmpeg video decoder", "Codec/Decoder/Video/Hardware",
 		"Decodes video with FFmpeg's decoders, on a hardware device where asked (hwaccel); "
-		"frames go out as memory:GpuHandle without a copy, or as system memory",
+		"frames go out as memory:GpuHandle without a copy, as system memory, or as the GL, "
+		"Vulkan, DMABuf or CUDA memory downstream asks for",
 		"gpuhandle developers");
 	GstCaps *sinkCaps = sinkTemplateCaps();
 	gst_element_class_add_pad_template(element, gst_pad_template_new("sink", GST_PAD_SINK,
 									 GST_PAD_ALWAYS, sinkCaps));
 	gst_caps_unref(sinkCaps);
-	GstCaps *srcCaps = templateCaps(GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
-	gst_caps_append(srcCaps, templateCaps(GST_CAPS_FEATURE_MEMORY_SYSTEM_MEMORY));
+	GstCaps *srcCaps = srcTemplateCaps();
 	gst_element_class_add_pad_template(element, gst_pad_template_new("src", GST_PAD_SRC,
 									 GST_PAD_ALWAYS, srcCaps));
 	gst_caps_unref(srcCaps);
@@ -209,6 +241,8 @@ static void gst_gpu_handle_avdec_class_init(GstGpuHandleAvdecClass *klass)
 	video->drain = drain;
 	video->finish = drain;
 	video->decide_allocation = decideAllocation;
+	video->src_query = srcQuery;
+	video->sink_event = sinkEvent;
 	gst_type_mark_as_plugin_api(fallbackType(), static_cast<GstPluginAPIFlags>(0));
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_avdec_debug, "gpuhandleavdec", 0,
 				"gpuhandle FFmpeg video decoder");
@@ -217,6 +251,9 @@ static void gst_gpu_handle_avdec_class_init(GstGpuHandleAvdecClass *klass)
 static void gst_gpu_handle_avdec_init(GstGpuHandleAvdec *self)
 {
 	self->state = new AvdecState();
+	// Its frames get their timestamps from GstVideoDecoder: nothing to carry over.
+	self->state->out.element = GST_ELEMENT(self);
+	self->state->out.category = gst_gpu_handle_avdec_debug;
 	GstVideoDecoder *decoder = GST_VIDEO_DECODER(self);
 	// Packets are whole frames (parsed caps); FFmpeg reorders, GstVideoDecoder times.
 	gst_video_decoder_set_packetized(decoder, TRUE);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "av_decoder.h"
+#include "gstgpuhandledownloader.h"
 #include "gstgpuhandleelements.h"
 
 #include <atomic>
@@ -38,7 +39,11 @@ struct AvdecState {
 
 	// What the src pad was negotiated for (the frames that made its caps).
 	bool negotiated = false;
-	bool gpuHandle = false; // memory:GpuHandle; system memory otherwise
+	bool gpuHandle = false; // memory:GpuHandle
+	// A GPU memory downstream asked for (VulkanImage, GLMemory, CUDAMemory, DMABuf): frames go
+	// into `out.target` through gpuhandledownload's steps, on the device the neighbours share.
+	bool device = false;
+	download::Downloader out{};
 	bool downstreamVideoMeta = false;
 	int outWidth = 0;
 	int outHeight = 0;
@@ -75,8 +80,12 @@ GstFlowReturn drain(GstVideoDecoder *decoder);
 // for it, memory:GpuHandle or system memory in the layout downstream reads), finishing `frame`.
 GstFlowReturn finishWithFrame(GstVideoDecoder *decoder, AvdecState &s, GstVideoCodecFrame *frame,
 			      AVFrame *picture);
-// decide_allocation: whether downstream reads GstVideoMeta; memory:GpuHandle frames need no pool.
+// decide_allocation: whether downstream reads GstVideoMeta; frames of memory:GpuHandle and of GPU
+// memories need no pool.
 gboolean decideAllocation(GstVideoDecoder *decoder, GstQuery *query);
+// The memory types the src pad offers: memory:GpuHandle, system memory, then the GPU memories
+// gpuhandledownload gives.
+GstCaps *srcTemplateCaps();
 
 } // namespace gpuhandle::gst::avdec
 

@@ -481,6 +481,7 @@ gboolean start(GstVideoDecoder *decoder)
 	s.corruptFrames = 0;
 	s.streamErrors = 0;
 	s.warnedStreamErrors = 0;
+	s.out.stats.reset();
 	if (!s.packet || !s.frame) {
 		GST_ELEMENT_ERROR(decoder, RESOURCE, NO_SPACE_LEFT,
 				  (_("The decoder was not allocated.")), (nullptr));
@@ -497,6 +498,8 @@ gboolean stop(GstVideoDecoder *decoder)
 	av_frame_free(&s.frame);
 	g_clear_pointer(&s.input, gst_video_codec_state_unref);
 	s.negotiated = false;
+	s.device = false;
+	download::release(s.out);
 	return TRUE;
 }
 

@@ -23,77 +23,9 @@ GST_ELEMENT_REGISTER_DEFINE(gpuhandledownload, "gpuhandledownload", GST_RANK_NON
 
 namespace gpuhandle::gst::download {
 
-const char *targetName(const DownloadState &s)
-{
-	return toSystemMemory(s) ? "system memory" : s.target->name;
-}
-
-bool toSystemMemory(const DownloadState &s)
-{
-	return s.target->memory == BufferMemory::System;
-}
-
-// Opens the backend of the target's device through its adapter (the one GL and Vulkan neighbours
-// share, CUDA's, or the fd backend for DMA-BUFs); posts the element error when it cannot.
-bool openTarget(GstBaseTransform *trans)
-{
-	DownloadState &s = stateOf(trans);
-	s.targetBackend.reset();
-	s.targetAdapter = s.adapters.find(s.target->memory);
-	Result<BackendRef> backend =
-		s.targetAdapter
-			? s.targetAdapter->openOutput(GST_ELEMENT_CAST(trans), s.devices)
-			: Result<BackendRef>(Error::format(ErrorCode::NotSupported, "target",
-							   "%s is not built in", s.target->name));
-	if (!backend.ok()) {
-		GST_ELEMENT_ERROR(trans, RESOURCE, NOT_FOUND,
-				  (_("No device to download frames into %s."), targetName(s)),
-				  ("%s", backend.error().message().c_str()));
-		return false;
-	}
-	s.targetBackend = *backend;
-	if (s.targetBackend)
-		GST_INFO_OBJECT(trans, "frames go into %s on %s", targetName(s),
-				s.targetBackend->deviceInfo().name.c_str());
-	return true;
-}
-
-DownloadState &stateOf(void *self)
+Downloader &stateOf(void *self)
 {
 	return *static_cast<GstGpuHandleDownload *>(self)->state;
-}
-
-WaitDuration timeoutOf(DownloadState &s)
-{
-	std::lock_guard<std::mutex> lock(s.mutex);
-	return timeoutFromNs(s.timeoutNs);
-}
-
-bool allowCopyOf(DownloadState &s)
-{
-	std::lock_guard<std::mutex> lock(s.mutex);
-	return s.allowCopy;
-}
-
-// Timestamps, flags and the metas GstBaseTransform carries over (crop, time codes, ...): its own
-// copy_metadata, which prepare_output_buffer would have run had it made the buffer.
-void copyMetadata(GstBaseTransform *trans, GstBuffer *out, GstBuffer *in)
-{
-	GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
-		->copy_metadata(trans, in, out);
-}
-
-void notePath(GstBaseTransform *trans, ExecutionPath path, ImportRoute route)
-{
-	DownloadState &s = stateOf(trans);
-	s.stats.count(path.kind());
-	if (path.kind() == s.lastPath && route == s.lastRoute)
-		return;
-	s.lastPath = path.kind();
-	s.lastRoute = route;
-	GST_INFO_OBJECT(trans, "%s into %s: %s (%s)%s%s", pixelFormatName(s.format), targetName(s),
-			executionPathKindName(path.kind()), importRouteName(route),
-			*path.reason() ? ": " : "", path.reason());
 }
 
 GstBaseTransformClass *parentClass()
@@ -126,7 +58,7 @@ GstCaps *transformCaps(GstBaseTransform *, GstPadDirection direction, GstCaps *c
 
 gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 {
-	DownloadState &s = stateOf(trans);
+	Downloader &s = stateOf(trans);
 	GstVideoInfo info;
 	if (!gst_video_info_from_caps(&info, incaps)) {
 		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION, (_("The input is not raw video.")),
@@ -140,18 +72,12 @@ gboolean setCaps(GstBaseTransform *trans, GstCaps *incaps, GstCaps *outcaps)
 					format.error());
 		return FALSE;
 	}
-	s.info = info;
-	s.format = *format;
-	s.target = &memoryTypeOfCaps(outcaps);
-	s.lastPath = ExecutionPath::Kind::NotRun;
-	s.noDirectWrapFrom = nullptr;
-	s.adapters.dropPools(); // made for the old caps (and maybe another context)
-	return openTarget(trans) ? TRUE : FALSE;
+	return setTarget(s, info, *format, memoryTypeOfCaps(outcaps)) ? TRUE : FALSE;
 }
 
 gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *, GstQuery *query)
 {
-	DownloadState &s = stateOf(trans);
+	Downloader &s = stateOf(trans);
 	// Tell upstream which API we import into, and what it imports without a copy: GL and
 	// Vulkan take images (textures) from Vulkan's exportable memory.
 	addTargetHint(query, TargetHint{ s.target->backend, s.target->storage });
@@ -161,11 +87,8 @@ gboolean proposeAllocation(GstBaseTransform *trans, GstQuery *, GstQuery *query)
 
 gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 {
-	DownloadState &s = stateOf(trans);
-	s.downstreamVideoMeta =
-		gst_query_find_allocation_meta(query, GST_VIDEO_META_API_TYPE, nullptr) != FALSE;
-	s.downstreamSyncMeta = gst_query_find_allocation_meta(
-				       query, GST_GPU_HANDLE_SYNC_META_API_TYPE, nullptr) != FALSE;
+	Downloader &s = stateOf(trans);
+	noteDownstreamMetas(s, query);
 	if (!toSystemMemory(s)) {
 		// Output buffers wrap imported frames; no pool of ours or downstream's is used.
 		while (gst_query_get_n_allocation_pools(query) > 0)
@@ -199,28 +122,15 @@ gboolean decideAllocation(GstBaseTransform *trans, GstQuery *query)
 
 GstFlowReturn prepareOutputBuffer(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer **outbuf)
 {
-	GstMemory *first = gst_buffer_n_memory(inbuf) == 1 ? gst_buffer_peek_memory(inbuf, 0)
-							   : nullptr;
-	const Frame *whole = first ? memoryFrame(first) : nullptr;
-	if (whole && whole->numResources() == 1 && memoryResourceIndex(first) == 0) {
-		// One memory holding its whole frame (what frameFromBuffer() would check and copy):
-		// used in place, saving a copy of the frame per buffer.
-		const BackendRef backend = memoryBackend(first);
-		if (toSystemMemory(stateOf(trans)))
-			return toSystem(trans, inbuf, *whole, backend, outbuf);
-		return toDevice(trans, inbuf, *whole, backend, outbuf);
-	}
-	Result<Frame> frame = frameFromBuffer(inbuf);
-	if (!frame.ok()) {
-		GPUHANDLE_ELEMENT_ERROR(trans, STREAM, FORMAT,
-					(_("An input buffer is not gpuhandle memory.")),
-					frame.error());
+	Downloader &s = stateOf(trans);
+	std::optional<Frame> assembled;
+	BackendRef backend;
+	const Frame *frame = inputFrame(s, inbuf, assembled, backend);
+	if (!frame)
 		return GST_FLOW_ERROR;
-	}
-	const BackendRef backend = memoryBackend(gst_buffer_peek_memory(inbuf, 0));
-	if (toSystemMemory(stateOf(trans)))
+	if (toSystemMemory(s))
 		return toSystem(trans, inbuf, *frame, backend, outbuf);
-	return toDevice(trans, inbuf, *frame, backend, outbuf);
+	return toDevice(s, inbuf, *frame, backend, outbuf);
 }
 
 GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
@@ -249,37 +159,28 @@ gboolean start(GstBaseTransform *trans)
 	return TRUE;
 }
 
-void releaseContexts(DownloadState &s)
-{
-	s.targetBackend.reset();
-	s.targetAdapter = nullptr;
-	s.adapters.release();
-}
-
 gboolean stop(GstBaseTransform *trans)
 {
-	releaseContexts(stateOf(trans));
+	release(stateOf(trans));
 	return TRUE;
 }
 
 gboolean query(GstBaseTransform *trans, GstPadDirection direction, GstQuery *q)
 {
-	if (handleDevicesQuery(q, stateOf(trans).devices) ||
-	    stateOf(trans).adapters.answerContextQuery(GST_ELEMENT_CAST(trans), q))
+	if (answerQuery(stateOf(trans), q))
 		return TRUE;
 	return parentClass()->query(trans, direction, q);
 }
 
 void setContext(GstElement *element, GstContext *context)
 {
-	handleDevicesSetContext(context, stateOf(element).devices);
-	stateOf(element).adapters.setContext(element, context);
+	download::setContext(stateOf(element), context);
 	GST_ELEMENT_CLASS(gst_gpu_handle_download_parent_class)->set_context(element, context);
 }
 
 void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
 {
-	DownloadState &s = stateOf(object);
+	Downloader &s = stateOf(object);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	switch (id) {
 	case PropAllowCopy: s.allowCopy = g_value_get_boolean(value) != FALSE; break;
@@ -290,7 +191,7 @@ void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *psp
 
 void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 {
-	DownloadState &s = stateOf(object);
+	Downloader &s = stateOf(object);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	switch (id) {
 	case PropAllowCopy: g_value_set_boolean(value, s.allowCopy); break;
@@ -305,7 +206,7 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 void finalize(GObject *object)
 {
 	auto *self = static_cast<GstGpuHandleDownload *>(static_cast<void *>(object));
-	releaseContexts(*self->state);
+	release(*self->state);
 	delete self->state;
 	self->state = nullptr;
 	G_OBJECT_CLASS(gst_gpu_handle_download_parent_class)->finalize(object);
@@ -375,5 +276,13 @@ static void gst_gpu_handle_download_class_init(GstGpuHandleDownloadClass *klass)
 
 static void gst_gpu_handle_download_init(GstGpuHandleDownload *self)
 {
-	self->state = new DownloadState();
+	self->state = new Downloader();
+	self->state->element = GST_ELEMENT(self);
+	self->state->category = gst_gpu_handle_download_debug;
+	self->state->carryMetadata = [](GstElement *element, GstBuffer *out, GstBuffer *in) {
+		// GstBaseTransform's own copy_metadata, which prepare_output_buffer would have
+		// run had it made the buffer: timestamps, flags and the metas it carries.
+		GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_download_parent_class)
+			->copy_metadata(GST_BASE_TRANSFORM(element), in, out);
+	};
 }

@@ -1,7 +1,5 @@
 // gpuhandledownload into GL, Vulkan, DMA-BUF or CUDA memory, through the path planner.
-#include "gstgpuhandledownload.h"
-
-#define GST_CAT_DEFAULT gst_gpu_handle_download_debug
+#include "gstgpuhandledownloader.h"
 
 using namespace gpuhandle;
 using namespace gpuhandle::gst;
@@ -11,27 +9,27 @@ namespace gpuhandle::gst::download {
 // The target's CPU-write fallback (OutputCopy::CpuWrite; GL when no route gives textures of the
 // formats GStreamer's GL elements use: packed 4:2:2 and v210 live in Vulkan buffers, which GL
 // imports as buffer objects): a buffer of GStreamer's own pool, written through its CPU map.
-GstFlowReturn copyIntoPooled(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+GstFlowReturn copyIntoPooled(Downloader &s, GstBuffer *inbuf, const Frame &frame,
 			     const BackendRef &backend, GstBuffer **outbuf, const std::string &why)
 {
-	DownloadState &s = stateOf(trans);
 	Result<GstBuffer *> pooled = s.targetAdapter->pooledBuffer(s.info);
 	if (!pooled.ok()) {
-		GST_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+		GST_ELEMENT_ERROR(s.element, RESOURCE, FAILED,
 				  (_("Could not move a frame into %s."), targetName(s)),
 				  ("%s: %s (after: %s)", pixelFormatName(s.format),
 				   pooled.error().message().c_str(), why.c_str()));
 		return GST_FLOW_ERROR;
 	}
 	*outbuf = *pooled;
-	if (!copyFrameInto(trans, inbuf, frame, backend, *outbuf, timeoutOf(s))) {
+	if (!copyFrameInto(s, inbuf, frame, backend, *outbuf, timeoutOf(s))) {
 		gst_clear_buffer(outbuf);
 		return GST_FLOW_ERROR;
 	}
-	copyMetadata(trans, *outbuf, inbuf);
-	GST_DEBUG_OBJECT(trans, "no %s route (%s): copied through system memory", targetName(s),
-			 why.c_str());
-	notePath(trans, ExecutionPath::cpuCopy("no route gives this format as the target's memory"),
+	copyMetadata(s, *outbuf, inbuf);
+	GST_CAT_DEBUG_OBJECT(s.category, s.element,
+			     "no %s route (%s): copied through system memory", targetName(s),
+			     why.c_str());
+	notePath(s, ExecutionPath::cpuCopy("no route gives this format as the target's memory"),
 		 ImportRoute::CpuCopy);
 	return GST_FLOW_OK;
 }
@@ -39,12 +37,11 @@ GstFlowReturn copyIntoPooled(GstBaseTransform *trans, GstBuffer *inbuf, const Fr
 // The target's GPU copy (OutputCopy::GpuCopy; CUDAMemory, as GStreamer 1.22 cannot wrap the CUDA
 // backend's frame): copied on the GPU into a buffer of GStreamer's own pool. The path counted is
 // the planner's when it copied already, else this GPU copy.
-GstFlowReturn copyIntoTargetPool(GstBaseTransform *trans, GstBuffer *inbuf,
-				 const ImportResult &imported, GstBuffer **outbuf)
+GstFlowReturn copyIntoTargetPool(Downloader &s, GstBuffer *inbuf, const ImportResult &imported,
+				 GstBuffer **outbuf)
 {
-	DownloadState &s = stateOf(trans);
 	if (!allowCopyOf(s)) {
-		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+		GST_ELEMENT_ERROR(s.element, CORE, NEGOTIATION,
 				  (_("No zero-copy path into %s, and allow-copy is false."),
 				   targetName(s)),
 				  ("%s", s.target->copyReason));
@@ -54,23 +51,23 @@ GstFlowReturn copyIntoTargetPool(GstBaseTransform *trans, GstBuffer *inbuf,
 		s.targetAdapter->gpuCopyOf(imported.frame, s.targetBackend, s.info, timeoutOf(s));
 	if (!out.ok()) {
 		if (out.error().code() == ErrorCode::Timeout)
-			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+			GPUHANDLE_ELEMENT_ERROR(s.element, RESOURCE, BUSY,
 						(_("A frame's fence did not signal in time.")),
 						out.error());
 		else
 			GST_ELEMENT_ERROR(
-				trans, RESOURCE, FAILED,
+				s.element, RESOURCE, FAILED,
 				(_("Could not move a frame into %s."), targetName(s)),
 				("imported by %s, then the copy into GStreamer's %s pool failed: %s",
 				 importRouteName(imported.route), s.target->name,
 				 out.error().message().c_str()));
 		return GST_FLOW_ERROR;
 	}
-	copyMetadata(trans, *out, inbuf);
+	copyMetadata(s, *out, inbuf);
 	if (imported.path.isCopy())
-		notePath(trans, imported.path, imported.route);
+		notePath(s, imported.path, imported.route);
 	else
-		notePath(trans, ExecutionPath::gpuCopy(s.target->copyReason), ImportRoute::GpuCopy);
+		notePath(s, ExecutionPath::gpuCopy(s.target->copyReason), ImportRoute::GpuCopy);
 	*outbuf = *out;
 	return GST_FLOW_OK;
 }
@@ -79,7 +76,7 @@ GstFlowReturn copyIntoTargetPool(GstBaseTransform *trans, GstBuffer *inbuf,
 // on the target's device (textures of the GL context's share group, images of the Vulkan device,
 // DMA-BUFs); `exporter` may export it first. Errors: WrongKind / DeviceMismatch /
 // FormatMismatch from the conversion.
-Result<GstBuffer *> wrapAsTarget(DownloadState &s, const Frame &frame, WaitDuration timeout,
+Result<GstBuffer *> wrapAsTarget(Downloader &s, const Frame &frame, WaitDuration timeout,
 				 const BackendRef &exporter = {})
 {
 	return s.targetAdapter->bufferFromFrame(frame, s.info, timeout, exporter);
@@ -88,7 +85,7 @@ Result<GstBuffer *> wrapAsTarget(DownloadState &s, const Frame &frame, WaitDurat
 // The frame's fence goes on with the output instead of being waited here: the target's queue
 // imports it (the planner carries it), or the target's buffers carry a sync meta that
 // downstream asked for.
-bool fenceStaysOnGpu(const DownloadState &s, const SyncPoint &acquire)
+bool fenceStaysOnGpu(const Downloader &s, const SyncPoint &acquire)
 {
 	if (acquire.isNoop() || !s.targetBackend)
 		return false;
@@ -101,16 +98,15 @@ bool fenceStaysOnGpu(const DownloadState &s, const SyncPoint &acquire)
 // Into a device memory (GL, Vulkan, DMA-BUF, CUDA): the planner imports the frame into the
 // target's backend (zero-copy where a route exists), then the result is wrapped as the target's
 // GstMemory, or copied into GStreamer's own pool where the target's adapter has one.
-GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
+GstFlowReturn toDevice(Downloader &s, GstBuffer *inbuf, const Frame &frame,
 		       const BackendRef &backend, GstBuffer **outbuf)
 {
-	DownloadState &s = stateOf(trans);
 	// Consumers of DMA-BUFs and of GStreamer's GL and Vulkan memories read at once and know
 	// nothing of gpuhandle's fences: the acquire point is waited here, in slices that a flush
 	// ends, unless the wait can stay on the GPU (the target's queue imports the fence, which
 	// the planner then carries) or downstream waits on the sync meta itself (DMA-BUFs).
 	if (!fenceStaysOnGpu(s, frame.acquire())) {
-		if (GstFlowReturn ret = flowOf(waitAcquire(trans, frame, timeoutOf(s)));
+		if (GstFlowReturn ret = flowOf(waitAcquire(s, frame, timeoutOf(s)));
 		    ret != GST_FLOW_OK)
 			return ret;
 	}
@@ -125,15 +121,15 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	if (source != s.noDirectWrapFrom && copy != OutputCopy::GpuCopy) {
 		direct = wrapAsTarget(s, frame, timeoutOf(s));
 		if (!direct->ok()) {
-			GST_LOG_OBJECT(trans, "not %s as it is: %s", targetName(s),
-				       direct->error().message().c_str());
+			GST_CAT_LOG_OBJECT(s.category, s.element, "not %s as it is: %s",
+					   targetName(s), direct->error().message().c_str());
 			s.noDirectWrapFrom = source;
 		}
 	}
 	if (direct && direct->ok()) {
 		keepInputAlive(**direct, inbuf);
-		copyMetadata(trans, **direct, inbuf);
-		notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+		copyMetadata(s, **direct, inbuf);
+		notePath(s, ExecutionPath::zeroCopy(), ImportRoute::Direct);
 		*outbuf = **direct;
 		return GST_FLOW_OK;
 	}
@@ -146,41 +142,41 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	if (!imported.ok()) {
 		const Error &why = imported.error();
 		if (why.code() == ErrorCode::Timeout) {
-			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
+			GPUHANDLE_ELEMENT_ERROR(s.element, RESOURCE, BUSY,
 						(_("A frame's fence did not signal in time.")),
 						why);
 			return GST_FLOW_ERROR;
 		}
 		if (endsThePlan(why)) { // the device is lost: no copy either
 			GPUHANDLE_ELEMENT_ERROR(
-				trans, RESOURCE, FAILED,
+				s.element, RESOURCE, FAILED,
 				(_("Could not move a frame into %s."), targetName(s)), why);
 			return GST_FLOW_ERROR;
 		}
 		if (copy == OutputCopy::CpuWrite && options.allowCopies)
-			return copyIntoPooled(trans, inbuf, frame, backend, outbuf, why.message());
+			return copyIntoPooled(s, inbuf, frame, backend, outbuf, why.message());
 		if (!options.allowCopies) {
-			GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+			GST_ELEMENT_ERROR(s.element, CORE, NEGOTIATION,
 					  (_("No zero-copy path into %s, and allow-copy is false."),
 					   targetName(s)),
 					  ("%s", why.message().c_str()));
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+		GPUHANDLE_ELEMENT_ERROR(s.element, RESOURCE, FAILED,
 					(_("Could not move a frame into %s."), targetName(s)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->fence == FenceTransfer::CpuWait)
 		s.stats.countFenceWait(imported->fenceWait);
 	if (copy == OutputCopy::GpuCopy)
-		return copyIntoTargetPool(trans, inbuf, *imported, outbuf);
+		return copyIntoTargetPool(s, inbuf, *imported, outbuf);
 	Result<GstBuffer *> out =
 		wrapAsTarget(s, imported->frame, options.timeout, s.targetBackend);
 	if (!out.ok() && copy == OutputCopy::CpuWrite && options.allowCopies &&
 	    !endsThePlan(out.error()))
-		return copyIntoPooled(trans, inbuf, frame, backend, outbuf, out.error().message());
+		return copyIntoPooled(s, inbuf, frame, backend, outbuf, out.error().message());
 	if (!out.ok() && !options.allowCopies) {
-		GST_ELEMENT_ERROR(trans, CORE, NEGOTIATION,
+		GST_ELEMENT_ERROR(s.element, CORE, NEGOTIATION,
 				  (_("No zero-copy path into %s, and allow-copy is false."),
 				   targetName(s)),
 				  ("imported by %s, but not usable as %s: %s",
@@ -194,14 +190,14 @@ GstFlowReturn toDevice(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 						importRouteName(imported->route),
 						executionPathKindName(imported->path.kind()),
 						targetName(s), out.error().message().c_str());
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, FAILED,
+		GPUHANDLE_ELEMENT_ERROR(s.element, RESOURCE, FAILED,
 					(_("Could not move a frame into %s."), targetName(s)), why);
 		return GST_FLOW_ERROR;
 	}
 	if (imported->path.kind() == ExecutionPath::Kind::ZeroCopy)
 		keepInputAlive(*out, inbuf); // the output aliases the input's (maybe pooled) memory
-	copyMetadata(trans, *out, inbuf);
-	notePath(trans, imported->path, imported->route);
+	copyMetadata(s, *out, inbuf);
+	notePath(s, imported->path, imported->route);
 	*outbuf = *out;
 	return GST_FLOW_OK;
 }

@@ -10,44 +10,6 @@ using namespace gpuhandle::gst;
 
 namespace gpuhandle::gst::download {
 
-// Waits for the frame's acquire point in slices (so a flush or a state change interrupts it),
-// counting the wait; posts the element error when it does not signal within `timeout`.
-Acquired waitAcquire(GstBaseTransform *trans, const Frame &frame, WaitDuration timeout)
-{
-	DownloadState &s = stateOf(trans);
-	if (frame.acquire().isNoop())
-		return Acquired::Yes;
-	Result<bool> signaled = frame.acquire().isSignaled();
-	if (signaled.ok() && *signaled)
-		return Acquired::Yes;
-	std::chrono::nanoseconds waited{ 0 };
-	std::optional<Error> why;
-	const SlicedWait done = waitSliced(frame.acquire(), timeout, s.flushing, waited, why);
-	if (done == SlicedWait::Flushing)
-		return Acquired::Flushing;
-	s.stats.countFenceWait(waited);
-	if (done == SlicedWait::Failed) {
-		const Error error = why ? *why
-					: Error::format(ErrorCode::Timeout, "acquire",
-							"The %s fence did not signal in time.",
-							syncKindName(frame.acquire().kind()));
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, BUSY,
-					(_("A frame's fence did not signal in time.")), error);
-		return Acquired::Failed;
-	}
-	return Acquired::Yes;
-}
-
-GstFlowReturn flowOf(Acquired acquired)
-{
-	switch (acquired) {
-	case Acquired::Yes: return GST_FLOW_OK;
-	case Acquired::Flushing: return GST_FLOW_FLUSHING;
-	case Acquired::Failed: break;
-	}
-	return GST_FLOW_ERROR;
-}
-
 // Whether a consumer that ignores GstVideoMeta reads a system-memory wrap of `frame` right: one
 // CPU range laid out as GStreamer lays out `info` by default.
 bool frameHasDefaultLayout(const Frame &frame, const GstVideoInfo &info)
@@ -101,89 +63,22 @@ gboolean keepOnlyVideoMeta(GstBuffer *, GstMeta **meta, gpointer)
 	return TRUE;
 }
 
-// Maps `frame` (through its backend) and copies its rows into `out`, a buffer of the negotiated
-// caps that maps for writing (system memory, or GLMemory, which uploads on unmap). Posts the
-// element error and returns false when either side does not map.
-// The bytes of a frame gpuhandleupload wrapped from a native GStreamer memory (GLMemory,
-// VulkanImage, ...) that the frame's backend cannot map (it maps what it allocated or imported):
-// the native buffer, kept as the input's GstParentBufferMeta, is mapped by its own allocator,
-// which downloads it. False when the input has no parent or either side does not map.
-bool copyParentInto(GstBaseTransform *trans, GstBuffer *inbuf, GstBuffer *out)
-{
-	DownloadState &s = stateOf(trans);
-	GstParentBufferMeta *parent = gst_buffer_get_parent_buffer_meta(inbuf);
-	if (!parent)
-		return false;
-	GstVideoFrame src, dst;
-	if (!gst_video_frame_map(&src, &s.info, parent->buffer, GST_MAP_READ))
-		return false;
-	if (!gst_video_frame_map(&dst, &s.info, out, GST_MAP_WRITE)) {
-		gst_video_frame_unmap(&src);
-		return false;
-	}
-	const bool copied = gst_video_frame_copy(&dst, &src) != FALSE;
-	gst_video_frame_unmap(&dst);
-	gst_video_frame_unmap(&src);
-	return copied;
-}
-
-bool copyFrameInto(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
-		   const BackendRef &backend, GstBuffer *out, WaitDuration timeout)
-{
-	DownloadState &s = stateOf(trans);
-	Result<CpuMapping> src = backend ? backend->map(frame, MapAccess::Read, timeout)
-					 : mapFrame(frame, MapAccess::Read, timeout);
-	if (!src.ok() && src.error().code() != ErrorCode::Timeout &&
-	    copyParentInto(trans, inbuf, out)) {
-		GST_LOG_OBJECT(trans, "read through GStreamer's own memory: %s",
-			       src.error().message().c_str());
-		return true;
-	}
-	GstVideoFrame dst;
-	Result<const PixelFormatInfo *> formatInfo = pixelFormatInfo(s.format);
-	if (!src.ok() || !formatInfo.ok() ||
-	    !gst_video_frame_map(&dst, &s.info, out, GST_MAP_WRITE)) {
-		const Error error = !src.ok()          ? src.error()
-				    : !formatInfo.ok() ? formatInfo.error()
-						       : Error(ErrorCode::Io, "buffer",
-							       "The output buffer did not map.");
-		GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, READ,
-					(_("Could not read a gpuhandle frame.")), error);
-		return false;
-	}
-	uint8_t *dstPlanes[4]{};
-	const uint8_t *srcPlanes[4]{};
-	uint32_t dstStrides[4]{}, srcStrides[4]{};
-	for (uint32_t p = 0; p < src->numPlanes() && p < 4; ++p) {
-		dstPlanes[p] = static_cast<uint8_t *>(GST_VIDEO_FRAME_PLANE_DATA(&dst, p));
-		dstStrides[p] = static_cast<uint32_t>(GST_VIDEO_FRAME_PLANE_STRIDE(&dst, p));
-		srcPlanes[p] = src->data(p);
-		srcStrides[p] = src->stride(p);
-	}
-	copyPlaneRows(dstPlanes, dstStrides, srcPlanes, srcStrides, **formatInfo,
-		      static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&s.info)),
-		      static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&s.info)));
-	gst_video_frame_unmap(&dst);
-	return true;
-}
-
 // A system-memory wrap of a frame in the default layout, as the peer reads it: with its
 // GstVideoMeta when downstream asked for one, else trimmed to the caps' frame size (a memfd is
 // page-rounded: 348,160 bytes for a 345,600-byte 640x360 I420 frame) without the meta.
-GstFlowReturn pushWrapped(GstBaseTransform *trans, GstBuffer *out, GstBuffer **outbuf)
+GstFlowReturn pushWrapped(Downloader &s, GstBuffer *out, GstBuffer **outbuf)
 {
-	DownloadState &s = stateOf(trans);
 	if (!s.downstreamVideoMeta) {
 		Result<GstBuffer *> trimmed = toDefaultLayout(out, s.info);
 		if (!trimmed) {
-			GPUHANDLE_ELEMENT_ERROR(trans, RESOURCE, READ,
+			GPUHANDLE_ELEMENT_ERROR(s.element, RESOURCE, READ,
 						(_("Could not read a gpuhandle frame.")),
 						trimmed.error());
 			return GST_FLOW_ERROR;
 		}
 		out = *trimmed;
 	}
-	notePath(trans, ExecutionPath::zeroCopy(), ImportRoute::Direct);
+	notePath(s, ExecutionPath::zeroCopy(), ImportRoute::Direct);
 	*outbuf = out;
 	return GST_FLOW_OK;
 }
@@ -193,9 +88,9 @@ GstFlowReturn pushWrapped(GstBaseTransform *trans, GstBuffer *out, GstBuffer **o
 GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &frame,
 		       const BackendRef &backend, GstBuffer **outbuf)
 {
-	DownloadState &s = stateOf(trans);
+	Downloader &s = stateOf(trans);
 	const WaitDuration timeout = timeoutOf(s);
-	if (GstFlowReturn ret = flowOf(waitAcquire(trans, frame, timeout)); ret != GST_FLOW_OK)
+	if (GstFlowReturn ret = flowOf(waitAcquire(s, frame, timeout)); ret != GST_FLOW_OK)
 		return ret;
 	// A frame gpuhandleupload made over system memory leaves as that memory, when downstream
 	// reads its layout.
@@ -212,9 +107,9 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 				// through gpuhandleupload (once, not twice), and elements in
 				// between may have added or removed theirs.
 				gst_buffer_foreach_meta(out, keepOnlyVideoMeta, nullptr);
-				copyMetadata(trans, out, inbuf);
+				copyMetadata(s, out, inbuf);
 			}
-			return pushWrapped(trans, out, outbuf);
+			return pushWrapped(s, out, outbuf);
 		}
 		gst_buffer_unref(source);
 	}
@@ -225,8 +120,8 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 		if (wrapped.ok()) {
 			// Pooled frames stay out of the pool meanwhile.
 			keepInputAlive(*wrapped, inbuf);
-			copyMetadata(trans, *wrapped, inbuf);
-			return pushWrapped(trans, *wrapped, outbuf);
+			copyMetadata(s, *wrapped, inbuf);
+			return pushWrapped(s, *wrapped, outbuf);
 		}
 		GST_DEBUG_OBJECT(trans, "not wrapped as system memory: %s",
 				 wrapped.error().message().c_str());
@@ -247,11 +142,11 @@ GstFlowReturn toSystem(GstBaseTransform *trans, GstBuffer *inbuf, const Frame &f
 	GstFlowReturn ret = parentClass()->prepare_output_buffer(trans, inbuf, outbuf);
 	if (ret != GST_FLOW_OK)
 		return ret;
-	if (!copyFrameInto(trans, inbuf, frame, backend, *outbuf, timeout)) {
+	if (!copyFrameInto(s, inbuf, frame, backend, *outbuf, timeout)) {
 		gst_clear_buffer(outbuf);
 		return GST_FLOW_ERROR;
 	}
-	notePath(trans, ExecutionPath::cpuCopy("mapped and copied into system memory"),
+	notePath(s, ExecutionPath::cpuCopy("mapped and copied into system memory"),
 		 ImportRoute::CpuCopy);
 	return GST_FLOW_OK;
 }
