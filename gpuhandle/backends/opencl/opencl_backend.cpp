@@ -312,6 +312,34 @@ const OpenClAllocation *OpenClBackend::backingOf(const Resource &resource) const
 	return backing && backing->device == device_ ? backing : nullptr;
 }
 
+std::optional<OpenClMapTarget> OpenClBackend::mapTargetOf(const Resource &resource) const
+{
+	if (const OpenClAllocation *own = backingOf(resource))
+		return OpenClMapTarget{ own->mem, own->image, own->width, own->height };
+	const OpenClMem *mem = resource.get<OpenClMem>();
+	if (!mem || !mem->desc().mem)
+		return std::nullopt;
+	OpenClMapTarget target;
+	target.mem = static_cast<cl_mem>(mem->desc().mem);
+	cl_context context = nullptr;
+	cl_mem_object_type type = 0;
+	if (clGetMemObjectInfo(target.mem, CL_MEM_CONTEXT, sizeof(context), &context, nullptr) !=
+		    CL_SUCCESS ||
+	    context != device_->context ||
+	    clGetMemObjectInfo(target.mem, CL_MEM_TYPE, sizeof(type), &type, nullptr) != CL_SUCCESS)
+		return std::nullopt;
+	if (type == CL_MEM_OBJECT_BUFFER)
+		return target;
+	if (type != CL_MEM_OBJECT_IMAGE2D ||
+	    clGetImageInfo(target.mem, CL_IMAGE_WIDTH, sizeof(target.width), &target.width,
+			   nullptr) != CL_SUCCESS ||
+	    clGetImageInfo(target.mem, CL_IMAGE_HEIGHT, sizeof(target.height), &target.height,
+			   nullptr) != CL_SUCCESS)
+		return std::nullopt;
+	target.image = true;
+	return target;
+}
+
 bool OpenClBackend::holds(const Frame &frame) const
 {
 	for (uint32_t i = 0; i < frame.numResources(); ++i)

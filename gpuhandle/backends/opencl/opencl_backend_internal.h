@@ -13,6 +13,7 @@
 #include "common/pending_work.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,13 @@ struct OpenClAllocation final : KeepAlive {
 	}
 };
 
+// A cl_mem as a CPU mapping sees it (borrowed: whoever made it keeps it alive).
+struct OpenClMapTarget {
+	cl_mem mem = nullptr;
+	bool image = false;           // a 2D image (mapped with clEnqueueMapImage) not a buffer
+	size_t width = 0, height = 0; // an image's size in texels
+};
+
 // CL_DEVICE_NAME of `device` ("" when the query fails).
 std::string openClDeviceName(cl_device_id device);
 
@@ -117,6 +125,10 @@ public:
 
 	// The backing of a resource this backend made, or null.
 	const OpenClAllocation *backingOf(const Resource &resource) const noexcept;
+	// What map() needs of a resource: its backing's cl_mem and shape when this backend made
+	// it; else, for a cl_mem another API made in this backend's context (FFmpeg's OpenCL
+	// frames, on the context the backend wraps), what OpenCL says of it; or nothing.
+	std::optional<OpenClMapTarget> mapTargetOf(const Resource &resource) const;
 
 private:
 	Result<Frame> allocateImages(const AllocateRequest &request);

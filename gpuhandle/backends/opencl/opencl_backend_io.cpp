@@ -96,8 +96,7 @@ Status unmapAll(OpenClDevice &device, const std::array<MappedMem, 4> &mapped, ui
 
 // Enqueues the map without waiting (the caller waits with its budget); the
 // pointer and an image's pitch are known at once.
-Result<MappedMem> mapOne(cl_command_queue queue, const OpenClAllocation &backing,
-			 cl_map_flags flags)
+Result<MappedMem> mapOne(cl_command_queue queue, const OpenClMapTarget &backing, cl_map_flags flags)
 {
 	MappedMem mapped;
 	mapped.mem = backing.mem;
@@ -215,8 +214,18 @@ OpenClBackend::~OpenClBackend()
 
 Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access, WaitDuration timeout)
 {
-	if (!holds(frame))
+	// Frames of this backend, and cl_mems others made in its context (FFmpeg's frames on the
+	// context the backend wraps): both map through its queue.
+	std::array<OpenClMapTarget, 4> targets{};
+	const uint32_t count = frame.numResources();
+	if (count == 0 || count > targets.size())
 		return notThisBackendsFrame(kName, "map");
+	for (uint32_t r = 0; r < count; ++r) {
+		std::optional<OpenClMapTarget> target = mapTargetOf(frame.resource(r));
+		if (!target)
+			return notThisBackendsFrame(kName, "map");
+		targets[r] = *target;
+	}
 	if (access != MapAccess::Read && access != MapAccess::Write &&
 	    access != MapAccess::ReadWrite)
 		return Error::format(
@@ -238,10 +247,8 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access, Wait
 		flags |= CL_MAP_WRITE;
 	std::vector<KeepAliveRef> anchors = anchorsOf(frame);
 	std::array<MappedMem, 4> mapped{};
-	uint32_t count = frame.numResources();
 	for (uint32_t r = 0; r < count; ++r) {
-		Result<MappedMem> one =
-			mapOne(device_->queue, *backingOf(frame.resource(r)), flags);
+		Result<MappedMem> one = mapOne(device_->queue, targets[r], flags);
 		if (!one.ok()) {
 			(void)unmapAll(*device_, mapped, r, deadline.remaining(), anchors);
 			return std::move(one).error();

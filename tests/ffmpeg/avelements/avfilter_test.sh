@@ -94,6 +94,11 @@ opencl)
 	reference ref_blur opencl "$graph,hwdownload,format=yuv420p"
 	filtered out_blur "" "hw-device=opencl graph=$graph" "video/x-raw !"
 	same_bytes out_blur ref_blur
+	# FFmpeg's OpenCL frames as memory:GpuHandle, mapped by gpuhandledownload through the
+	# OpenCL backend over FFmpeg's context.
+	filtered gh_blur "" "hw-device=opencl graph=$graph" \
+		"video/x-raw(memory:GpuHandle) ! gpuhandledownload ! video/x-raw !"
+	same_bytes gh_blur ref_blur
 	;;
 libplacebo)
 	need_vulkan
