@@ -1,4 +1,4 @@
-// Re-arming a CpuFence and a ReleaseGate (pools reuse one per slot): state, eventfd, no
+// Re-arming a CpuFence and a ReleaseGate (pools reuse one per slot): state, eventfds, no
 // allocations.
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/release_gate.h>
@@ -113,6 +113,30 @@ START_TEST(release_gate_reset_rearms)
 }
 END_TEST
 
+// A gate's released() point polls readable exactly while it is released, so waiter threads and
+// main loops sleep in epoll on it instead of re-checking it every slice.
+START_TEST(release_gate_point_has_a_poll_fd_that_follows_it)
+{
+	auto gate = ReleaseGate::create().value();
+	SyncPoint released = gate.released();
+	ck_assert(released.waiter() != nullptr);
+	const int fd = released.waiter()->pollFd();
+	ck_assert_int_ge(fd, 0);
+	for (int round = 0; round < 3; ++round) {
+		ck_assert(!readable(fd));
+		ck_assert_ok(gate.signal());
+		ck_assert(readable(fd));
+		ck_assert(released.isSignaled().value());
+		ck_assert_ok(gate.reset());
+	}
+	ck_assert(!readable(fd));
+	// Signalled before the fd was first asked for: readable at once.
+	auto early = ReleaseGate::create().value();
+	ck_assert_ok(early.signal());
+	ck_assert(readable(early.released().waiter()->pollFd()));
+}
+END_TEST
+
 START_TEST(rearm_cycle_allocates_nothing)
 {
 	auto fence = CpuFence::create().value();
@@ -145,6 +169,7 @@ int main()
 	tcase_add_test(tc, cpu_fence_eventfd_follows_reset);
 	tcase_add_test(tc, blocking_waits_across_resets);
 	tcase_add_test(tc, release_gate_reset_rearms);
+	tcase_add_test(tc, release_gate_point_has_a_poll_fd_that_follows_it);
 	tcase_add_test(tc, rearm_cycle_allocates_nothing);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);

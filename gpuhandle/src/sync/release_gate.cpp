@@ -32,6 +32,11 @@ struct ReleaseGate::State final : SyncWaiter {
 			return status;
 		return consumerPoint().wait(deadline.remaining());
 	}
+	// The fence's eventfd: readable once the consumer signalled, so that waiter threads and
+	// main loops sleep in epoll until then instead of re-checking the gate every slice. A
+	// consumer fence still pending then is re-checked by them as a readable fd whose point is
+	// not yet signalled (parked: once per slice) until it is done.
+	int pollFd() const noexcept override { return fence->pollFd(); }
 	Result<bool> isSignaled() override
 	{
 		auto fenceDone = fence->isSignaled();

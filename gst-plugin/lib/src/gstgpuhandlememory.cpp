@@ -18,13 +18,26 @@ using namespace gpuhandle;
 
 namespace {
 
+// Whether `frame`'s mapping may outlive its map: every resource a shared-memory fd, mapped
+// by mmap alone (no backend, or the fd backend, whose map is mapFrame).
+bool mappingMayStay(const Frame &frame, const BackendRef &backend)
+{
+	if (backend && backend->kind() != BackendKind::Fd)
+		return false;
+	for (uint32_t r = 0; r < frame.numResources(); r++)
+		if (frame.resource(r).kind() != ResourceKind::ShmFd)
+			return false;
+	return frame.numResources() > 0;
+}
+
 // What one memory carries. The frame copy keeps the resource, its anchors (and so its device)
 // and its acquire point alive for as long as the memory lives, even after the BackendRef and
 // the caller's frame are gone. GStreamer serialises a memory's map count through its lock, but
 // the mapping itself is guarded too: two threads may map one read-only memory at once.
 struct MemoryState {
 	MemoryState(const Frame &f, uint32_t i, BackendRef b)
-		: frame(f), index(i), backend(std::move(b))
+		: frame(f), index(i), backend(std::move(b)),
+		  keepsMapping(mappingMayStay(f, backend))
 	{
 	}
 
@@ -32,9 +45,14 @@ struct MemoryState {
 	uint32_t index = 0;
 	BackendRef backend{};
 	std::mutex mutex{};
-	std::optional<CpuMapping> mapping{}; // while mapCount > 0
+	std::optional<CpuMapping> mapping{}; // while mapCount > 0, or kept (below)
 	uint32_t mapCount = 0;
 	uint8_t *base = nullptr; // byte 0 of the resource in `mapping`
+	// A shared-memory frame's mapping stays after its last unmap, for the memory's life: a
+	// pooled memfd written every frame is mapped (and its pages faulted in) once, not per
+	// frame. Only plain memfds: DMA-BUFs need their sync ioctls around each access, and a
+	// backend's staging mapping its end step.
+	bool keepsMapping = false;
 };
 
 } // namespace
@@ -193,6 +211,21 @@ gpointer memMap(GstMemory *mem, gsize, GstMapFlags flags)
 		s.mapCount++;
 		return s.base;
 	}
+	if (s.mapping && (access == MapAccess::Read || s.mapping->access() != MapAccess::Read)) {
+		// The kept mapping of a shared-memory frame: only its acquire point is waited, as
+		// mapFrame() waits it.
+		if (Status acquired = s.frame.acquire().wait(kDefaultWaitTimeout); !acquired) {
+			GST_WARNING("Resource %u could not be mapped: %s", s.index,
+				    acquired.error().message().c_str());
+			return nullptr;
+		}
+		s.mapCount = 1;
+		return s.base;
+	}
+	if (s.mapping) { // kept for reading, now wanted for writing
+		(void)s.mapping->unmap();
+		s.mapping.reset();
+	}
 	uint8_t *base = mapResource(s, access);
 	if (!base)
 		return nullptr;
@@ -209,7 +242,7 @@ void memUnmap(GstMemory *mem)
 		GST_WARNING("Resource %u was unmapped more often than it was mapped.", s.index);
 		return;
 	}
-	if (--s.mapCount > 0)
+	if (--s.mapCount > 0 || s.keepsMapping)
 		return;
 	if (Status ended = s.mapping->unmap(); !ended)
 		GST_WARNING("Ending the mapping of resource %u failed: %s", s.index,
