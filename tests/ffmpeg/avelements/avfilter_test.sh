@@ -99,6 +99,11 @@ opencl)
 	filtered gh_blur "" "hw-device=opencl graph=$graph" \
 		"video/x-raw(memory:GpuHandle) ! gpuhandledownload ! video/x-raw !"
 	same_bytes gh_blur ref_blur
+	# gpuhandle's own OpenCL frames into FFmpeg's OpenCL frames on the same context (no
+	# hwupload in the graph), and out.
+	filtered ocl_blur "videoconvert ! video/x-raw,format=I420 ! gpuhandleupload backend=opencl !" \
+		"graph=avgblur_opencl=sizeX=3" "gpuhandledownload ! video/x-raw !"
+	same_bytes ocl_blur ref_blur
 	;;
 libplacebo)
 	need_vulkan
