@@ -1,6 +1,6 @@
-// gpuhandleavfilter in running pipelines: GPU frames in and out without a copy (its stats), the
-// times a frame-rate graph gives, frames a graph adds at EOS, and a graph rebuilt when the input
-// caps change mid-stream.
+// gpuhandleavfilter in running pipelines: Vulkan and OpenCL frames in and out without a copy (its
+// stats), the times a frame-rate graph gives, frames a graph adds at EOS, and a graph rebuilt
+// when the input caps change mid-stream.
 #include "avelements_run.h" // last: Check's fail() macro breaks standard headers after it
 
 #include <gst/app/gstappsrc.h>
@@ -11,10 +11,12 @@ namespace {
 
 constexpr const char *kNv12 = "video/x-raw,format=NV12,width=320,height=240,framerate=25/1";
 
-bool ffmpegHasVulkan()
+// Whether the ffmpeg program makes a device of `type` (vulkan, opencl) here.
+bool ffmpegHasDevice(const std::string &type)
 {
-	return std::system("ffmpeg -nostdin -v error -init_hw_device vulkan -f lavfi -i "
-			   "nullsrc=size=64x64 -frames:v 1 -f null - >/dev/null 2>&1") == 0;
+	return std::system(("ffmpeg -nostdin -v error -init_hw_device " + type +
+			    " -f lavfi -i nullsrc=size=64x64 -frames:v 1 -f null - >/dev/null 2>&1")
+				   .c_str()) == 0;
 }
 
 std::string filterOf(const std::string &upstream, const std::string &options,
@@ -29,7 +31,7 @@ std::string filterOf(const std::string &upstream, const std::string &options,
 
 START_TEST(gpu_frames_go_through_ffmpeg_without_a_copy)
 {
-	if (!ffmpegHasVulkan()) {
+	if (!ffmpegHasDevice("vulkan")) {
 		std::printf("not run: FFmpeg cannot create a Vulkan device here\n");
 		return;
 	}
@@ -56,6 +58,31 @@ START_TEST(gpu_frames_go_through_ffmpeg_without_a_copy)
 	ck_assert_uint_eq(sys.run.bytes.size(), t.run.bytes.size());
 	// (Not byte for byte: FFmpeg 7.1's Vulkan filters on lavapipe differ from run to run;
 	// avfilter_test.sh compares with ffmpeg where they do not.)
+}
+END_TEST
+
+// gpuhandle's OpenCL frames (PoCL here) into an OpenCL graph and out, without a copy either way;
+// the bytes are compared with ffmpeg's in avfilter_test.sh.
+START_TEST(opencl_frames_go_through_ffmpeg_without_a_copy)
+{
+	if (!ffmpegHasDevice("opencl")) {
+		std::printf("not run: FFmpeg cannot create an OpenCL device here\n");
+		return;
+	}
+	if (std::getenv("GPUHANDLE_UNDER_VALGRIND")) { // PoCL's JIT, as lavapipe's
+		std::printf("not run under valgrind: OpenCL on PoCL\n");
+		return;
+	}
+	// (PoCL downloads no NV12 OpenCL frames, in ffmpeg either: I420.)
+	const Timed t = play(filterOf(
+		"videoconvert ! video/x-raw,format=I420 ! gpuhandleupload backend=opencl !",
+		"graph=avgblur_opencl=sizeX=3",
+		"video/x-raw(memory:GpuHandle) ! gpuhandledownload ! video/x-raw"));
+	ck_assert_uint_eq(t.pts.size(), 20);
+	ck_assert_uint_eq(t.run.stat("f", "frames-in"), 20);
+	ck_assert_uint_eq(t.run.stat("f", "frames-gpuhandle"), 20);
+	ck_assert_uint_eq(t.run.stat("f", "copies-in"), 0);
+	ck_assert_uint_eq(t.run.stat("f", "copies-out"), 0);
 }
 END_TEST
 
@@ -146,6 +173,7 @@ int main()
 	TCase *tc = tcase_create("avfilter");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, gpu_frames_go_through_ffmpeg_without_a_copy);
+	tcase_add_test(tc, opencl_frames_go_through_ffmpeg_without_a_copy);
 	tcase_add_test(tc, a_frame_rate_graph_times_its_frames);
 	tcase_add_test(tc, frames_a_graph_adds_at_eos_come_out);
 	tcase_add_test(tc, new_input_caps_rebuild_the_graph);
