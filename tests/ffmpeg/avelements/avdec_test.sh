@@ -1,7 +1,8 @@
 #!/bin/sh
 # gpuhandleavdec end to end: clips the ffmpeg program encodes at test time, decoded in
-# pipelines (run_pipeline, the tests' gst-launch-1.0) and compared byte for byte with `ffmpeg -i CLIP -f rawvideo`; hardware
-# decoding, the errors a user sees, damaged streams, and GStreamer's leaks tracer.
+# pipelines (run_pipeline, the tests' gst-launch-1.0, every one under GStreamer's leaks tracer)
+# and compared byte for byte with `ffmpeg -i CLIP -f rawvideo`; hardware decoding, GPU memories,
+# the errors a user sees, damaged streams.
 # Usage: avdec_test.sh CASE (codecs, hwaccel, hw-decode, memories, errors, damaged, leaks)
 case_name="$1"
 . "$(dirname "$0")/avelements_lib.sh"
@@ -126,10 +127,12 @@ memories)
 			echo "not checked: the plugin was built without $memory"
 			continue
 		fi
-		timeout 120 "$run_pipeline" filesrc location=h264.mkv ! parsebin ! gpuhandleavdec ! \
+		GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 "$run_pipeline" \
+			filesrc location=h264.mkv ! parsebin ! gpuhandleavdec ! \
 			"video/x-raw(memory:$memory)" ! fakesink >log.txt 2>&1
 		status=$?
-		cat log.txt
+		grep -v GST_TRACER log.txt
+		[ "$(leaked_objects)" -eq 0 ] || fail "objects outlived decoding into $memory"
 		if [ $status -eq 0 ]; then
 			echo "ok: decoded into $memory"
 		elif [ $status -eq 1 ]; then
@@ -175,10 +178,11 @@ damaged)
 	expect_text "so far."
 	# Only noise: no frame, no crash, an error or EOS.
 	head -c 20000 /dev/urandom >noise.h264
-	timeout 120 "$run_pipeline" filesrc location=noise.h264 ! h264parse ! gpuhandleavdec ! \
-		fakesink >log.txt 2>&1
+	GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 "$run_pipeline" \
+		filesrc location=noise.h264 ! h264parse ! gpuhandleavdec ! fakesink >log.txt 2>&1
 	status=$?
 	{ [ $status -lt 124 ] && [ $status -ne 2 ]; } || { cat log.txt; fail "noise hung or crashed the decoder"; }
+	[ "$(leaked_objects)" -eq 0 ] || { cat log.txt; fail "objects outlived the noise"; }
 	;;
 leaks)
 	make_clip h264.mkv libx264 -bf 2

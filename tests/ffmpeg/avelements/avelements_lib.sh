@@ -21,13 +21,21 @@ need_elements() {
 # RUN_PIPELINE by meson.
 run_pipeline="${RUN_PIPELINE:?the tests run pipelines through run_pipeline (RUN_PIPELINE)}"
 
-# Runs a pipeline (bounded), keeping its output in log.txt, and prints it (so that the validation
-# setup's wrapper reads the Vulkan validation layer's messages of every pipeline); fails unless it
-# exits with $1 (0: EOS, 1: an error).
+# The GStreamer objects a pipeline's run left alive, as GStreamer's leaks tracer reports them in
+# log.txt (run under GST_TRACERS=leaks): a count.
+leaked_objects() {
+	grep -c 'object-alive, type-name=(string)[A-Za-z]' log.txt
+}
+
+# Runs a pipeline (bounded) under GStreamer's leaks tracer, keeping its output in log.txt, and
+# prints it (so that the validation setup's wrapper reads the Vulkan validation layer's messages
+# of every pipeline); fails unless it exits with $1 (0: EOS, 1: an error), and when any object
+# outlived it, after an error too.
 launch_expect() {
 	want="$1"
 	shift
-	timeout 120 "$run_pipeline" "$@" >log.txt 2>&1
+	GST_TRACERS=leaks GST_DEBUG="${GST_DEBUG:+$GST_DEBUG,}GST_TRACER:7" \
+		timeout 120 "$run_pipeline" "$@" >log.txt 2>&1
 	status=$?
 	if [ $status -ge 124 ] || [ $status -eq 2 ]; then
 		cat log.txt
@@ -37,7 +45,12 @@ launch_expect() {
 		cat log.txt
 		fail "the pipeline $* exited with $status (expected $want)"
 	fi
-	cat log.txt
+	alive=$(leaked_objects)
+	if [ "$alive" -ne 0 ] || grep -q 'Leaks detected' log.txt; then
+		grep -E 'object-alive, type-name=\(string\)[A-Za-z]' log.txt | cut -c1-300 | head -20
+		fail "$alive objects outlived the pipeline $*"
+	fi
+	grep -v 'GST_TRACER' log.txt
 }
 
 expect_text() {
@@ -54,7 +67,7 @@ same_bytes() {
 # object outlives the pipeline.
 no_leaks() {
 	GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 "$run_pipeline" "$@" >log.txt 2>&1
-	alive=$(grep -c 'object-alive, type-name=(string)[A-Za-z]' log.txt)
+	alive=$(leaked_objects)
 	if [ "$alive" -ne 0 ] || grep -q 'Leaks detected' log.txt; then
 		grep -E 'object-alive, type-name=\(string\)[A-Za-z]' log.txt | cut -c1-300 | head -20
 		echo "FAIL: $alive objects alive after $*"

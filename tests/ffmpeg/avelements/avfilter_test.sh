@@ -1,8 +1,8 @@
 #!/bin/sh
 # gpuhandleavfilter end to end: the same raw frames through `ffmpeg -vf GRAPH` and through the
-# element in pipelines (run_pipeline), compared byte for byte: software graphs (including ones
-# that change frame counts), *_vulkan graphs and libplacebo on lavapipe, *_opencl graphs on PoCL;
-# the errors a user sees, and GStreamer's leaks tracer.
+# element in pipelines (run_pipeline, every one under GStreamer's leaks tracer), compared byte for
+# byte: software graphs (including ones that change frame counts), *_vulkan graphs and libplacebo
+# on lavapipe, *_opencl graphs on PoCL; the errors a user sees.
 # Usage: avfilter_test.sh CASE (software, vulkan, opencl, libplacebo, errors, leaks)
 case_name="$1"
 . "$(dirname "$0")/avelements_lib.sh"
