@@ -65,6 +65,8 @@ struct WakeFigures {
 	std::vector<double> raw, blocking, async, source;
 	std::string rawWhat;
 	std::string note{};
+	// Issue 21 sets one for the Vulkan timeline's async and GSource rows only; 0: none.
+	double asyncTarget = 0;
 };
 void reportWake(Report &out, const std::string &kind, const WakeFigures &f);
 

@@ -146,6 +146,7 @@ void benchVulkan(Report &out, int samples, WaiterThread &thread, LoopThread &loo
 	WakeFigures f;
 	f.rawWhat = "vkWaitSemaphores";
 	f.note = vk.name;
+	f.asyncTarget = 1.5;
 	auto rawWait = [&](int i) {
 		VkSemaphoreWaitInfo wait{ VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO,
 					  nullptr,

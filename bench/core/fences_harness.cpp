@@ -158,8 +158,8 @@ void reportWake(Report &out, const std::string &kind, const WakeFigures &f)
 			  target, note });
 	};
 	row("blocking", f.blocking, 1.5, "SyncPoint::wait on a waiter thread");
-	row("async", f.async, 0, "WaiterThread::enqueue callback");
-	row("gsource", f.source, 0, "makeSyncSource in a GMainLoop thread");
+	row("async", f.async, f.asyncTarget, "WaiterThread::enqueue callback");
+	row("gsource", f.source, f.asyncTarget, "makeSyncSource in a GMainLoop thread");
 }
 
 } // namespace gpuhandle::bench

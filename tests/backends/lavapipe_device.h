@@ -185,6 +185,16 @@ public:
 	VkQueue queue = VK_NULL_HANDLE;
 };
 
+// Why no lavapipe device opens here (empty when one does): the loader's choice first, then
+// lavapipe's ICD named, where the loader did not offer it.
+inline std::string whyNoLavapipe()
+{
+	std::string why = LavapipeDevice().create();
+	if (!why.empty() && nameLavapipeIcd())
+		why = LavapipeDevice().create();
+	return why;
+}
+
 } // namespace gpuhandle::test
 
 // In a test: a ready lavapipe device, or the test fails saying why.

@@ -411,18 +411,7 @@ END_TEST
 
 int main()
 {
-	// Find lavapipe among the installed drivers; name its ICD only if the loader did not offer
-	// it.
-	std::string why;
-	{
-		test::LavapipeDevice probe;
-		why = probe.create();
-	}
-	if (!why.empty() && test::nameLavapipeIcd()) {
-		test::LavapipeDevice probe;
-		why = probe.create();
-	}
-	if (!why.empty()) {
+	if (std::string why = test::whyNoLavapipe(); !why.empty()) {
 		std::printf("SKIP: Mesa lavapipe is not usable: %s.\n", why.c_str());
 		return 77;
 	}

@@ -5,11 +5,15 @@
 
 #include "../shared/vulkan_dispatch.h"
 #include "validation.h"
+#include "vulkan_timeline_watch.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include <vulkan/vulkan.h>
 
@@ -86,7 +90,10 @@ Error missingEntryPoint(const char *name, const char *why)
 			     name, why);
 }
 
-// Timeline: waits and polls the counter; nothing to create, nothing to destroy.
+// Timeline: waits with vkWaitSemaphores and reads the counter. Asynchronous waiters get an
+// eventfd on first asking (pollFd): written at once when the value is already reached, else by a
+// watch thread blocked in vkWaitSemaphores (vulkan_timeline_watch.h); -1 where no watch can be
+// had, and those waiters poll.
 class TimelineWaiter final : public SyncWaiter
 {
 public:
@@ -96,6 +103,13 @@ public:
 		: owner_(std::move(owner)), device_(device), semaphore_(semaphore), value_(value),
 		  waitSemaphores_(waitSemaphores), getCounter_(getCounter)
 	{
+	}
+
+	~TimelineWaiter() override
+	{
+		// Without an owner nothing else keeps the semaphore valid once this point is gone,
+		// so the watch must have let go of it before this returns.
+		detail::cancelTimelineWatch(watch_, !owner_);
 	}
 
 	BackendKind backend() const noexcept override { return BackendKind::Vulkan; }
@@ -120,7 +134,25 @@ public:
 		return counter >= value_;
 	}
 
+	int pollFd() const noexcept override
+	{
+		std::call_once(armed_, [this] { arm(); });
+		return eventFd_.get();
+	}
+
 private:
+	void arm() const noexcept
+	{
+		uint64_t counter = 0;
+		if (getCounter_(device_, semaphore_, &counter) == VK_SUCCESS && counter >= value_) {
+			eventFd_.reset(eventfd(1, EFD_CLOEXEC | EFD_NONBLOCK));
+			return;
+		}
+		// A failed read is left to the watch: its wait fails the same way and wakes us.
+		eventFd_ = detail::startTimelineWatch(
+			{ device_, semaphore_, value_, waitSemaphores_, owner_ }, watch_);
+	}
+
 	// Keeps the device and semaphore valid for as long as this waiter lives.
 	KeepAliveRef owner_;
 	VkDevice device_;
@@ -128,6 +160,10 @@ private:
 	uint64_t value_;
 	PFN_vkWaitSemaphores waitSemaphores_;
 	PFN_vkGetSemaphoreCounterValue getCounter_;
+	// Set once, by the first pollFd().
+	mutable std::once_flag armed_{};
+	mutable UniqueFd eventFd_{};
+	mutable detail::TimelineWatchHandle watch_{};
 };
 
 // Binary: the CPU cannot wait on a binary semaphore, so import submits one wait on it that

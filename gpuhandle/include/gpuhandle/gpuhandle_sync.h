@@ -210,8 +210,10 @@ gpuhandle_sync_point_get_backend(const gpuhandle_sync_point *point) GPUHANDLE_NO
 GPUHANDLE_API bool
 gpuhandle_sync_point_is_raw_carrier(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;
 /* An fd that polls readable (POLLIN) once the point is signalled, for poll/epoll/main loops;
- * borrowed, open while the point lives. -1 when the fence offers none (NOOP points, raw carriers,
- * composites and release gates have none: wait on them with gpuhandle_sync_point_wait_async) or
+ * borrowed, open while the point lives. A Vulkan timeline point's fd is made at the first call
+ * and written by a thread blocked in vkWaitSemaphores for it. -1 when the fence offers none (NOOP
+ * points, raw carriers and composites have none, nor a timeline point under Khronos's validation
+ * layer or beyond 16 watched at once: wait on them with gpuhandle_sync_point_wait_async) or
  * point is NULL. */
 GPUHANDLE_API int
 gpuhandle_sync_point_get_poll_fd(const gpuhandle_sync_point *point) GPUHANDLE_NOEXCEPT;

@@ -48,7 +48,8 @@ GPUHANDLE_GLIB_API GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_
  *              after g_source_attach(); negative waits forever
  *
  * A source that fires once @point is signalled: pollable fences are polled by the main loop
- * itself, others are re-checked every 2 ms. The callback gets the outcome of the wait.
+ * itself (Vulkan timeline points included, through a watch thread), others are re-checked every
+ * 2 ms. The callback gets the outcome of the wait.
  *
  * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
  */

@@ -56,7 +56,13 @@ enum class VulkanSemaphoreFdType : uint8_t {
 };
 
 // A waitable point over a semaphore: timeline semaphores wait with vkWaitSemaphores and poll with
-// vkGetSemaphoreCounterValue; a binary semaphore's signal is consumed at once by a queue
+// vkGetSemaphoreCounterValue; their pollFd() (WaiterThread, GLib sources) is an eventfd made at its
+// first call, written by one of at most 16 process-wide threads blocked in a one-semaphore
+// vkWaitSemaphores for the point (none under Khronos's validation layer, whose versions before
+// 1.3.259 block other threads through a host wait; beyond 16, -1 and those waiters poll). A point
+// dropped unreached while watched returns at once when it has an owner (the thread keeps a copy
+// until it lets go, within 50 ms), else only once the thread no longer waits on the semaphore
+// (up to 50 ms). A binary semaphore's signal is consumed at once by a queue
 // submission that signals a private VkFence, which the point then waits on (see the .cpp).
 // `owner` (the host's device, the semaphore's pool) is released exactly once, after the last copy.
 GPUHANDLE_INTEROP_API Result<SyncPoint> importVulkanSemaphore(const VulkanSemaphoreSync &raw,
