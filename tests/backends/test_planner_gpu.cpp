@@ -126,6 +126,60 @@ START_TEST(gl_frames_reach_vulkan_by_a_gpu_copy)
 END_TEST
 
 // Page-aligned host memory is used by Vulkan in place (VK_EXT_external_memory_host).
+// The GL buffer or texture that a GL frame names.
+uint32_t glNameOf(const Frame &frame)
+{
+	if (const GlTexture *texture = frame.resource(0).get<GlTexture>())
+		return texture->desc().name;
+	const GlBuffer *buffer = frame.resource(0).get<GlBuffer>();
+	ck_assert_ptr_nonnull(buffer);
+	return buffer->desc().name;
+}
+
+// A pooled frame reaches GL again and again: its allocation is imported once (imports alive at
+// the same time name one GL object, which shows the frame's bytes of the moment), another
+// allocation gets its own, and the objects go with the allocation, backends still open.
+START_TEST(a_vulkan_allocation_is_imported_into_gl_once)
+{
+	Devices d = openDevices();
+	ImportOptions options;
+	options.source = d.vulkan;
+	options.allowCopies = false;
+	auto intoGl = [&](const Frame &frame) {
+		Result<ImportResult> result = importFrame(frame, *d.gl, options);
+		ck_assert_ok(result);
+		ck_assert(result->path == ExecutionPath::zeroCopy());
+		return result->frame;
+	};
+	int tested = 0;
+	for (FrameStorage storage : { FrameStorage::Buffer, FrameStorage::OptimalImage }) {
+		if (!d.vulkan->supportsFormat(PixelFormat::NV12, storage))
+			continue;
+		tested++;
+		const int fdsBefore = test::openFdCount();
+		{
+			Frame a = d.vulkan->allocate(request(PixelFormat::NV12, 330, 170, storage))
+					  .value();
+			Frame b = d.vulkan->allocate(request(PixelFormat::NV12, 330, 170, storage))
+					  .value();
+			ck_assert_string_eq(test::writePattern(*d.vulkan, a, 1), "");
+			Frame first = intoGl(a);
+			ck_assert_string_eq(test::checkPattern(*d.gl, first, 1), "");
+			for (uint32_t seed = 2; seed <= 4; ++seed) {
+				ck_assert_string_eq(test::writePattern(*d.vulkan, a, seed), "");
+				Frame again = intoGl(a);
+				ck_assert_uint_eq(glNameOf(again), glNameOf(first));
+				ck_assert_string_eq(test::checkPattern(*d.gl, again, seed), "");
+			}
+			Frame other = intoGl(b);
+			ck_assert_uint_ne(glNameOf(other), glNameOf(first));
+		}
+		ck_assert_int_eq(test::openFdCount(), fdsBefore);
+	}
+	ck_assert_int_gt(tested, 0);
+}
+END_TEST
+
 START_TEST(host_memory_reaches_vulkan_in_place)
 {
 	Devices d = openDevices();
@@ -277,6 +331,7 @@ int main()
 	tcase_add_test(tc, lavapipe_and_llvmpipe_are_one_device);
 	tcase_add_test(tc, vulkan_frames_reach_gl_without_a_copy);
 	tcase_add_test(tc, gl_frames_reach_vulkan_by_a_gpu_copy);
+	tcase_add_test(tc, a_vulkan_allocation_is_imported_into_gl_once);
 	tcase_add_test(tc, host_memory_reaches_vulkan_in_place);
 	tcase_add_test(tc, a_timeline_semaphore_is_waited_or_carried);
 	tcase_add_test(tc, fence_export_says_why_it_cannot);

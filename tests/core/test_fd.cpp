@@ -5,6 +5,7 @@
 #include "fd_count.h"
 
 #include <fcntl.h>
+#include <memory>
 #include <unistd.h>
 
 #include "check_helpers.h"
@@ -57,6 +58,45 @@ START_TEST(shared_fd_closes_with_last_copy)
 	}
 	ck_assert(!isOpenFd(raw));
 	ck_assert_int_eq(openFdCount(), before);
+}
+END_TEST
+
+// An importer's value lives with the owner: every copy finds it, a dup() does not, the first
+// value of a key stays, and it goes with the last copy while the fd is still open.
+START_TEST(attachments_live_with_the_owner)
+{
+	int key = 0, otherKey = 0;
+	SharedFd a(makeMemfd(64));
+	int raw = a.get();
+	struct Value {
+		int fd;
+		bool *fdOpenAtDestruction;
+		~Value() { *fdOpenAtDestruction = isOpenFd(fd); }
+	};
+	bool openAtDestruction = false;
+	auto value = std::make_shared<Value>(Value{ raw, &openAtDestruction });
+	std::weak_ptr<Value> watch = value;
+	openAtDestruction = false; // the temporary Value{} above set it
+	ck_assert_ptr_eq(a.attach(&key, value).get(), value.get());
+	value.reset();
+	{
+		SharedFd copy = a;
+		ck_assert_ptr_eq(copy.attachment(&key).get(), watch.lock().get());
+		// A second value under the key is not stored: the first is returned.
+		auto second = std::make_shared<int>(2);
+		ck_assert_ptr_eq(copy.attach(&key, second).get(), watch.lock().get());
+		ck_assert_ptr_null(copy.attachment(&otherKey).get());
+		SharedFd dup(a.dup());
+		ck_assert_ptr_null(dup.attachment(&key).get());
+	}
+	ck_assert(!watch.expired());
+	a = SharedFd();
+	ck_assert(watch.expired());
+	ck_assert(openAtDestruction);
+	ck_assert(!isOpenFd(raw));
+	SharedFd empty;
+	ck_assert_ptr_null(empty.attach(&key, std::make_shared<int>(1)).get());
+	ck_assert_ptr_null(empty.attachment(&key).get());
 }
 END_TEST
 
@@ -116,6 +156,7 @@ int main()
 	tcase_add_test(tc, unique_fd_closes_once);
 	tcase_add_test(tc, unique_fd_release_gives_up_ownership);
 	tcase_add_test(tc, shared_fd_closes_with_last_copy);
+	tcase_add_test(tc, attachments_live_with_the_owner);
 	tcase_add_test(tc, borrowed_fd_stays_open_and_releases_anchor);
 	tcase_add_test(tc, dup_makes_an_independent_owner);
 	tcase_add_test(tc, invalid_inputs_give_empty_values);

@@ -2,6 +2,7 @@
 #include <gpuhandle/backends/gl_memory.h>
 
 #include "egl/gl_backend_internal.h"
+#include "egl/gl_import_cache.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -158,7 +159,15 @@ Result<Frame> GlBackend::importOpaqueFd(const Frame &frame)
 				formatUuid(*desc.driverUuid).c_str(),
 				formatUuid(*f.driverUuid).c_str());
 		if (memory->isImage()) {
-			auto texture = importImageMemory(*memory, source);
+			std::shared_ptr<GlAllocation> object = findImport(*device_, *memory, 0);
+			if (!object) {
+				auto made = importImageMemory(*memory);
+				if (!made.ok())
+					return std::move(made).error();
+				object = std::move(*made);
+				rememberImport(*device_, *memory, 0, object);
+			}
+			auto texture = viewOf(object, source);
 			if (!texture.ok())
 				return std::move(texture).error();
 			resources[r] = std::move(*texture);
@@ -185,7 +194,25 @@ Result<Frame> GlBackend::importOpaqueFd(const Frame &frame)
 				plane.offset + uint64_t(plane.stride) * (rows - 1) + rowBytes);
 		}
 		size = std::max<uint64_t>(size, 1);
-		auto buffer = importVulkanMemoryIntoGl(*memory, inlineWhereCurrent(device_),
+		if (std::shared_ptr<GlAllocation> cached = findImport(*device_, *memory, size)) {
+			auto resource = viewOf(cached, source);
+			if (!resource.ok())
+				return std::move(resource).error();
+			resources[r] = std::move(*resource);
+			continue;
+		}
+		// The import keeps what it is given alive; given the exporter's own SharedFd, the
+		// objects cached with that fd's owner would keep the owner alive for ever.
+		VulkanMemoryFdDesc own = memory->desc();
+		own.fd = SharedFd(memory->desc().fd.dup());
+		if (!own.fd.isValid())
+			return Error::format(ErrorCode::Io, "memory.fd",
+					     "opengl: duplicating fd %d for GL failed: %s.",
+					     memory->desc().fd.get(), std::strerror(errno));
+		auto ownMemory = VulkanMemoryFd::create(std::move(own));
+		if (!ownMemory.ok())
+			return std::move(ownMemory).error();
+		auto buffer = importVulkanMemoryIntoGl(*ownMemory, inlineWhereCurrent(device_),
 						       device_->context, size);
 		if (!buffer.ok()) {
 			if (buffer.error().code() == ErrorCode::Backend &&
@@ -205,8 +232,8 @@ Result<Frame> GlBackend::importOpaqueFd(const Frame &frame)
 		object->name = buffer->get<GlBuffer>()->desc().name;
 		object->size = size;
 		object->inner = std::move(*buffer);
-		object->source = source;
-		auto resource = resourceOf(object);
+		rememberImport(*device_, *memory, size, object);
+		auto resource = viewOf(object, source);
 		if (!resource.ok())
 			return std::move(resource).error();
 		resources[r] = std::move(*resource);
@@ -228,9 +255,9 @@ Result<Frame> GlBackend::importOpaqueFd(const Frame &frame)
 	return frameLike(frame, std::span<const Resource>(resources.data(), frame.numResources()));
 }
 
-// A Vulkan image export as a texture with storage in the imported memory object.
-Result<Resource> GlBackend::importImageMemory(const VulkanMemoryFd &memory,
-					      const KeepAliveRef &source)
+// A Vulkan image export as a texture with storage in the imported memory object (no source:
+// the caller's view holds it, the cache keeps this).
+Result<std::shared_ptr<GlAllocation>> GlBackend::importImageMemory(const VulkanMemoryFd &memory)
 {
 	const VulkanExportDesc &e = memory.desc().exportDesc;
 	auto plane = fromPlaneApiFormat(PlaneApi::VkFormat, e.format);
@@ -263,7 +290,6 @@ Result<Resource> GlBackend::importImageMemory(const VulkanMemoryFd &memory,
 	object->width = e.width;
 	object->height = e.height;
 	object->transfer = *transfer;
-	object->source = source;
 	GLenum importError = kNoError, storageError = kNoError;
 	Status ran = device_->run([&] {
 		const Functions &gl = device_->gl;
@@ -309,7 +335,7 @@ Result<Resource> GlBackend::importImageMemory(const VulkanMemoryFd &memory,
 			"memory object failed with GL error 0x%x.",
 			e.width, e.height, planeFormatName(*plane),
 			e.tiling == 1 ? "linear" : "optimal", e.allocationSize, storageError);
-	return resourceOf(object);
+	return object;
 }
 
 // One EGLImage per plane (a single-plane fourcc at the plane's offset and pitch), each bound to a

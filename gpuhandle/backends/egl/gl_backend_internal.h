@@ -245,9 +245,11 @@ struct GlAllocation final : KeepAlive {
 	uint64_t size = 0;     // buffers: bytes
 	uint32_t width = 0;    // textures: texels
 	uint32_t height = 0;
-	Transfer transfer{};        // textures
-	Resource inner{};           // an import whose own anchor deletes the names (GL buffers)
-	KeepAliveRef source{};      // what an import came from (a copy of the frame)
+	Transfer transfer{};   // textures
+	Resource inner{};      // an import whose own anchor deletes the names (GL buffers)
+	KeepAliveRef source{}; // what an import came from (a copy of the frame)
+	// A view (gl_import_cache.h): the cached import that owns the names this one borrows.
+	std::shared_ptr<const GlAllocation> names{};
 	BudgetReservation charge{}; // an allocation's charge (a frame's first plane)
 };
 
@@ -305,8 +307,7 @@ private:
 	Result<Frame> allocateBuffer(const AllocateRequest &request);
 	Result<Frame> allocateTextures(const AllocateRequest &request, BudgetReservation charged);
 	Result<Frame> importOpaqueFd(const Frame &frame);
-	Result<Resource> importImageMemory(const VulkanMemoryFd &memory,
-					   const KeepAliveRef &source);
+	Result<std::shared_ptr<GlAllocation>> importImageMemory(const VulkanMemoryFd &memory);
 	Result<Frame> importDmaBuf(const Frame &frame);
 
 	DeviceRef device_;

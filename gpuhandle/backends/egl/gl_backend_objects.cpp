@@ -149,7 +149,15 @@ GlExecutor inlineWhereCurrent(DeviceRef device)
 
 GlAllocation::~GlAllocation()
 {
-	if (!inner.empty() || !device)
+	if (names && source && device) {
+		// A view of a cached import: the names stay, but the source (the exporter's frame,
+		// whose allocation its producer reuses once released) waits for GL commands that
+		// may still read it, as below.
+		device->release(
+			[device = device, source = std::move(source)] { device->gl.finish(); });
+		return;
+	}
+	if (names || !inner.empty() || !device)
 		return; // an import's own anchor deletes its names
 	// The source is released after the names are gone (it rides along with the delete).
 	auto destroy = [device = device, type = type, name = name, memory = memory,

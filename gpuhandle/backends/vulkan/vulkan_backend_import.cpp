@@ -148,21 +148,12 @@ Result<Frame> VulkanBackend::exportFrame(const Frame &frame, ResourceKind kind)
 				i);
 	if (Status shared = shareImages(frame, *allocations, VK_QUEUE_FAMILY_EXTERNAL); !shared)
 		return std::move(shared).error();
+	// The allocation's own export, the same SharedFd for every frame of it: importers key
+	// their caches on its owner (GL imports each allocation once), and a consumer that gives
+	// the fd to an API dups it first.
 	std::array<Resource, 4> out{};
-	for (uint32_t i = 0; i < frame.numResources(); i++) {
-		const std::optional<VulkanMemoryFd> &exported = (*allocations)[i]->exported;
-		UniqueFd fd = exported->desc().fd.dup();
-		if (!fd.isValid())
-			return Error::format(ErrorCode::Io, "fd",
-					     "vulkan: duplicating the opaque fd %d failed: %s.",
-					     exported->desc().fd.get(), std::strerror(errno));
-		VulkanMemoryFdDesc desc = exported->desc();
-		desc.fd = SharedFd(std::move(fd));
-		auto memoryFd = VulkanMemoryFd::create(std::move(desc));
-		if (!memoryFd)
-			return std::move(memoryFd).error();
-		out[i] = std::move(*memoryFd);
-	}
+	for (uint32_t i = 0; i < frame.numResources(); i++)
+		out[i] = *(*allocations)[i]->exported;
 	return frameLike(frame, std::span(out.data(), frame.numResources()));
 }
 

@@ -50,6 +50,14 @@ public:
 	// ownership). Returns an invalid UniqueFd and sets errno on failure.
 	UniqueFd dup() const noexcept;
 	void markConsumed() const noexcept;
+	// What an importer keeps with this descriptor's owner (copies of one SharedFd share it, a
+	// dup() does not), destroyed with the last copy, before the fd closes: the GL objects
+	// imported from an exporter's allocation, say, reused for every frame of it. One value per
+	// key. attach() stores `value` unless the key has one, and returns the key's value (null
+	// for an empty SharedFd, or when memory ran out). The value must not hold a copy of this
+	// SharedFd (a cycle that never ends). Thread-safe.
+	std::shared_ptr<void> attach(const void *key, std::shared_ptr<void> value) const noexcept;
+	std::shared_ptr<void> attachment(const void *key) const noexcept;
 
 	// True when both carry the same descriptor number (an empty SharedFd is -1).
 	friend bool operator==(const SharedFd &a, const SharedFd &b) noexcept

@@ -3,7 +3,10 @@
 
 #include <cerrno>
 #include <fcntl.h>
+#include <mutex>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 namespace gpuhandle {
 
@@ -34,6 +37,9 @@ struct SharedFd::Holder {
 	UniqueFd owned;    // set when this holder closes the fd
 	int borrowed = -1; // set when the fd belongs to the anchor's owner
 	KeepAliveRef anchor;
+	// Importers' values (attach()); declared last, so destroyed before the fd closes.
+	mutable std::mutex mutex;
+	mutable std::vector<std::pair<const void *, std::shared_ptr<void>>> attachments;
 
 	int fd() const { return owned.isValid() ? owned.get() : borrowed; }
 };
@@ -83,6 +89,43 @@ void SharedFd::markConsumed() const noexcept
 {
 	if (holder_ && holder_->anchor)
 		holder_->anchor->markConsumed();
+}
+
+namespace {
+
+// The value under `key`, or null; the holder's mutex is held.
+template<typename Holder>
+std::shared_ptr<void> attachmentLocked(const Holder &holder, const void *key)
+{
+	for (const auto &[k, v] : holder.attachments)
+		if (k == key)
+			return v;
+	return {};
+}
+
+} // namespace
+
+std::shared_ptr<void> SharedFd::attach(const void *key, std::shared_ptr<void> value) const noexcept
+{
+	if (!holder_)
+		return {};
+	std::lock_guard<std::mutex> lock(holder_->mutex);
+	if (std::shared_ptr<void> existing = attachmentLocked(*holder_, key))
+		return existing;
+	try {
+		holder_->attachments.emplace_back(key, value);
+	} catch (...) {
+		return {};
+	}
+	return value;
+}
+
+std::shared_ptr<void> SharedFd::attachment(const void *key) const noexcept
+{
+	if (!holder_)
+		return {};
+	std::lock_guard<std::mutex> lock(holder_->mutex);
+	return attachmentLocked(*holder_, key);
 }
 
 bool isOpenFd(int fd) noexcept
