@@ -106,6 +106,8 @@ gboolean stop(GstBaseSink *bsink)
 	sender.reset();
 	waiter.reset();
 	freePool(s);
+	std::lock_guard<std::mutex> lock(s.heldMutex);
+	s.spareGates.clear();
 	return TRUE;
 }
 
@@ -259,12 +261,28 @@ std::span<const std::byte> gpuhandle::gst::sink::metasOf(SinkState &s, GstBuffer
 
 namespace {
 
+// A released gate kept from an earlier frame, re-armed; else a new one.
+Result<ReleaseGate> takeGate(SinkState &s)
+{
+	std::optional<ReleaseGate> spare;
+	{
+		std::lock_guard<std::mutex> lock(s.heldMutex);
+		if (!s.spareGates.empty()) {
+			spare = std::move(s.spareGates.back());
+			s.spareGates.pop_back();
+		}
+	}
+	if (spare && spare->reset().ok())
+		return std::move(*spare);
+	return ReleaseGate::create();
+}
+
 // Sends the buffer's own memory; the buffer stays alive (its pool does not reuse it) until
 // every consumer that got it released it. nullopt when the frame cannot cross (its fence).
 std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer, Frame frame)
 {
 	SinkState &s = stateOf(bsink);
-	Result<ReleaseGate> gate = ReleaseGate::create();
+	Result<ReleaseGate> gate = takeGate(s);
 	if (!gate) {
 		GST_ELEMENT_ERROR(bsink, RESOURCE, FAILED,
 				  (_("Could not send a frame to consumers.")),
@@ -288,7 +306,7 @@ std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer,
 	s.counters.zeroCopy++;
 	if (*sent == 0)
 		s.counters.unsent++;
-	trackRelease(bsink, *gate, gst_buffer_ref(buffer), nullptr);
+	trackRelease(bsink, *gate, gst_buffer_ref(buffer), nullptr, true);
 	return GST_FLOW_OK;
 }
 

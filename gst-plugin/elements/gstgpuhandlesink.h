@@ -107,6 +107,9 @@ struct SinkState {
 	std::mutex heldMutex{};
 	std::condition_variable heldChanged{};
 	uint32_t held = 0;
+	// Zero-copy frames' gates that every consumer released, re-armed for the next ones (under
+	// heldMutex): no eventfd, fence or gate is made per frame in steady state.
+	std::vector<ReleaseGate> spareGates{};
 	std::atomic<bool> flushing{ false };
 	SinkCounters counters{};
 	// The streaming thread's: the metas of the buffer being sent, as bytes (see metasOf).
@@ -128,9 +131,10 @@ void freePool(SinkState &s);
 // there past the bound, only while none has room. False when flushing.
 bool waitForRoom(SinkState &s);
 // Counts a sent frame as held until `gate` is released: then drops `keep` (a buffer reference,
-// or null) and updates `track` (or null), on the element's waiter thread.
+// or null) and updates `track` (or null), on the element's waiter thread. With `spare`, a gate
+// every consumer released goes to s.spareGates for a later frame.
 void trackRelease(GstBaseSink *sink, const ReleaseGate &gate, GstBuffer *keep,
-		  std::shared_ptr<ReleaseTrack> track);
+		  std::shared_ptr<ReleaseTrack> track, bool spare = false);
 
 } // namespace gpuhandle::gst::sink
 

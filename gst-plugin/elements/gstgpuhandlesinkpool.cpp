@@ -278,7 +278,7 @@ bool waitForRoom(SinkState &s)
 }
 
 void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
-		  std::shared_ptr<ReleaseTrack> track)
+		  std::shared_ptr<ReleaseTrack> track, bool spare)
 {
 	SinkState &s = stateOf(bsink);
 	{
@@ -292,7 +292,10 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 	// The state outlives the waiter (stop() destroys the waiter first, resolving every wait).
 	SinkState *state = &s;
 	GstElement *element = GST_ELEMENT_CAST(bsink);
-	WaitCallback done = [state, element, keep, track](Status released) {
+	// Only a gate every consumer released may be re-armed: after a timeout or a cancel a stuck
+	// consumer may still signal it (see rearm).
+	ReleaseGate reuse = spare ? gate : ReleaseGate();
+	WaitCallback done = [state, element, keep, track, reuse](Status released) {
 		if (!released && released.error().code() != ErrorCode::Cancelled)
 			GST_WARNING_OBJECT(element, "a frame came back late: %s",
 					   released.error().message().c_str());
@@ -303,6 +306,8 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 			track->released = released.ok();
 			track->outstanding = false;
 		}
+		if (released.ok() && !reuse.isNone())
+			state->spareGates.push_back(reuse);
 		state->held--;
 		state->heldChanged.notify_all();
 	};
