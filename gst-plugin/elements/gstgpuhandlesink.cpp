@@ -261,22 +261,6 @@ std::span<const std::byte> gpuhandle::gst::sink::metasOf(SinkState &s, GstBuffer
 
 namespace {
 
-// A released gate kept from an earlier frame, re-armed; else a new one.
-Result<ReleaseGate> takeGate(SinkState &s)
-{
-	std::optional<ReleaseGate> spare;
-	{
-		std::lock_guard<std::mutex> lock(s.heldMutex);
-		if (!s.spareGates.empty()) {
-			spare = std::move(s.spareGates.back());
-			s.spareGates.pop_back();
-		}
-	}
-	if (spare && spare->reset().ok())
-		return std::move(*spare);
-	return ReleaseGate::create();
-}
-
 // Sends the buffer's own memory; the buffer stays alive (its pool does not reuse it) until
 // every consumer that got it released it. nullopt when the frame cannot cross (its fence).
 std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer, Frame frame)

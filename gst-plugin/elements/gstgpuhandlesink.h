@@ -130,6 +130,8 @@ void freePool(SinkState &s);
 // Waits (bounded, ended by a flush) while a consumer is at its in-flight bound; once one stayed
 // there past the bound, only while none has room. False when flushing.
 bool waitForRoom(SinkState &s);
+// A zero-copy frame's gate: a spare one (s.spareGates) re-armed, else a new one.
+Result<ReleaseGate> takeGate(SinkState &s);
 // Counts a sent frame as held until `gate` is released: then drops `keep` (a buffer reference,
 // or null) and updates `track` (or null), on the element's waiter thread. With `spare`, a gate
 // every consumer released goes to s.spareGates for a later frame.

@@ -1,4 +1,5 @@
-// gpuhandlesink's copy path (sealed memfds it owns) and the tracking of every frame sent.
+// gpuhandlesink's copy path (sealed memfds it owns), the tracking of every frame sent, and the
+// re-armed release gates of zero-copy frames.
 #include <gpuhandle/backends/cpu_map.h>
 #include <gpuhandle/fd_resources.h>
 
@@ -275,6 +276,21 @@ bool waitForRoom(SinkState &s)
 		s.heldChanged.wait_for(lock, kRoomSlice);
 	}
 	return false;
+}
+
+Result<ReleaseGate> takeGate(SinkState &s)
+{
+	std::optional<ReleaseGate> spare;
+	{
+		std::lock_guard<std::mutex> lock(s.heldMutex);
+		if (!s.spareGates.empty()) {
+			spare = std::move(s.spareGates.back());
+			s.spareGates.pop_back();
+		}
+	}
+	if (spare && spare->reset().ok())
+		return std::move(*spare);
+	return ReleaseGate::create();
 }
 
 void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
