@@ -3,21 +3,17 @@
 // a consumer in this process and back (its release), through the elements (a pooled buffer
 // pushed into gpuhandlesink, pulled from an appsink after gpuhandlesrc) and through the transport
 // alone (a pooled frame sent, received, released), in interleaved rounds.
+#include <gpuhandle/backends/backend.h>
 #include <gpuhandle/fd.h>
 #include <gpuhandle/frame_transport.h>
-#include <gpuhandle/layout.h>
 #include <gpuhandle/release_gate.h>
 
 #include "bench_common.h"
 #include "pad_chain.h"
 
-#include <cerrno>
 #include <chrono>
-#include <fcntl.h>
 #include <optional>
 #include <string>
-#include <sys/mman.h>
-#include <unistd.h>
 #include <vector>
 
 #include <gst/app/gstappsink.h>
@@ -64,33 +60,26 @@ struct Transport {
 			return;
 		}
 		receiver = std::move(*r);
-		const FrameLayout layout =
-			computeLayout(PixelFormat::NV12, kWidth, kHeight).value();
-		for (size_t i = 0; i < kPoolFrames && error.empty(); ++i) {
-			const int fd =
-				memfd_create("bench-sink-src", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-			if (fd < 0 || ftruncate(fd, static_cast<off_t>(layout.size)) != 0 ||
-			    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) != 0) {
-				error = "memfd";
-				if (fd >= 0)
-					close(fd);
+		// Sealed memfd frames from the fd backend, each with the gate of its pool slot.
+		gpuhandle::Result<BackendRef> fdBackend = openBackend(BackendKind::Fd);
+		if (!fdBackend) {
+			error = fdBackend.error().message();
+			return;
+		}
+		AllocateRequest request;
+		request.format = PixelFormat::NV12;
+		request.width = kWidth;
+		request.height = kHeight;
+		for (size_t i = 0; i < kPoolFrames; ++i) {
+			gpuhandle::Result<Frame> frame = (*fdBackend)->allocate(request);
+			gpuhandle::Result<ReleaseGate> gate = ReleaseGate::create();
+			if (!frame || !gate) {
+				error = !frame ? frame.error().message() : gate.error().message();
 				return;
 			}
-			gates.push_back(ReleaseGate::create().value());
-			FrameDesc d;
-			d.format = PixelFormat::NV12;
-			d.width = kWidth;
-			d.height = kHeight;
-			d.numResources = 1;
-			d.resources[0] =
-				ShmFd::create({ .fd = SharedFd(UniqueFd(fd)), .size = layout.size })
-					.value();
-			d.numPlanes = 2;
-			for (uint32_t p = 0; p < 2; ++p)
-				d.planes[p] = { 0, 0, layout.planes[p].offset,
-						layout.planes[p].stride };
-			d.release = gates.back();
-			pool.push_back(Frame::create(std::move(d)).value());
+			frame->setRelease(*gate);
+			gates.push_back(*gate);
+			pool.push_back(std::move(*frame));
 		}
 	}
 
