@@ -94,7 +94,8 @@ public:
 		if (!threadFd.isValid())
 			return {};
 		std::unique_lock<std::mutex> lock(mutex_);
-		if (stopping_)
+		// A forked child has none of the parent's threads: its points poll instead.
+		if (stopping_ || getpid() != pid_)
 			return {};
 		Slot *slot = nullptr;
 		for (Slot &candidate : slots_)
@@ -204,6 +205,7 @@ private:
 	}
 
 	std::mutex mutex_;
+	const pid_t pid_ = getpid();
 	bool stopping_ = false;
 	std::array<Slot, kMaxTimelineWatches> slots_{};
 	std::mutex layerMutex_;

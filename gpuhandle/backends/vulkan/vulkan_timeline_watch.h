@@ -40,7 +40,8 @@ inline constexpr std::chrono::milliseconds kTimelineWatchSlice{ 50 };
 // Starts a watch. Returns an eventfd that becomes readable (and stays so) once the semaphore
 // reaches the value or its wait fails (device lost: the waiter's isSignaled() then says so).
 // Returns an invalid fd, and the caller polls instead, where no watch can be had: every watch is
-// busy, a thread or an eventfd could not be made, or `waitSemaphores` is Khronos's validation
+// busy, a thread or an eventfd could not be made, the process is a fork of the one whose threads
+// these were, or `waitSemaphores` is Khronos's validation
 // layer, whose versions before 1.3.259 hold their lock through a host wait and so would block
 // every other thread's Vulkan calls (Vulkan-ValidationLayers issue 4968).
 UniqueFd startTimelineWatch(TimelineWatch watch, TimelineWatchHandle &handle) noexcept;
