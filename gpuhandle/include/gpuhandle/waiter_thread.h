@@ -42,7 +42,9 @@ private:
 // with no internal lock held (they may enqueue or cancel), and must not block; cancelled waits are
 // also delivered there. Destroying it resolves every pending wait with Cancelled and joins the
 // thread (or, when the last reference drops inside a callback, lets it finish on its own).
-// Memory grows linearly with pending waits; 10,000 pending waits cost one thread.
+// An enqueue wakes the thread only when its deadline comes before the thread's next look (at most
+// a second away; an idle thread looks once a second). Memory grows linearly with pending waits;
+// 10,000 pending waits cost one thread.
 // Thread safety: every member may be called from any thread, including from callbacks.
 class WaiterThread : public std::enable_shared_from_this<WaiterThread>
 {

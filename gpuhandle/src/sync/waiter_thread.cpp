@@ -22,6 +22,11 @@ namespace gpuhandle {
 
 namespace {
 
+// The longest the thread sleeps without looking at its deadlines again: so that an enqueue whose
+// deadline is later than that needs no wake-up (one context switch less per wait). An idle thread
+// wakes once a second.
+constexpr int kIdleWakeMs = 1000;
+
 using Clock = std::chrono::steady_clock;
 using EntryRef = std::shared_ptr<WaitTicket::Entry>;
 using EntryList = std::list<EntryRef>;
@@ -87,6 +92,10 @@ struct WaiterThread::State {
 	std::vector<int> parked;
 	DeadlineMap deadlines;
 	Clock::time_point nextSlice{};
+	// When the thread's current epoll_wait ends at the latest (its timeout, at most kIdleWake):
+	// a new deadline at or after it needs no wake-up, the thread looks again by then. In the
+	// past while the thread is not sleeping (it looks again before it sleeps).
+	Clock::time_point sleepUntil{};
 	// Resolved off the thread (cancel, Noop points): the thread delivers them.
 	std::vector<Resolution> resolved;
 
@@ -224,7 +233,11 @@ void WaiterThread::State::run()
 			std::lock_guard<std::mutex> lock(mutex);
 			if (stopping)
 				break;
-			timeoutMs = timeoutMsLocked(Clock::now());
+			const auto now = Clock::now();
+			timeoutMs = timeoutMsLocked(now);
+			if (timeoutMs < 0 || timeoutMs > kIdleWakeMs)
+				timeoutMs = kIdleWakeMs;
+			sleepUntil = now + std::chrono::milliseconds(timeoutMs);
 		}
 		int count = epoll_wait(epollFd.get(), events.data(), kMaxEvents, timeoutMs);
 		readyFds.clear();
@@ -435,7 +448,10 @@ Result<WaitTicket> WaiterThread::enqueue(SyncPoint point, WaitDuration timeout, 
 				entry->deadlineIt =
 					state_->deadlines.emplace(deadline.when(), entry);
 				entry->hasDeadline = true;
-				wake = wake || entry->deadlineIt == state_->deadlines.begin();
+				// Only a deadline before the thread's next look needs it now: most
+				// waits' budgets (seconds) end long after it.
+				wake = wake || (entry->deadlineIt == state_->deadlines.begin() &&
+						deadline.when() < state_->sleepUntil);
 			}
 		}
 	}
