@@ -90,6 +90,9 @@ struct WaiterThread::State {
 	std::unordered_map<int, FdRecord> fds;
 	EntryList sliced;
 	std::vector<int> parked;
+	// Fds whose last wait was resolved: removed from epoll after the round's callbacks (while
+	// those waits still hold them open), so that a wake-up's callback waits for no syscall.
+	std::vector<int> unregister;
 	DeadlineMap deadlines;
 	Clock::time_point nextSlice{};
 	// When the thread's current epoll_wait ends at the latest (its timeout, at most kIdleWake):
@@ -123,7 +126,13 @@ bool WaiterThread::State::addFdLocked(int fd, const EntryRef &entry)
 		epoll_event event{};
 		event.events = EPOLLIN;
 		event.data.fd = fd;
-		if (epoll_ctl(epollFd.get(), EPOLL_CTL_ADD, fd, &event) != 0) {
+		// Still registered when its last wait went this round: armed again, not added.
+		auto stale = std::find(unregister.begin(), unregister.end(), fd);
+		const bool registered = stale != unregister.end();
+		if (registered)
+			unregister.erase(stale);
+		if (epoll_ctl(epollFd.get(), registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
+			      &event) != 0) {
 			// EPERM (a file that cannot be polled) or no watch left: slice it instead.
 			fds.erase(it);
 			return false;
@@ -143,10 +152,10 @@ void WaiterThread::State::unlinkLocked(WaitTicket::Entry &entry)
 		sliced.erase(entry.listIt);
 	} else if (auto it = fds.find(entry.fd); it != fds.end()) {
 		it->second.entries.erase(entry.listIt);
-		// Removed while the wait still holds the fd open, so the kernel sees the right
-		// file.
+		// Removed from epoll (unregister) while the wait still holds the fd open, so the
+		// kernel sees the right file.
 		if (it->second.entries.empty()) {
-			epoll_ctl(epollFd.get(), EPOLL_CTL_DEL, entry.fd, nullptr);
+			unregister.push_back(entry.fd);
 			fds.erase(it);
 		}
 	}
@@ -302,6 +311,15 @@ void WaiterThread::State::run()
 		// reference.
 		for (Resolution &resolution : out)
 			resolution.entry->done(std::move(resolution.status));
+		{
+			// Before `out` lets the waits (and their fds) go; waits resolved elsewhere
+			// since (cancel) sit in `resolved`, alive until a later round delivers
+			// them.
+			std::lock_guard<std::mutex> lock(mutex);
+			for (int fd : unregister)
+				epoll_ctl(epollFd.get(), EPOLL_CTL_DEL, fd, nullptr);
+			unregister.clear();
+		}
 		out.clear();
 	}
 	shutdown();
