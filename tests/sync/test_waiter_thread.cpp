@@ -384,6 +384,30 @@ START_TEST(test_callbacks_enqueue_and_cancel)
 }
 END_TEST
 
+// A callback that re-arms its fence and waits on it again (a pool's gate): the same fd is
+// registered again in the round that resolved it, and the second signal still wakes the thread.
+START_TEST(test_callback_waits_again_on_the_same_fd)
+{
+	Recorder recorder;
+	auto thread = makeThread();
+	auto gate = makeFence();
+	std::atomic<bool> again{ false };
+	ck_assert_ok(thread->enqueue(gate->point(), kDefaultWaitTimeout, [&](Status status) {
+		gate->reset();
+		again = status.ok() &&
+			thread->enqueue(gate->point(), kDefaultWaitTimeout, recorder.callback())
+				.ok();
+	}));
+	gate->signal();
+	for (int i = 0; i < 1000 && !again.load(); i++)
+		std::this_thread::sleep_for(1ms);
+	ck_assert(again.load());
+	gate->signal();
+	ck_assert(recorder.waitFor(1));
+	ck_assert_ok(recorder.statuses[0]);
+}
+END_TEST
+
 START_TEST(test_thread_ids_and_shared_instance)
 {
 	auto a = makeThread();
@@ -517,6 +541,7 @@ static Suite *waiterThreadSuite()
 	tcase_add_test(core, test_destroy_cancels_every_pending_wait);
 	tcase_add_test(core, test_ten_thousand_waits_cost_one_thread);
 	tcase_add_test(core, test_callbacks_enqueue_and_cancel);
+	tcase_add_test(core, test_callback_waits_again_on_the_same_fd);
 	tcase_add_test(core, test_thread_ids_and_shared_instance);
 	tcase_add_test(core, test_refused_waits);
 	tcase_add_test(core, test_readable_but_unsignalled_fd_does_not_spin);
