@@ -1,4 +1,5 @@
-// Copying any Resource or a Frame allocates nothing and adds one reference per anchor or fd.
+// Copying any Resource or a Frame allocates nothing: a Resource adds one reference per anchor or
+// fd, a Frame one to the body its copies share.
 #include <gpuhandle/frame.h>
 
 #include "alloc_counter.h"
@@ -147,9 +148,60 @@ START_TEST(copying_a_frame_allocates_nothing)
 	Frame assigned = frame;
 	assigned = moved;
 	ck_assert_uint_eq(scope.count(), 0);
-	// Two live copies, two anchored resources each.
-	ck_assert_int_eq(anchor.use_count(), before + 4);
+	// Copies share the first frame's body: no resource was copied, so no anchor reference
+	// was added (one atomic per copy, on the body).
+	ck_assert_int_eq(anchor.use_count(), before);
+	ck_assert(&moved.desc() == &frame.desc());
+	ck_assert(&assigned.desc() == &frame.desc());
+	// A frame moved from holds nothing.
+	ck_assert_uint_eq(copy.numResources(), 0);
+	ck_assert(copy.format() == PixelFormat::Unknown);
 }
+END_TEST
+
+// Writing one copy's fences leaves the others as they were (the writer gets a body of its own);
+// a frame that holds its body alone is written in place, allocating nothing.
+START_TEST(writing_a_copy_leaves_the_others_alone)
+{
+	uint8_t memory[64];
+	KeepAliveRef anchor = std::make_shared<Anchor>();
+	CpuPlanesDesc planes;
+	planes.numPlanes = 1;
+	planes.planes[0] = { memory, 8, 8 };
+	planes.anchor = anchor;
+	Frame frame =
+		Frame::wrap(PixelFormat::RGBA, 2, 8, {}, CpuPlanes::create(planes).value()).value();
+	ReleaseGate gate = ReleaseGate::create().value();
+	Frame copy = frame;
+	const long shared = anchor.use_count();
+	copy.setRelease(gate);
+	ck_assert(&copy.desc() != &frame.desc());
+	ck_assert(!frame.release().isSignaled());
+	ck_assert(frame.release().isNone());
+	ck_assert(!copy.release().isNone());
+	ck_assert_int_eq(anchor.use_count(), shared + 1); // the writer's own resources
+	ck_assert_ptr_eq(copy.resource(0).get<CpuPlanes>()->desc().planes[0].data, memory);
+
+	// Now each holds its body alone: writes allocate nothing and stay in place.
+	const FrameDesc *before = &copy.desc();
+	AllocationScope scope;
+	copy.setAcquire(SyncPoint::noop());
+	copy.setRelease(ReleaseGate::none());
+	frame.setRelease(gate);
+	ck_assert_uint_eq(scope.count(), 0);
+	ck_assert(&copy.desc() == before);
+	ck_assert(copy.release().isNone());
+	ck_assert(!frame.release().isNone());
+
+	// A frame moved from is empty, and can be written and copied like any other.
+	Frame taken = std::move(copy);
+	copy.setRelease(gate);
+	ck_assert_uint_eq(copy.numResources(), 0);
+	ck_assert(!copy.release().isNone());
+	ck_assert_int_eq(anchor.use_count(), shared + 1);
+}
+END_TEST
+
 END_TEST
 
 START_TEST(counter_sees_allocations)
@@ -177,6 +229,7 @@ int main()
 	TCase *tc = tcase_create("copy");
 	tcase_add_test(tc, copying_every_kind_allocates_nothing);
 	tcase_add_test(tc, copying_a_frame_allocates_nothing);
+	tcase_add_test(tc, writing_a_copy_leaves_the_others_alone);
 	tcase_add_test(tc, counter_sees_allocations);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);

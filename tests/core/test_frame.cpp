@@ -4,7 +4,9 @@
 
 #include "fd_count.h"
 
+#include <atomic>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "check_helpers.h"
@@ -233,6 +235,44 @@ START_TEST(sync_slots_can_be_set)
 }
 END_TEST
 
+// Copies on other threads: each thread writes its own copy's gate while the others read and drop
+// theirs. Every copy keeps the fences it was given, and the memfd closes with the last copy (the
+// TSan build checks that a write after another thread's drop is ordered after its reads).
+START_TEST(copies_written_and_dropped_on_other_threads)
+{
+	const int fdsBefore = openFdCount();
+	{
+		Frame frame = Frame::create(nv12OverShm()).value();
+		ReleaseGate gate = ReleaseGate::create().value();
+		std::vector<std::thread> threads;
+		std::atomic<int> wrong{ 0 };
+		for (int t = 0; t < 4; ++t)
+			threads.emplace_back([frame, gate, t, &wrong]() mutable {
+				for (int i = 0; i < 2000; ++i) {
+					Frame copy = frame;
+					if ((i + t) % 2)
+						copy.setRelease(gate);
+					Frame reader = copy; // shares whichever body copy has now
+					if (reader.release().isNone() != ((i + t) % 2 == 0) ||
+					    reader.plane(1).offset != uint64_t(kW) * kH)
+						wrong.fetch_add(1);
+				}
+				Frame moved = std::move(frame); // the thread's own copy: no count
+								// change
+				if (moved.numResources() != 1 || !moved.release().isNone() ||
+				    frame.numResources() != 0)
+					wrong.fetch_add(1);
+			});
+		for (std::thread &t : threads)
+			t.join();
+		ck_assert_int_eq(wrong.load(), 0);
+		ck_assert(frame.release().isNone());
+		ck_assert_int_gt(openFdCount(), fdsBefore);
+	}
+	ck_assert_int_eq(openFdCount(), fdsBefore); // the memfd went with the last copy
+}
+END_TEST
+
 START_TEST(no_fd_leak_on_refusal)
 {
 	int before = openFdCount();
@@ -256,6 +296,7 @@ int main()
 	tcase_add_test(tc, wrap_dmabuf_uses_its_layout);
 	tcase_add_test(tc, known_format_checks_planes_against_the_layout);
 	tcase_add_test(tc, sync_slots_can_be_set);
+	tcase_add_test(tc, copies_written_and_dropped_on_other_threads);
 	tcase_add_test(tc, no_fd_leak_on_refusal);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);

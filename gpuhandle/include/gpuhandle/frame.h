@@ -10,6 +10,7 @@
 #include <gpuhandle/sync_point.h>
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 
 namespace GPUHANDLE_API gpuhandle {
@@ -38,9 +39,12 @@ struct FrameDesc {
 	ReleaseGate release{}; // signal this when done reading
 };
 
-// A validated frame. Copying allocates nothing and costs one atomic per fd or anchor held by its
-// resources. Thread safety: copies may be used from different threads; one Frame object is not
-// written from two threads at once (setAcquire / setRelease).
+// A validated frame. Copies share one immutable body: copying allocates nothing and costs one
+// atomic increment whatever the frame holds (a copy crossing threads moves one cache line, not
+// one per fd, anchor and fence). setAcquire / setRelease on a frame whose body is shared give it
+// its own body first (one allocation); on a frame that holds its body alone they write in place.
+// Thread safety: copies may be used from different threads; one Frame object is not written from
+// two threads at once (setAcquire / setRelease).
 class Frame
 {
 public:
@@ -53,26 +57,76 @@ public:
 	static Result<Frame> wrap(PixelFormat format, uint32_t width, uint32_t height,
 				  Colorimetry colorimetry, Resource resource);
 
-	PixelFormat format() const noexcept { return d_.format; }
-	uint32_t width() const noexcept { return d_.width; }
-	uint32_t height() const noexcept { return d_.height; }
-	const Colorimetry &colorimetry() const noexcept { return d_.colorimetry; }
-	uint32_t numResources() const noexcept { return d_.numResources; }
-	// Valid for index < numResources().
-	const Resource &resource(uint32_t index) const noexcept { return d_.resources[index]; }
-	uint32_t numPlanes() const noexcept { return d_.numPlanes; }
-	// Valid for index < numPlanes().
-	const PlaneView &plane(uint32_t index) const noexcept { return d_.planes[index]; }
-	const SyncPoint &acquire() const noexcept { return d_.acquire; }
-	const ReleaseGate &release() const noexcept { return d_.release; }
-	const FrameDesc &desc() const noexcept { return d_; }
+	Frame(const Frame &other) noexcept : body_(other.body_) { Body::addRef(body_); }
+	// A frame moved from holds nothing: it reads as an empty frame (format Unknown, no
+	// resources, no fences) and may be assigned to or destroyed.
+	Frame(Frame &&other) noexcept : body_(other.body_) { other.body_ = &empty_; }
+	Frame &operator=(const Frame &other) noexcept
+	{
+		Body::addRef(other.body_);
+		Body::release(body_);
+		body_ = other.body_;
+		return *this;
+	}
+	Frame &operator=(Frame &&other) noexcept
+	{
+		if (this != &other) {
+			Body *old = body_;
+			body_ = other.body_;
+			other.body_ = &empty_;
+			Body::release(old);
+		}
+		return *this;
+	}
+	~Frame();
 
-	void setAcquire(SyncPoint point) noexcept { d_.acquire = std::move(point); }
-	void setRelease(ReleaseGate gate) noexcept { d_.release = std::move(gate); }
+	PixelFormat format() const noexcept { return body_->d.format; }
+	uint32_t width() const noexcept { return body_->d.width; }
+	uint32_t height() const noexcept { return body_->d.height; }
+	const Colorimetry &colorimetry() const noexcept { return body_->d.colorimetry; }
+	uint32_t numResources() const noexcept { return body_->d.numResources; }
+	// Valid for index < numResources().
+	const Resource &resource(uint32_t index) const noexcept
+	{
+		return body_->d.resources[index];
+	}
+	uint32_t numPlanes() const noexcept { return body_->d.numPlanes; }
+	// Valid for index < numPlanes().
+	const PlaneView &plane(uint32_t index) const noexcept { return body_->d.planes[index]; }
+	const SyncPoint &acquire() const noexcept { return body_->d.acquire; }
+	const ReleaseGate &release() const noexcept { return body_->d.release; }
+	// Valid while this Frame lives and is not written (setAcquire / setRelease).
+	const FrameDesc &desc() const noexcept { return body_->d; }
+
+	void setAcquire(SyncPoint point) noexcept { ownDesc().acquire = std::move(point); }
+	void setRelease(ReleaseGate gate) noexcept { ownDesc().release = std::move(gate); }
 
 private:
-	explicit Frame(FrameDesc d) : d_(std::move(d)) {}
-	FrameDesc d_;
+	struct Body {
+		std::atomic<uint32_t> refs{ 1 };
+		FrameDesc d;
+		static void addRef(Body *body) noexcept
+		{
+			if (body != &empty_)
+				body->refs.fetch_add(1, std::memory_order_relaxed);
+		}
+		static void release(Body *body) noexcept
+		{
+			if (body != &empty_ &&
+			    body->refs.fetch_sub(1, std::memory_order_acq_rel) == 1)
+				destroy(body);
+		}
+		// Out of line (frame_body.cpp): bodies are recycled per thread.
+		static Body *make(FrameDesc d);
+		static void destroy(Body *body) noexcept;
+	};
+	// What frames moved from share; never counted, never freed (its count reads as shared,
+	// so that a write gives such a frame a body of its own).
+	static Body empty_;
+	explicit Frame(FrameDesc d);
+	// The body, made this frame's own first if another copy shares it.
+	FrameDesc &ownDesc() noexcept;
+	Body *body_;
 };
 
 } // namespace gpuhandle
