@@ -2,6 +2,7 @@
 #include <gpuhandle/format_mappings.h>
 
 #include "gstgpuhandleconvertinternal.h"
+#include "thread_block_cache.h"
 
 #include <array>
 #include <cerrno>
@@ -234,7 +235,9 @@ Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 		return Error(
 			ErrorCode::InvalidArgument, "buffer",
 			"The buffer is shared (not writable), so it cannot be mapped for writing.");
-	auto anchor = std::make_shared<VideoFrameAnchor>();
+	// Made and dropped per buffer: its block is reused on the streaming thread.
+	auto anchor = std::allocate_shared<VideoFrameAnchor>(
+		::gpuhandle::detail::ThreadRecyclingAllocator<VideoFrameAnchor>{});
 	GstVideoInfo mapInfo = info; // gst_video_frame_map() takes a non-const info
 	if (!gst_video_frame_map(&anchor->frame, &mapInfo, buffer, mapFlagsOf(access)))
 		return Error::format(

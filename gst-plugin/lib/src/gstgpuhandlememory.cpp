@@ -2,6 +2,8 @@
 #include <gpuhandle/format_mappings.h>
 #include <gpuhandle/pixel_format.h>
 
+#include "thread_block_cache.h"
+
 #include <algorithm>
 #include <array>
 #include <cstdint>
@@ -57,11 +59,16 @@ struct MemoryState {
 
 } // namespace
 
-// GstMemory first, so that the GstMemory pointer GStreamer hands around is this struct's.
+// GstMemory first, so that the GstMemory pointer GStreamer hands around is this struct's. The
+// state lives in the same block (one allocation per memory, not two); `state` points at it.
 struct GstGpuHandleMemory {
 	GstMemory mem;
 	MemoryState *state;
+	alignas(MemoryState) unsigned char storage[sizeof(MemoryState)];
 };
+// Memories made and freed per buffer on one streaming thread reuse their blocks.
+using MemoryBlocks = ::gpuhandle::detail::ThreadBlockCache<sizeof(GstGpuHandleMemory),
+							   alignof(GstGpuHandleMemory)>;
 
 struct GstGpuHandleAllocator {
 	GstAllocator parent;
@@ -279,12 +286,12 @@ GstMemory *allocatorAlloc(GstAllocator *, gsize size, GstAllocationParams *)
 void allocatorFree(GstAllocator *, GstMemory *mem)
 {
 	auto *m = reinterpret_cast<GstGpuHandleMemory *>(mem);
-	if (m->state && m->state->mapCount > 0)
+	if (m->state->mapCount > 0)
 		GST_WARNING(
 			"Resource %u is freed while still mapped %u times; its mapping ends now.",
 			m->state->index, m->state->mapCount);
-	delete m->state; // ends a leftover mapping, drops the frame (and the device it keeps)
-	g_free(m);
+	m->state->~MemoryState(); // ends a leftover mapping, drops the frame (and its device)
+	MemoryBlocks::give(m);
 }
 
 } // namespace
@@ -376,13 +383,8 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 			    index, size);
 		return nullptr;
 	}
-	auto *state = new (std::nothrow) MemoryState(frame, index, backend);
-	auto *m = g_new0(GstGpuHandleMemory, 1);
-	if (!state) {
-		g_free(m);
-		return nullptr;
-	}
-	m->state = state;
+	auto *m = new (MemoryBlocks::take()) GstGpuHandleMemory{};
+	m->state = new (m->storage) MemoryState(frame, index, backend);
 	gst_memory_init(&m->mem,
 			readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
 			gAllocator, nullptr, static_cast<gsize>(size), 0, 0,
