@@ -121,6 +121,7 @@ gboolean start(GstBaseSrc *bsrc)
 	}
 	std::lock_guard<std::mutex> lock(s.mutex);
 	s.receiver = std::move(*receiver);
+	s.capsMessages = s.receiver->capsMessages();
 	s.caps = s.receiver->caps();
 	GST_INFO_OBJECT(bsrc, "connected to %s: %s", path.c_str(), s.caps.c_str());
 	return TRUE;
@@ -252,10 +253,13 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 	std::optional<Frame> frame;
 	if (GstFlowReturn ret = receiveFrame(bsrc, *receiver, frame); ret != GST_FLOW_OK)
 		return ret;
-	const std::string caps = receiver->caps();
+	// The caps string is copied only when a caps message came (not per frame).
+	std::string caps;
 	bool changed = false;
-	{
+	if (const uint64_t messages = receiver->capsMessages(); messages != s.capsMessages) {
+		caps = receiver->caps();
 		std::lock_guard<std::mutex> lock(s.mutex);
+		s.capsMessages = messages;
 		changed = caps != s.caps;
 		s.caps = caps;
 	}

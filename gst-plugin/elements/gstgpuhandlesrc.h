@@ -24,7 +24,8 @@ struct SrcState {
 	std::string allowedUids{};
 
 	std::unique_ptr<FrameReceiver> receiver{};
-	std::string caps{}; // the producer's caps the pad was negotiated for
+	std::string caps{};        // the producer's caps the pad was negotiated for
+	uint64_t capsMessages = 0; // the receiver's count when `caps` was last read from it
 	// From the last allocation query (the streaming thread's): whether downstream reads
 	// GstVideoMeta, and the negotiated video info its system-memory buffers must match.
 	bool downstreamVideoMeta = false;

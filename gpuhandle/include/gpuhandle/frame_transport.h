@@ -113,6 +113,9 @@ public:
 
 	// The caps of the frames now arriving (updated by receive when the sender changes them).
 	std::string caps() const;
+	// How many caps messages have come since connect(): a caller that remembers the count
+	// calls caps() (a string copy) only when it moved.
+	uint64_t capsMessages() const noexcept;
 	// The next frame; nullopt at the end of the stream (the sender said Bye); Timeout when no
 	// frame came within `timeout`; Io when the sender went away without Bye (crashed). Messages
 	// that fail validation are logged, counted and skipped.

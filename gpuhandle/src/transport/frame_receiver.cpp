@@ -39,6 +39,7 @@ struct FrameReceiver::Impl {
 
 	mutable std::mutex capsMutex;
 	std::string caps;
+	std::atomic<uint64_t> capsMessages{ 0 };
 
 	std::mutex sendMutex; // release messages come from the waiter thread
 	WireMessage release;
@@ -151,6 +152,7 @@ struct FrameReceiver::Impl {
 				return std::move(newCaps).error();
 			std::lock_guard lock(capsMutex);
 			caps.assign(*newCaps);
+			capsMessages.fetch_add(1, std::memory_order_release);
 			return std::optional<Frame>();
 		}
 		case WireType::Bye:
@@ -224,6 +226,11 @@ std::string FrameReceiver::caps() const
 {
 	std::lock_guard lock(impl_->capsMutex);
 	return impl_->caps;
+}
+
+uint64_t FrameReceiver::capsMessages() const noexcept
+{
+	return impl_->capsMessages.load(std::memory_order_acquire);
 }
 
 Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)

@@ -1,4 +1,6 @@
 // GstGpuHandleSyncMeta: registration, transform on copy, waits and the release gate.
+#include "thread_block_cache.h"
+
 #include <chrono>
 #include <memory>
 #include <mutex>
@@ -36,6 +38,17 @@ struct SyncState {
 };
 
 using StateRef = std::shared_ptr<SyncState>;
+// A meta is added and freed per buffer: the reference's block and the state's (with its
+// control block) are reused on the thread that frees them.
+using StateRefBlocks = ::gpuhandle::detail::ThreadBlockCache<sizeof(StateRef), alignof(StateRef)>;
+
+void deleteStateRef(StateRef *ref)
+{
+	if (!ref)
+		return;
+	ref->~StateRef();
+	StateRefBlocks::give(ref);
+}
 
 // The meta's priv: a heap shared_ptr, so that a copy adds a reference instead of a state.
 StateRef *stateRefOf(const GstGpuHandleSyncMeta *meta)
@@ -58,15 +71,15 @@ gboolean metaInit(GstMeta *meta, gpointer, GstBuffer *)
 void metaFree(GstMeta *meta, GstBuffer *)
 {
 	auto *sync = reinterpret_cast<GstGpuHandleSyncMeta *>(meta);
-	delete stateRefOf(sync); // the last reference signals the gate (SyncState's destructor)
+	deleteStateRef(stateRefOf(sync)); // the last reference signals the gate (~SyncState)
 	sync->priv = nullptr;
 }
 
 void setState(GstGpuHandleSyncMeta *meta, StateRef state)
 {
 	StateRef *old = stateRefOf(meta);
-	meta->priv = new StateRef(std::move(state));
-	delete old;
+	meta->priv = new (StateRefBlocks::take()) StateRef(std::move(state));
+	deleteStateRef(old);
 }
 
 // A copy shares the state: both buffers wait on one point and the gate is signalled once the
@@ -180,7 +193,9 @@ GstGpuHandleSyncMeta *addSyncMeta(GstBuffer *buffer, SyncPoint acquire, ReleaseG
 			    buffer ? "this one is shared" : "the buffer is NULL");
 		return nullptr;
 	}
-	auto state = std::make_shared<SyncState>(std::move(acquire), std::move(release));
+	auto state = std::allocate_shared<SyncState>(
+		::gpuhandle::detail::ThreadRecyclingAllocator<SyncState>{}, std::move(acquire),
+		std::move(release));
 	GstGpuHandleSyncMeta *meta = gst_buffer_get_gpu_handle_sync_meta(buffer);
 	if (!meta)
 		meta = reinterpret_cast<GstGpuHandleSyncMeta *>(
