@@ -381,6 +381,7 @@ START_TEST(caps_changes_reach_consumers)
 	auto receiver = connectTo(path);
 	ck_assert_ok(receiver);
 	ck_assert_string_eq((*receiver)->caps(), kCaps);
+	ck_assert_uint_eq((*receiver)->capsMessages(), 0); // the hello's caps are not a message
 	const std::string newCaps = "video/x-raw,format=NV12,width=640,height=360";
 	ck_assert_ok((*sender)->setCaps(newCaps));
 	auto pool = makePool(1);
@@ -388,6 +389,7 @@ START_TEST(caps_changes_reach_consumers)
 	ck_assert_uint_eq((*sender)->send(*pool[0].frame).value(), 1);
 	ck_assert_uint_eq(consume(**receiver, 1), 1);
 	ck_assert_string_eq((*receiver)->caps(), newCaps.c_str());
+	ck_assert_uint_eq((*receiver)->capsMessages(), 1);
 	ck_assert_error((*sender)->setCaps(std::string(kWireMaxCaps + 1, 'c')),
 			ErrorCode::InvalidArgument, "caps");
 	freePool(pool);
