@@ -2,12 +2,14 @@
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/waiter_thread.h>
 
+#include "alloc_counter.h"
 #include "fd_count.h"
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <mutex>
 #include <pthread.h>
@@ -408,6 +410,37 @@ START_TEST(test_callback_waits_again_on_the_same_fd)
 }
 END_TEST
 
+// A steady stream of waits reuses the thread's list, deadline and fd nodes: each enqueue then
+// allocates its entry only (it allocated three nodes more before they were kept).
+START_TEST(test_steady_waits_allocate_only_their_entry)
+{
+	if (std::getenv("GPUHANDLE_UNDER_VALGRIND")) {
+		std::printf("under valgrind, allocations are not counted\n");
+		return;
+	}
+	auto thread = makeThread();
+	auto fence = makeFence();
+	const SyncPoint point = fence->point();
+	std::atomic<int> done{ 0 };
+	uint64_t allocations = 0;
+	constexpr int kWarm = 20, kRounds = 200;
+	for (int i = 0; i < kWarm + kRounds; i++) {
+		fence->reset();
+		test::AllocationScope scope;
+		Result<WaitTicket> ticket = thread->enqueue(point, kDefaultWaitTimeout,
+							    [&done](Status) { done.fetch_add(1); });
+		if (i >= kWarm)
+			allocations += scope.count();
+		ck_assert_ok(ticket);
+		fence->signal();
+		for (int spin = 0; spin < 10000 && done.load() <= i; spin++)
+			std::this_thread::sleep_for(100us);
+		ck_assert_int_eq(done.load(), i + 1);
+	}
+	ck_assert_uint_eq(allocations, kRounds);
+}
+END_TEST
+
 START_TEST(test_thread_ids_and_shared_instance)
 {
 	auto a = makeThread();
@@ -542,6 +575,7 @@ static Suite *waiterThreadSuite()
 	tcase_add_test(core, test_ten_thousand_waits_cost_one_thread);
 	tcase_add_test(core, test_callbacks_enqueue_and_cancel);
 	tcase_add_test(core, test_callback_waits_again_on_the_same_fd);
+	tcase_add_test(core, test_steady_waits_allocate_only_their_entry);
 	tcase_add_test(core, test_thread_ids_and_shared_instance);
 	tcase_add_test(core, test_refused_waits);
 	tcase_add_test(core, test_readable_but_unsignalled_fd_does_not_spin);

@@ -2,6 +2,8 @@
 #include <gpuhandle/fd.h>
 #include <gpuhandle/waiter_thread.h>
 
+#include "node_stash.h"
+
 #include <algorithm>
 #include <cerrno>
 #include <climits>
@@ -101,6 +103,11 @@ struct WaiterThread::State {
 	Clock::time_point sleepUntil{};
 	// Resolved off the thread (cancel, Noop points): the thread delivers them.
 	std::vector<Resolution> resolved;
+	// The nodes of resolved waits, reused by the next ones: a steady stream of waits
+	// allocates no list, deadline or fd node.
+	detail::ListNodeStash<EntryRef> listNodes;
+	detail::NodeStash<DeadlineMap> deadlineNodes;
+	detail::NodeStash<std::unordered_map<int, FdRecord>> fdNodes;
 
 	void wake() const noexcept
 	{
@@ -121,8 +128,9 @@ struct WaiterThread::State {
 
 bool WaiterThread::State::addFdLocked(int fd, const EntryRef &entry)
 {
-	auto [it, inserted] = fds.try_emplace(fd);
-	if (inserted) {
+	auto it = fds.find(fd);
+	if (it == fds.end()) {
+		it = fdNodes.insert(fds, fd, FdRecord{});
 		epoll_event event{};
 		event.events = EPOLLIN;
 		event.data.fd = fd;
@@ -134,12 +142,11 @@ bool WaiterThread::State::addFdLocked(int fd, const EntryRef &entry)
 		if (epoll_ctl(epollFd.get(), registered ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd,
 			      &event) != 0) {
 			// EPERM (a file that cannot be polled) or no watch left: slice it instead.
-			fds.erase(it);
+			fdNodes.erase(fds, it);
 			return false;
 		}
 	}
-	it->second.entries.push_back(entry);
-	entry->listIt = std::prev(it->second.entries.end());
+	entry->listIt = listNodes.pushBack(it->second.entries, entry);
 	entry->fd = fd;
 	return true;
 }
@@ -147,16 +154,16 @@ bool WaiterThread::State::addFdLocked(int fd, const EntryRef &entry)
 void WaiterThread::State::unlinkLocked(WaitTicket::Entry &entry)
 {
 	if (entry.hasDeadline)
-		deadlines.erase(entry.deadlineIt);
+		deadlineNodes.erase(deadlines, entry.deadlineIt);
 	if (entry.fd < 0) {
-		sliced.erase(entry.listIt);
+		listNodes.erase(sliced, entry.listIt);
 	} else if (auto it = fds.find(entry.fd); it != fds.end()) {
-		it->second.entries.erase(entry.listIt);
+		listNodes.erase(it->second.entries, entry.listIt);
 		// Removed from epoll (unregister) while the wait still holds the fd open, so the
 		// kernel sees the right file.
 		if (it->second.entries.empty()) {
 			unregister.push_back(entry.fd);
-			fds.erase(it);
+			fdNodes.erase(fds, it);
 		}
 	}
 	entry.pending = false;
@@ -455,16 +462,15 @@ Result<WaitTicket> WaiterThread::enqueue(SyncPoint point, WaitDuration timeout, 
 			state_->pendingCount++;
 			if (fd < 0 || !state_->addFdLocked(fd, entry)) {
 				entry->fd = -1;
-				state_->sliced.push_back(entry);
-				entry->listIt = std::prev(state_->sliced.end());
+				entry->listIt = state_->listNodes.pushBack(state_->sliced, entry);
 				state_->nextSlice = Clock::time_point::min(); // check it at once
 			} else {
 				// epoll reports it; only a nearer deadline needs the thread.
 				wake = false;
 			}
 			if (!deadline.isNever()) {
-				entry->deadlineIt =
-					state_->deadlines.emplace(deadline.when(), entry);
+				entry->deadlineIt = state_->deadlineNodes.insert(
+					state_->deadlines, deadline.when(), entry);
 				entry->hasDeadline = true;
 				// Only a deadline before the thread's next look needs it now: most
 				// waits' budgets (seconds) end long after it.
