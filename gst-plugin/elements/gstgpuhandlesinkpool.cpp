@@ -311,7 +311,9 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 	// Only a gate every consumer released may be re-armed: after a timeout or a cancel a stuck
 	// consumer may still signal it (see rearm).
 	ReleaseGate reuse = spare ? gate : ReleaseGate();
-	WaitCallback done = [state, element, keep, track, reuse](Status released) {
+	// A lambda, not yet a WaitCallback: the one enqueue() takes is built from it (one heap
+	// copy, not two), and it is still here to call if there is no thread.
+	auto done = [state, element, keep, track, reuse](Status released) {
 		if (!released && released.error().code() != ErrorCode::Cancelled)
 			GST_WARNING_OBJECT(element, "a frame came back late: %s",
 					   released.error().message().c_str());
@@ -327,7 +329,7 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 		state->held--;
 		state->heldChanged.notify_all();
 	};
-	if (!s.waiter->enqueue(gate.released(), kReleaseTimeout, done)) {
+	if (!s.waiter->enqueue(gate.released(), kReleaseTimeout, WaitCallback(done))) {
 		// No thread to wait on: wait here, bounded, rather than lose track of the frame.
 		done(gate.released().wait(kReleaseTimeout));
 	}
