@@ -30,7 +30,7 @@ public:
 		spare_.pop_back();
 		node.key() = key;
 		node.mapped() = std::move(value);
-		if constexpr (requires { map.insert(std::move(node)).position; })
+		if constexpr (requires { typename Map::insert_return_type; }) // unique keys
 			return map.insert(std::move(node)).position;
 		else
 			return map.insert(std::move(node));
