@@ -22,6 +22,8 @@ namespace gpuhandle {
 
 namespace vksync {
 
+namespace {
+
 const char *vkResultName(VkResult result)
 {
 	switch (result) {
@@ -38,6 +40,8 @@ const char *vkResultName(VkResult result)
 	default: return "an unlisted VkResult";
 	}
 }
+
+} // namespace
 
 // DEVICE_LOST gets its own code because the pipeline must restart; anything else is the driver's.
 Error vulkanError(VkResult result, const char *call)
