@@ -25,10 +25,12 @@ export GST_DEBUG="${GST_DEBUG:+$GST_DEBUG,}gldebug:1" GST_DEBUG_NO_COLOR=1
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-# stdout and stderr both reach meson's log; the layer writes its messages to stdout.
-"$@" > >(tee "$log") 2>&1
-rc=$?
-wait # for tee
+# stdout and stderr both reach meson's log; the layer writes its messages to stdout. A pipeline,
+# not a process substitution: bash waits for tee to end, so the log is complete before it is
+# read (with `> >(tee)` and `wait`, a run read a log short of tee's last writes and reported a
+# cut message line as unsuppressed).
+"$@" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
 if [ "$rc" -ne 0 ]; then
 	exit "$rc" # a failure or a skip (77) of the test itself
 fi
