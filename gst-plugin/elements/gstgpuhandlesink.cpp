@@ -156,6 +156,14 @@ gboolean setCaps(GstBaseSink *bsink, GstCaps *caps)
 	o.log = [element](const Error &e) {
 		GST_WARNING_OBJECT(element, "%s", e.message().c_str());
 	};
+	// Wakes waitForRoom. Called under the sender's lock: the sink never calls the sender
+	// under heldMutex, so this order is the only one.
+	SinkState *state = &s;
+	o.roomChanged = [state] {
+		std::lock_guard<std::mutex> held(state->heldMutex);
+		state->roomEvents++;
+		state->heldChanged.notify_all();
+	};
 	Result<std::unique_ptr<FrameSender>> sender = FrameSender::create(std::move(o));
 	if (!sender) {
 		GST_ELEMENT_ERROR(bsink, RESOURCE, OPEN_WRITE,
@@ -358,7 +366,11 @@ gboolean proposeAllocation(GstBaseSink *bsink, GstQuery *query)
 
 gboolean unlock(GstBaseSink *bsink)
 {
-	stateOf(bsink).flushing = true;
+	SinkState &s = stateOf(bsink);
+	s.flushing = true;
+	// Ends the waits for room and for a pool slot now (their predicates read the flag).
+	std::lock_guard<std::mutex> lock(s.heldMutex);
+	s.heldChanged.notify_all();
 	return TRUE;
 }
 

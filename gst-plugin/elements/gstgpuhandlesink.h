@@ -107,6 +107,8 @@ struct SinkState {
 	std::mutex heldMutex{};
 	std::condition_variable heldChanged{};
 	uint32_t held = 0;
+	// The sender's roomChanged calls (under heldMutex): waitForRoom sleeps until it moves.
+	uint64_t roomEvents = 0;
 	// Zero-copy frames' gates that every consumer released, re-armed for the next ones (under
 	// heldMutex): no eventfd, fence or gate is made per frame in steady state.
 	std::vector<ReleaseGate> spareGates{};

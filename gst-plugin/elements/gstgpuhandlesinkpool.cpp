@@ -29,15 +29,12 @@ namespace {
 // How long a slot waits for its consumers before the frame is dropped: a stuck consumer slows
 // the producer down to this, a crashed one costs nothing (the sender releases its frames).
 constexpr auto kSlotWait = 1s;
-constexpr auto kSlice = 100ms;
 // A sent frame is counted as back after this even when a consumer still holds it (a zero-copy
 // buffer goes back to its pool): the producer does not stall for good behind a stuck consumer.
 constexpr auto kReleaseTimeout = 30s;
 // The longest wait for room (a consumer below its in-flight bound) before a frame is sent anyway
 // (and skipped, by the sender, for the consumers at their bound).
 constexpr auto kHeldWait = 1s;
-// Room shows in the sender's stats, which notify nothing: looked at this often.
-constexpr auto kRoomSlice = 10ms;
 
 // A memfd of `size` bytes sealed against shrinking and growing, so that a consumer's mapping
 // can never SIGBUS.
@@ -230,13 +227,13 @@ CopySlot *pickSlot(GstBaseSink *sink, SinkState &s, GstFlowReturn &ret)
 		s.pool.push_back(std::move(*slot));
 		return &s.pool.back();
 	}
+	// A slot's release updates its track and notifies under heldMutex, as unlock() does.
 	std::unique_lock<std::mutex> lock(s.heldMutex);
-	for (auto waited = 0ms; waited < kSlotWait && !s.flushing.load(); waited += kSlice) {
-		if (CopySlot *slot = freeSlot(s))
-			return slot;
-		s.heldChanged.wait_for(lock, kSlice);
-	}
-	return s.flushing.load() ? nullptr : freeSlot(s);
+	CopySlot *slot = nullptr;
+	s.heldChanged.wait_for(lock, kSlotWait, [&] {
+		return s.flushing.load() || (slot = freeSlot(s)) != nullptr;
+	});
+	return s.flushing.load() ? nullptr : slot;
 }
 
 } // namespace
@@ -258,7 +255,17 @@ bool waitForRoom(SinkState &s)
 	// nothing. One that stays there past kHeldWait is stuck: from then on only a frame that no
 	// consumer can take waits, and the stuck one is skipped by the sender while the others go
 	// on, until every consumer has room again.
-	for (auto waited = 0ms; !s.flushing.load(); waited += kRoomSlice) {
+	const auto deadline = std::chrono::steady_clock::now() + kHeldWait;
+	uint64_t seen = 0;
+	for (bool first = true;; first = false) {
+		if (!first) {
+			// The sender's roomChanged moves roomEvents: read before the stats, so
+			// that a change after them ends the wait below at once.
+			std::lock_guard<std::mutex> lock(s.heldMutex);
+			seen = s.roomEvents;
+		}
+		if (s.flushing.load())
+			return false;
 		const FrameSenderStats stats = s.sender->stats();
 		if (stats.peersWithRoom == stats.peersConnected) {
 			s.skippingStuck = false;
@@ -266,16 +273,16 @@ bool waitForRoom(SinkState &s)
 		}
 		if (stats.peersWithRoom > 0 && s.skippingStuck)
 			return true;
-		if (waited >= kHeldWait) {
+		if (std::chrono::steady_clock::now() >= deadline) {
 			s.skippingStuck = true;
 			return true;
 		}
-		// A frame every consumer released wakes this early; a single consumer's release
-		// (room for it) shows within the slice.
+		if (first)
+			continue; // the steady state takes no lock: stats only
 		std::unique_lock<std::mutex> lock(s.heldMutex);
-		s.heldChanged.wait_for(lock, kRoomSlice);
+		s.heldChanged.wait_until(lock, deadline,
+					 [&] { return s.roomEvents != seen || s.flushing.load(); });
 	}
-	return false;
 }
 
 Result<ReleaseGate> takeGate(SinkState &s)

@@ -5,7 +5,10 @@
 #include "transport_fixture.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
+#include <mutex>
+#include <optional>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -396,6 +399,66 @@ START_TEST(caps_changes_reach_consumers)
 }
 END_TEST
 
+// roomChanged fires when a consumer steps below its in-flight bound, comes or goes, and not for
+// a release that leaves room as it was: a producer waiting for room sleeps on it (gpuhandlesink).
+START_TEST(room_changes_are_notified)
+{
+	const std::string path = socketPath("room");
+	std::mutex mutex;
+	std::condition_variable changed;
+	uint64_t calls = 0;
+	FrameSenderOptions o = senderOptions(path);
+	o.maxInFlightPerPeer = 2;
+	o.roomChanged = [&] {
+		std::lock_guard lock(mutex);
+		calls++;
+		changed.notify_all();
+	};
+	auto callsReach = [&](uint64_t n) {
+		std::unique_lock lock(mutex);
+		return changed.wait_for(lock, 5s, [&] { return calls >= n; });
+	};
+	auto callsNow = [&] {
+		std::lock_guard lock(mutex);
+		return calls;
+	};
+	auto sender = FrameSender::create(std::move(o));
+	ck_assert_ok(sender);
+	auto pool = makePool(2);
+	{
+		auto receiver = connectTo(path);
+		ck_assert_ok(receiver);
+		ck_assert_ok((*sender)->waitForPeers(1, 5s));
+		ck_assert(callsReach(1)); // it came
+		for (uint64_t n = 0; n < 2; ++n) {
+			stamp(pool[n], n);
+			ck_assert_uint_eq((*sender)->send(*pool[n].frame).value(), 1);
+		}
+		ck_assert_uint_eq((*sender)->stats().peersWithRoom, 0);
+		std::optional<Frame> frames[2];
+		for (auto &frame : frames) {
+			auto got = (*receiver)->receive(5s);
+			ck_assert_ok(got);
+			ck_assert(got->has_value());
+			frame = std::move(**got);
+		}
+		ck_assert_uint_eq(callsNow(), 1); // sending to the bound is no room change
+		ck_assert_ok(frames[0]->release().signal());
+		ck_assert(callsReach(2)); // back below the bound
+		ck_assert_uint_eq((*sender)->stats().peersWithRoom, 1);
+		ck_assert_ok(frames[1]->release().signal());
+		ck_assert_ok(pool[1].gate.released().wait(5s));
+		const FrameSenderStats stats = (*sender)->stats(); // after the release was handled
+		ck_assert_uint_eq(stats.releases, 2);
+		ck_assert_uint_eq(callsNow(), 2); // room as it was: no call
+	}
+	ck_assert(callsReach(3)); // the consumer went away
+	ck_assert_uint_eq((*sender)->stats().peersConnected, 0);
+	sender->reset();
+	freePool(pool);
+}
+END_TEST
+
 int main()
 {
 	Suite *s = suite_create("frame_transport");
@@ -409,6 +472,7 @@ int main()
 	tcase_add_test(tc, strangers_are_refused_by_uid);
 	tcase_add_test(tc, hostile_consumer_is_dropped_and_others_carry_on);
 	tcase_add_test(tc, caps_changes_reach_consumers);
+	tcase_add_test(tc, room_changes_are_notified);
 	suite_add_tcase(s, tc);
 	const int status = gpuhandle::test::runSuite(s);
 	return status;

@@ -37,6 +37,12 @@ struct FrameSenderOptions {
 	uint32_t maxInFlightPerPeer = 4;
 	std::string caps{}; // sent to each consumer on connect (GStreamer caps, ...)
 	TransportLog log{};
+	// Called when stats().peersWithRoom or peersConnected may have moved: a Release brought a
+	// consumer below its in-flight bound, or one came or went. So a producer waiting for room
+	// sleeps until then instead of polling stats(). Called from whichever thread saw it (the
+	// transport's, or a send()/setCaps() caller's) with the transport's lock held: it must
+	// not call into the transport (set a flag and notify; see gpuhandlesink).
+	std::function<void()> roomChanged{};
 };
 
 struct FrameSenderStats {

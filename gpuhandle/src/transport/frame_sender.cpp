@@ -61,6 +61,12 @@ struct FrameSender::Impl {
 			options.log(e);
 	}
 
+	void roomChanged() const
+	{
+		if (options.roomChanged)
+			options.roomChanged();
+	}
+
 	uint32_t connected() const
 	{
 		return static_cast<uint32_t>(
@@ -80,6 +86,7 @@ struct FrameSender::Impl {
 		}
 		stats.peersLost++;
 		peersChanged.notify_all();
+		roomChanged();
 	}
 
 	void releaseHolder(Outstanding &o, uint64_t bit)
@@ -135,6 +142,7 @@ struct FrameSender::Impl {
 		slot->socket = std::move(socket);
 		stats.peersAccepted++;
 		peersChanged.notify_all();
+		roomChanged();
 	}
 
 	// Reads every message queued on peer `i` (under mutex).
@@ -181,7 +189,10 @@ struct FrameSender::Impl {
 		for (Outstanding &o : outstanding) {
 			if (o.frame && o.id == *id && (o.holders & bit)) {
 				releaseHolder(o, bit);
-				peers[i].inFlight--;
+				// Only the step below the bound gives room: no call per release
+				// in steady state.
+				if (peers[i].inFlight-- == options.maxInFlightPerPeer)
+					roomChanged();
 				stats.releases++;
 				return {};
 			}
