@@ -79,6 +79,9 @@ void Report::add(Result r)
 	char target[32] = "-";
 	if (r.targetRatio > 0)
 		std::snprintf(target, sizeof target, "<=%.2f%s", r.targetRatio, r.met() ? "" : "!");
+	else if (r.maxValue >= 0)
+		std::snprintf(target, sizeof target, "<=%g%s%s", r.maxValue, r.unit.c_str(),
+			      r.met() ? "" : "!");
 	std::printf("  %-44s %11.1f %-2s %11.1f %-2s %8.3f %8s\n", r.name.c_str(), r.baselineValue,
 		    r.unit.c_str(), r.value, r.unit.c_str(), r.ratio(), target);
 	std::printf("    baseline: %s%s%s\n", r.baseline.c_str(), r.note.empty() ? "" : "; ",
@@ -100,7 +103,7 @@ int Report::finish()
 		    << ", \"baseline\": " << jsonString(r.baseline)
 		    << ", \"baseline_value\": " << r.baselineValue << ", \"value\": " << r.value
 		    << ", \"unit\": " << jsonString(r.unit) << ", \"ratio\": " << r.ratio()
-		    << ", \"target_ratio\": " << r.targetRatio
+		    << ", \"target_ratio\": " << r.targetRatio << ", \"max_value\": " << r.maxValue
 		    << ", \"met\": " << (r.met() ? "true" : "false")
 		    << ", \"note\": " << jsonString(r.note) << "}";
 	}

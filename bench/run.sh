@@ -124,8 +124,10 @@ lines = ["Measured %s on %s." % (summary["date"], summary["machine"]), "",
          "|---|---|---|---:|---:|---:|---:|:---:|"]
 for b in summary["benchmarks"]:
     for r in b["results"]:
-        target = "≤ %.2f" % r["target_ratio"] if r["target_ratio"] > 0 else "–"
-        met = ("yes" if r["met"] else "**no**") if r["target_ratio"] > 0 else "–"
+        has_max = r.get("max_value", -1) >= 0
+        target = ("≤ %.2f" % r["target_ratio"] if r["target_ratio"] > 0 else
+                  "≤ %g %s" % (r["max_value"], r["unit"]) if has_max else "–")
+        met = ("yes" if r["met"] else "**no**") if r["target_ratio"] > 0 or has_max else "–"
         ratio = ratio_text(r["ratio"])
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
             b["benchmark"].replace("|", "/"), r["name"], r["baseline"].replace("|", "/"),

@@ -4,6 +4,7 @@
 #include "bench_common.h"
 #include "pad_chain.h"
 
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,68 @@ bool measure(Report &report, const Options &options, Size size)
 	return true;
 }
 
+// Heap allocations per buffer through gpuhandleupload backend=B ! gpuhandledownload for each
+// backend this machine has (target: none in steady state); the input comes from the pool the
+// upload proposes, as a source element's would. A backend that cannot run here is left out.
+void measurePathAllocations(Report &report, const Options &options)
+{
+	GstVideoInfo info;
+	gst_video_info_set_format(&info, GST_VIDEO_FORMAT_NV12, 640, 360);
+	GST_VIDEO_INFO_FPS_N(&info) = 30;
+	GST_VIDEO_INFO_FPS_D(&info) = 1;
+	GstCaps *caps = gst_video_info_to_caps(&info);
+	const int warmUp = options.iterations(200, 20);
+	const int counted = options.iterations(2000, 20);
+	auto perBuffer = [&](Chain &chain, GstBuffer *buffer, double &allocs, double &ns) {
+		if (!chain.push(buffer, warmUp))
+			return false;
+		const uint64_t before = heapAllocations();
+		const auto start = Clock::now();
+		const bool ok = chain.push(buffer, counted);
+		ns = nsSince(start) / counted;
+		allocs = double(heapAllocations() - before) / counted;
+		return ok;
+	};
+	Chain base("identity name=first silent=true ! identity silent=true ! " + kSink, caps);
+	GstBuffer *plain = base.allocate(caps, GST_VIDEO_INFO_SIZE(&info), 0x80);
+	double baseAllocs = 0, baseNs = 0;
+	const bool baseOk = base.error.empty() && perBuffer(base, plain, baseAllocs, baseNs);
+	gst_buffer_unref(plain);
+	for (const char *backend : { "cpu", "memfd", "vulkan", "gl", "opencl" }) {
+		const std::string chain = std::string("gpuhandleupload name=first backend=") +
+					  backend + " ! gpuhandledownload ! " + kSink;
+		Chain ours(chain, caps);
+		double allocs = 0, ns = 0;
+		bool ok = baseOk && ours.error.empty();
+		if (ok) {
+			GstBuffer *buffer = ours.allocate(caps, GST_VIDEO_INFO_SIZE(&info), 0x80);
+			ok = perBuffer(ours, buffer, allocs, ns);
+			gst_buffer_unref(buffer);
+		}
+		if (!ok) {
+			std::printf("  gst-path/%s: not run here (%s%s)\n", backend,
+				    base.error.c_str(), ours.error.c_str());
+			continue;
+		}
+		Result r;
+		r.name = std::string("gst-path/NV12/640x360/") + backend + "/allocs";
+		r.baseline = "heap allocations per buffer, identity ! identity ! fakesink";
+		r.baselineValue = baseAllocs;
+		r.value = allocs;
+		r.unit = "al";
+		r.maxValue = kNoAllocations;
+		char note[320];
+		std::snprintf(note, sizeof note,
+			      "gpuhandle: gpuhandleupload backend=%s ! gpuhandledownload ! "
+			      "fakesink; %.1f us per buffer, its copies included (identity %.2f "
+			      "us); the drivers' allocations (Mesa, PoCL) count too",
+			      backend, ns / 1000, baseNs / 1000);
+		r.note = note;
+		report.add(std::move(r));
+	}
+	gst_caps_unref(caps);
+}
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -99,6 +162,7 @@ int main(int argc, char **argv)
 	bool ok = true;
 	for (Size size : { Size{ 640, 360 }, Size{ 3840, 2160 } })
 		ok = measure(report, options, size) && ok;
+	measurePathAllocations(report, options);
 	const int status = report.finish();
 	return ok ? status : 1;
 }

@@ -413,8 +413,17 @@ Result<CpuMapping> VulkanBackend::map(const Frame &frame, MapAccess access, Wait
 			}
 		return {};
 	};
-	if (staged.empty())
-		return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides, flush);
+	if (staged.empty()) {
+		// Reads, and writes into coherent memory, end with nothing to do: no callback (and
+		// no heap block for one) per mapping.
+		bool flushes = false;
+		for (uint32_t i = 0; access != MapAccess::Read && i < frame.numResources(); i++)
+			flushes = flushes ||
+				  !state_->hasMemoryFlags(allocations->at[i]->memoryTypeIndex,
+							  VK_MEMORY_PROPERTY_HOST_COHERENT_BIT);
+		return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides,
+					 flushes ? std::function<Status()>(flush) : nullptr);
+	}
 
 	VulkanExportDesc x;
 	x.allocationSize = stagingSize;

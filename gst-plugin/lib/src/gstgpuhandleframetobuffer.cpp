@@ -1,6 +1,7 @@
 // Frame -> GstBuffer: system memory over CPU and memfd frames, GstFdMemory/GstDmaBufMemory over
 // fds.
 #include "gstgpuhandleconvertinternal.h"
+#include "thread_block_cache.h"
 
 #include <array>
 #include <cerrno>
@@ -43,21 +44,33 @@ struct MappedFrame {
 	CpuMapping mapping;
 	ReleaseGate release;
 };
-using MappedFrameRef = std::shared_ptr<MappedFrame>;
+// Buffers are made and dropped per frame: the holders (with their control blocks) and each
+// memory's reference to them come from the thread's block lists (thread_block_cache.h).
+template<typename T>
+using Recycled = ::gpuhandle::detail::ThreadRecyclingAllocator<T>;
+template<typename Ref>
+using RefBlocks = ::gpuhandle::detail::ThreadBlockCache<sizeof(Ref), alignof(Ref)>;
 
-void dropMappedFrame(gpointer data)
+// A heap reference for a GDestroyNotify's user data.
+template<typename Ref>
+Ref *newRef(const Ref &ref)
 {
-	delete static_cast<MappedFrameRef *>(data);
+	return new (RefBlocks<Ref>::take()) Ref(ref);
 }
+
+template<typename Ref>
+void dropRef(gpointer data)
+{
+	auto *ref = static_cast<Ref *>(data);
+	ref->~Ref();
+	RefBlocks<Ref>::give(ref);
+}
+
+using MappedFrameRef = std::shared_ptr<MappedFrame>;
 
 // fd memories keep a copy of their frame: its fds may be borrowed from a producer (a pool slot
 // held through an anchor) that must not be reused while GStreamer still reads the memory.
 using FrameRef = std::shared_ptr<const Frame>;
-
-void dropFrame(gpointer data)
-{
-	delete static_cast<FrameRef *>(data);
-}
 
 GQuark frameQuark()
 {
@@ -99,7 +112,8 @@ Status addVideoMeta(GstBuffer *buffer, const Frame &frame, GstVideoFormat format
 
 void keepFrame(GstMemory *mem, const FrameRef &frame)
 {
-	gst_mini_object_set_qdata(&mem->mini_object, frameQuark(), new FrameRef(frame), dropFrame);
+	gst_mini_object_set_qdata(&mem->mini_object, frameQuark(), newRef(frame),
+				  dropRef<FrameRef>);
 }
 
 // A GstFdMemory (or GstDmaBufMemory) over a duplicate of `fd`, showing `size` bytes from
@@ -149,7 +163,8 @@ Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable, Wai
 		mapFrame(frame, writable ? MapAccess::ReadWrite : MapAccess::Read, timeout);
 	if (!mapped)
 		return std::move(mapped).error();
-	auto holder = std::make_shared<MappedFrame>(std::move(*mapped), frame.release());
+	auto holder = std::allocate_shared<MappedFrame>(Recycled<MappedFrame>{}, std::move(*mapped),
+							frame.release());
 	const CpuMapping &mapping = holder->mapping;
 	GstBuffer *buffer = gst_buffer_new();
 	std::array<std::array<gsize, 4>, 4> starts{};
@@ -164,8 +179,8 @@ Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable, Wai
 		uint8_t *base = mapping.data(p) - view.offset;
 		GstMemory *mem = gst_memory_new_wrapped(
 			writable ? static_cast<GstMemoryFlags>(0) : GST_MEMORY_FLAG_READONLY, base,
-			static_cast<gsize>(size), 0, static_cast<gsize>(size),
-			new MappedFrameRef(holder), dropMappedFrame);
+			static_cast<gsize>(size), 0, static_cast<gsize>(size), newRef(holder),
+			dropRef<MappedFrameRef>);
 		gst_buffer_append_memory(buffer, mem);
 		made[view.resource][view.subresource] = true;
 		starts[view.resource][view.subresource] = total;
@@ -190,7 +205,7 @@ Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
 	Result<GstVideoFormat> format = videoFormatOf(frame.format());
 	if (!format)
 		return std::move(format).error();
-	auto keep = std::make_shared<const Frame>(frame);
+	auto keep = std::allocate_shared<const Frame>(Recycled<Frame>{}, frame);
 	GstBuffer *buffer = gst_buffer_new();
 	std::array<std::array<gsize, 4>, 4> starts{};
 	gsize total = 0;
