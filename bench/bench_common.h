@@ -51,6 +51,11 @@ Stats statsOf(std::vector<double> samples);
 // through malloc) made by this process since it started, counted by bench_alloc.cpp, which every
 // benchmark links. Thread-safe (relaxed atomics).
 uint64_t heapAllocations();
+// Of those, the ones called from a GPU driver's libraries (Mesa's, PoCL, LLVM, a vendor's), counted
+// while countDriverAllocations(true) holds: it reads which libraries are loaded then (turn it on
+// after the drivers were loaded, by a warm-up). Off, nothing is told apart (no cost).
+uint64_t driverHeapAllocations();
+void countDriverAllocations(bool on);
 
 // The target "no heap allocation per frame in steady state", as a Result's maxValue: a stray
 // allocation in a hundred frames (a container reaching a new size) still counts as none.

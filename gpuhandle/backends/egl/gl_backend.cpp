@@ -93,19 +93,7 @@ std::string setUpOwnContext(Worker &worker)
 // The own thread's loop: posted work in order until stopped, then what is left, then teardown.
 void runOwnThread(const std::shared_ptr<Worker> &worker)
 {
-	for (;;) {
-		std::unique_lock<std::mutex> lock(worker->mutex);
-		worker->wake.wait(lock,
-				  [&worker] { return worker->stop || !worker->queue.empty(); });
-		if (worker->queue.empty()) {
-			worker->exited = true;
-			break;
-		}
-		auto work = std::move(worker->queue.front());
-		worker->queue.pop_front();
-		lock.unlock();
-		work();
-	}
+	worker->serve();
 	eglMakeCurrent(worker->display, EGL_NO_SURFACE, EGL_NO_SURFACE, EGL_NO_CONTEXT);
 	eglDestroyContext(worker->display, worker->context);
 	eglTerminate(worker->display);
@@ -149,13 +137,7 @@ Status startOwnThread(GlDevice &device)
 			work();
 			return;
 		}
-		{
-			std::lock_guard<std::mutex> lock(worker->mutex);
-			if (worker->exited)
-				return;
-			worker->queue.push_back(std::move(work));
-		}
-		worker->wake.notify_all();
+		worker->post(std::move(work));
 	};
 	return {};
 }

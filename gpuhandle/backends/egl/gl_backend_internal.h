@@ -6,11 +6,11 @@
 #include <gpuhandle/format_mappings.h>
 
 #include "common/backend_internal.h"
+#include "egl/gl_worker.h"
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -175,18 +175,6 @@ uint32_t planeFourcc(PlaneFormat plane);
 // Features::planeModifiers of `display` (EGL_EXT_image_dma_buf_import_modifiers), on the GL
 // thread.
 std::vector<std::pair<PlaneFormat, std::vector<uint64_t>>> queryPlaneModifiers(void *display);
-
-// The backend's own GL thread: posted work runs in order with the context current.
-struct Worker {
-	std::mutex mutex;
-	std::condition_variable wake;
-	std::deque<std::function<void()>> queue;
-	bool stop = false;
-	bool exited = false; // the loop ended: the context is gone
-	std::thread::id id{};
-	void *display = nullptr; // EGLDisplay
-	void *context = nullptr; // EGLContext
-};
 
 // Everything a frame of the backend needs: it outlives the BackendRef through the anchors.
 class GlDevice final : public KeepAlive

@@ -2,6 +2,7 @@
 #include <gpuhandle/backends/gl_memory.h>
 
 #include "egl/gl_backend_internal.h"
+#include "thread_block_cache.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -167,7 +168,8 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 		return Error::format(ErrorCode::InvalidArgument, "access",
 				     "opengl: map access %u is not read, write or both.",
 				     static_cast<unsigned>(access));
-	auto state = std::make_shared<MapState>();
+	// Made and dropped per map (on the caller's thread): from this thread's block lists.
+	auto state = std::allocate_shared<MapState>(detail::ThreadRecyclingAllocator<MapState>{});
 	state->device = device_;
 	state->access = access;
 	state->count = frame.numResources();
@@ -218,28 +220,31 @@ Result<CpuMapping> GlBackend::map(const Frame &frame, MapAccess access, WaitDura
 			strides[p] = view.stride;
 		}
 	}
-	return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides, [state]() -> Status {
-		GLenum endError = kNoError;
-		Status endRan = state->device->run([&] { endError = endAccess(*state); });
-		if (!endRan.ok()) {
-			if (endRan.error().code() != ErrorCode::Timeout)
-				return endRan;
-			// The end never ran and never will: the mapping and staging go back
-			// whenever the executor gets to it, without the CPU's bytes.
-			state->device->executor([state] { abortAccess(*state); });
-			return Error::format(
-				ErrorCode::Timeout, "executor",
-				"opengl: ending a CPU access to a GL frame timed out, so anything "
-				"written through it is not in the frame: %s",
-				endRan.error().message().c_str());
-		}
-		if (endError != kNoError)
-			return Error::format(
-				ErrorCode::Backend, "frame",
-				"opengl: ending a CPU access to a GL frame failed with GL error 0x%x.",
-				endError);
-		return {};
-	});
+	// The end runs once (CpuMapping's contract): held in a block of this thread's lists.
+	return CpuMapping::adopt(
+		frame, access, frame.numPlanes(), planes, strides,
+		detail::onceFromBlocks<Status>([state]() -> Status {
+			GLenum endError = kNoError;
+			Status endRan = state->device->run([&] { endError = endAccess(*state); });
+			if (!endRan.ok()) {
+				if (endRan.error().code() != ErrorCode::Timeout)
+					return endRan;
+				// The end never ran and never will: the mapping and staging go back
+				// whenever the executor gets to it, without the CPU's bytes.
+				state->device->executor([state] { abortAccess(*state); });
+				return Error::format(
+					ErrorCode::Timeout, "executor",
+					"opengl: ending a CPU access to a GL frame timed out, so anything "
+					"written through it is not in the frame: %s",
+					endRan.error().message().c_str());
+			}
+			if (endError != kNoError)
+				return Error::format(
+					ErrorCode::Backend, "frame",
+					"opengl: ending a CPU access to a GL frame failed with GL error 0x%x.",
+					endError);
+			return {};
+		}));
 }
 
 Status GlBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration timeout)

@@ -56,6 +56,30 @@ bool GlDevice::onGlThread() const
 	       eglGetCurrentContext() == context;
 }
 
+namespace {
+
+Error notStarted(void *context, WaitDuration timeout)
+{
+	return Error::format(
+		ErrorCode::Timeout, "executor",
+		"opengl: the GL executor did not run the backend's work on the thread of context %p "
+		"within %lld ms, so the call gave up without changing anything (a posting executor "
+		"has to keep running its queue).",
+		context,
+		static_cast<long long>(
+			std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()));
+}
+
+Error wrongContext(void *context, void *current)
+{
+	return Error::format(ErrorCode::InvalidState, "executor",
+			     "opengl: the GL executor ran work on a thread where context %p is not "
+			     "current (current: %p).",
+			     context, current);
+}
+
+} // namespace
+
 Status GlDevice::run(const std::function<void()> &work, WaitDuration timeout) const
 {
 	if (onGlThread()) {
@@ -64,6 +88,20 @@ Status GlDevice::run(const std::function<void()> &work, WaitDuration timeout) co
 	}
 	// Counted from before the executor call: a blocking executor spends the budget too.
 	const Deadline deadline = Deadline::after(timeout);
+	if (worker) {
+		// The own thread: the call waits on the caller's stack (no heap block per call).
+		// No EGL call here: this is not the GL thread (see onGlThread).
+		void *current = nullptr;
+		switch (worker->call(work, context, deadline, current)) {
+		case Worker::CallResult::Ran: return {};
+		case Worker::CallResult::NotStarted: return notStarted(context, timeout);
+		case Worker::CallResult::Ended:
+			return Error(
+				ErrorCode::InvalidState, "executor",
+				"opengl: the backend's GL thread has ended; its context is gone.");
+		case Worker::CallResult::WrongContext: return wrongContext(context, current);
+		}
+	}
 	auto call = std::make_shared<Call>();
 	call->work = work;
 	void *wanted = context;
@@ -97,27 +135,14 @@ Status GlDevice::run(const std::function<void()> &work, WaitDuration timeout) co
 		if (call->stage == Call::Stage::Queued) {
 			call->stage = Call::Stage::Abandoned;
 			call->work = nullptr;
-			return Error::format(
-				ErrorCode::Timeout, "executor",
-				"opengl: the GL executor did not run the backend's work on the thread of "
-				"context %p within %lld ms, so the call gave up without changing "
-				"anything (a posting executor has to keep running its queue).",
-				wanted,
-				static_cast<long long>(
-					std::chrono::duration_cast<std::chrono::milliseconds>(
-						timeout)
-						.count()));
+			return notStarted(wanted, timeout);
 		}
 		// Started already: it works on the caller's state, so it is seen to its end (GL
 		// work on the GL thread, which does not wait on the caller).
 		call->changed.wait(lock, done);
 	}
 	if (call->current != wanted)
-		return Error::format(
-			ErrorCode::InvalidState, "executor",
-			"opengl: the GL executor ran work on a thread where context %p is not current "
-			"(current: %p).",
-			wanted, call->current);
+		return wrongContext(wanted, call->current);
 	glThread.store(call->thread, std::memory_order_release);
 	return {};
 }

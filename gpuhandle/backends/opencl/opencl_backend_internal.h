@@ -14,6 +14,7 @@
 
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -55,7 +56,7 @@ struct OpenClDevice final : KeepAlive {
 	// (what they use) alive until then; the sentence names them (`what`) and the
 	// caller's `budget`. A failed command is Backend with its status.
 	Status finishQueued(const Deadline &deadline, WaitDuration budget,
-			    std::vector<KeepAliveRef> keep, const char *what);
+			    std::span<const KeepAliveRef> keep, const char *what);
 	// Releases the pending commands that ended; never blocks on the device.
 	void reclaim();
 	// Reclaims until nothing is pending or `bound` passed; false when commands

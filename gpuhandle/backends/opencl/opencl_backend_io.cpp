@@ -2,10 +2,12 @@
 #include <gpuhandle/backends/opencl_memory.h>
 
 #include "opencl/opencl_backend_internal.h"
+#include "thread_block_cache.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -38,15 +40,21 @@ cl_device_id contextDevice(cl_context context)
 	return devices[0];
 }
 
-// The anchors of a frame's resources: what commands on it keep alive.
-std::vector<KeepAliveRef> anchorsOf(const Frame &frame)
-{
-	std::vector<KeepAliveRef> anchors;
-	for (uint32_t i = 0; i < frame.numResources(); ++i)
-		if (const OpenClMem *mem = frame.resource(i).get<OpenClMem>())
-			anchors.push_back(mem->desc().anchor);
-	return anchors;
-}
+// The anchors of up to two frames' resources: what commands on them keep alive. In place, so
+// that a map or a copy per frame allocates nothing for them.
+struct Anchors {
+	std::array<KeepAliveRef, 8> refs{};
+	uint32_t count = 0;
+
+	explicit Anchors(const Frame &frame) { add(frame); }
+	void add(const Frame &frame)
+	{
+		for (uint32_t i = 0; i < frame.numResources(); ++i)
+			if (const OpenClMem *mem = frame.resource(i).get<OpenClMem>())
+				refs[count++] = mem->desc().anchor;
+	}
+	std::span<const KeepAliveRef> all() const { return { refs.data(), count }; }
+};
 
 // CL_EVENT_COMMAND_EXECUTION_STATUS of `event`, polled (backing off from 20 us
 // to 1 ms) until the command ends or `deadline` passes: CL_COMPLETE, a negative
@@ -76,7 +84,7 @@ struct MappedMem {
 // Unmaps every mapped cl_mem, then waits (bounded) for the queue: after this
 // the device sees what the CPU wrote. Reports the first failure.
 Status unmapAll(OpenClDevice &device, const std::array<MappedMem, 4> &mapped, uint32_t count,
-		WaitDuration timeout, std::vector<KeepAliveRef> keep)
+		WaitDuration timeout, std::span<const KeepAliveRef> keep)
 {
 	cl_int first = CL_SUCCESS;
 	for (uint32_t i = 0; i < count; ++i) {
@@ -85,7 +93,7 @@ Status unmapAll(OpenClDevice &device, const std::array<MappedMem, 4> &mapped, ui
 		if (first == CL_SUCCESS)
 			first = error;
 	}
-	Status finished = device.finishQueued(Deadline::after(timeout), timeout, std::move(keep),
+	Status finished = device.finishQueued(Deadline::after(timeout), timeout, keep,
 					      "ending the CPU mapping");
 	if (first != CL_SUCCESS)
 		return Error::format(ErrorCode::Backend, "frame",
@@ -126,7 +134,7 @@ Result<MappedMem> mapOne(cl_command_queue queue, const OpenClMapTarget &backing,
 } // namespace
 
 Status OpenClDevice::finishQueued(const Deadline &deadline, WaitDuration budget,
-				  std::vector<KeepAliveRef> keep, const char *what)
+				  std::span<const KeepAliveRef> keep, const char *what)
 {
 	cl_event marker = nullptr;
 	cl_int error = clEnqueueMarkerWithWaitList(queue, 0, nullptr, &marker);
@@ -144,7 +152,7 @@ Status OpenClDevice::finishQueued(const Deadline &deadline, WaitDuration budget,
 	clFlush(queue);
 	cl_int status = pollEvent(marker, deadline);
 	if (status > CL_COMPLETE) {
-		pending_.park(marker, std::move(keep));
+		pending_.park(marker, std::vector<KeepAliveRef>(keep.begin(), keep.end()));
 		return Error::format(
 			ErrorCode::Timeout, "timeout",
 			"opencl: %s did not finish within %lld ms; it is left to complete, "
@@ -245,12 +253,12 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access, Wait
 		flags |= CL_MAP_READ;
 	if (static_cast<int>(access) & static_cast<int>(MapAccess::Write))
 		flags |= CL_MAP_WRITE;
-	std::vector<KeepAliveRef> anchors = anchorsOf(frame);
+	const Anchors anchors(frame);
 	std::array<MappedMem, 4> mapped{};
 	for (uint32_t r = 0; r < count; ++r) {
 		Result<MappedMem> one = mapOne(device_->queue, targets[r], flags);
 		if (!one.ok()) {
-			(void)unmapAll(*device_, mapped, r, deadline.remaining(), anchors);
+			(void)unmapAll(*device_, mapped, r, deadline.remaining(), anchors.all());
 			return std::move(one).error();
 		}
 		mapped[r] = *one;
@@ -258,10 +266,10 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access, Wait
 	// Waited for with what is left of the budget. On failure or Timeout the
 	// unmaps queue behind the maps (without a wait), so nothing stays mapped,
 	// and the memory lives until they have run.
-	Status ready =
-		device_->finishQueued(deadline, timeout, anchors, "mapping the frame for the CPU");
+	Status ready = device_->finishQueued(deadline, timeout, anchors.all(),
+					     "mapping the frame for the CPU");
 	if (!ready.ok()) {
-		(void)unmapAll(*device_, mapped, count, WaitDuration::zero(), anchors);
+		(void)unmapAll(*device_, mapped, count, WaitDuration::zero(), anchors.all());
 		return std::move(ready).error();
 	}
 	std::array<uint8_t *, 4> planes{};
@@ -273,12 +281,13 @@ Result<CpuMapping> OpenClBackend::map(const Frame &frame, MapAccess access, Wait
 				     ? static_cast<uint32_t>(mapped[view.resource].pitch)
 				     : view.stride;
 	}
-	return CpuMapping::adopt(frame, access, frame.numPlanes(), planes, strides,
-				 [device = device_, mapped, count, anchors]() {
-					 device->reclaim();
-					 return unmapAll(*device, mapped, count,
-							 kDefaultWaitTimeout, anchors);
-				 });
+	// The end runs once (CpuMapping's contract): its state in a block of this thread's lists.
+	return CpuMapping::adopt(
+		frame, access, frame.numPlanes(), planes, strides,
+		detail::onceFromBlocks<Status>([device = device_, mapped, count, anchors]() {
+			device->reclaim();
+			return unmapAll(*device, mapped, count, kDefaultWaitTimeout, anchors.all());
+		}));
 }
 
 namespace {
@@ -347,9 +356,8 @@ Status OpenClBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 	if (!waited.ok())
 		return std::move(waited).error();
 	// Both frames' memory lives until the copy has run.
-	std::vector<KeepAliveRef> keep = anchorsOf(src);
-	for (KeepAliveRef &anchor : anchorsOf(dst))
-		keep.push_back(std::move(anchor));
+	Anchors keep(src);
+	keep.add(dst);
 	for (uint32_t p = 0; p < src.numPlanes(); ++p) {
 		const PlaneInfo &plane = (*info)->planes[p];
 		const PlaneView &sv = src.plane(p);
@@ -360,7 +368,7 @@ Status OpenClBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 					 plane.rowBytes(src.width()));
 		if (error != CL_SUCCESS) {
 			// The planes enqueued before still run: waited for all the same.
-			(void)device_->finishQueued(deadline, timeout, keep,
+			(void)device_->finishQueued(deadline, timeout, keep.all(),
 						    "the copy's earlier planes");
 			return Error::format(ErrorCode::Backend, "src",
 					     "opencl: copying plane %u of a %ux%u %s frame on "
@@ -369,7 +377,7 @@ Status OpenClBackend::copyFrame(const Frame &dst, const Frame &src, WaitDuration
 					     pixelFormatName(src.format()), error);
 		}
 	}
-	return device_->finishQueued(deadline, timeout, std::move(keep), "the copy on the device");
+	return device_->finishQueued(deadline, timeout, keep.all(), "the copy on the device");
 }
 
 Result<Frame> OpenClBackend::importDirect(const Frame &frame)

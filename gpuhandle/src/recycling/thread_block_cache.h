@@ -5,7 +5,9 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <new>
+#include <utility>
 
 namespace gpuhandle::detail {
 
@@ -97,5 +99,23 @@ struct ThreadRecyclingAllocator {
 		return true;
 	}
 };
+
+// A std::function for a callback that runs exactly once (CpuMapping::adopt's `end`) without a
+// heap block per call: `f` goes into a block of this thread's lists and the std::function holds
+// only a pointer to it, which it stores in place (a trivially copyable functor of 8 bytes).
+// Running gives the block back. The contract is the caller's: called exactly once (a function
+// dropped uncalled keeps its block, a second call is undefined), and never copied.
+template<typename R, typename F>
+std::function<R()> onceFromBlocks(F f)
+{
+	using Blocks = ThreadBlockCache<sizeof(F), alignof(F)>;
+	F *held = new (Blocks::take()) F(std::move(f));
+	return [held]() -> R {
+		F run(std::move(*held));
+		held->~F();
+		Blocks::give(held);
+		return run();
+	};
+}
 
 } // namespace gpuhandle::detail
