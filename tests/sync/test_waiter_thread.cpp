@@ -412,7 +412,7 @@ END_TEST
 
 // A steady stream of waits reuses the thread's list, deadline and fd nodes: each enqueue then
 // allocates its entry only (it allocated three nodes more before they were kept).
-START_TEST(test_steady_waits_allocate_only_their_entry)
+START_TEST(test_steady_waits_allocate_nothing)
 {
 	if (std::getenv("GPUHANDLE_UNDER_VALGRIND")) {
 		std::printf("under valgrind, allocations are not counted\n");
@@ -437,7 +437,10 @@ START_TEST(test_steady_waits_allocate_only_their_entry)
 			std::this_thread::sleep_for(100us);
 		ck_assert_int_eq(done.load(), i + 1);
 	}
-	ck_assert_uint_eq(allocations, kRounds);
+	// The list, deadline and fd nodes are the thread's own (reused); the entries come back
+	// through the block cache's depot when another thread drops them. Before either: four
+	// allocations per wait.
+	ck_assert_uint_le(allocations, kRounds / 50);
 }
 END_TEST
 
@@ -575,7 +578,7 @@ static Suite *waiterThreadSuite()
 	tcase_add_test(core, test_ten_thousand_waits_cost_one_thread);
 	tcase_add_test(core, test_callbacks_enqueue_and_cancel);
 	tcase_add_test(core, test_callback_waits_again_on_the_same_fd);
-	tcase_add_test(core, test_steady_waits_allocate_only_their_entry);
+	tcase_add_test(core, test_steady_waits_allocate_nothing);
 	tcase_add_test(core, test_thread_ids_and_shared_instance);
 	tcase_add_test(core, test_refused_waits);
 	tcase_add_test(core, test_readable_but_unsignalled_fd_does_not_spin);

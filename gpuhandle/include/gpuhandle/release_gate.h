@@ -33,6 +33,10 @@ public:
 	// keeps one gate and allocates nothing per frame. Only once released() is done and no
 	// consumer of the previous use will signal again. InvalidState on a none() gate.
 	Status reset() const;
+	// Pools: true when this is the only copy of the gate (no frame, consumer or wait holds one
+	// any more), so that nobody who saw an earlier use can signal a re-armed one. False for a
+	// none() gate.
+	bool uniquelyHeld() const noexcept;
 
 private:
 	struct GPUHANDLE_LOCAL State;

@@ -1,42 +1,56 @@
-// ThreadBlockCache: per-thread free lists of fixed-size blocks, for objects made and dropped per
-// frame.
+// ThreadBlockCache: per-thread free lists of fixed-size blocks and a depot between threads, for
+// objects made and dropped per frame.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <mutex>
 #include <new>
 #include <utility>
 
 namespace gpuhandle::detail {
 
-// Up to Count blocks of Size bytes that this thread gave back, taken again before the heap is
-// asked: a thread that makes and drops one object per buffer (an element's streaming thread)
-// allocates nothing in steady state. Blocks made on one thread and given back on another go to
-// the giver's list, and past Count to the heap, as malloc's own per-thread caches would. No lock:
-// each thread has its own lists. Each library that uses a size has its own lists (header-only).
+// Blocks of Size bytes that threads gave back, taken again before the heap is asked: a thread
+// that makes and drops one object per buffer (an element's streaming thread) allocates nothing
+// in steady state. Each thread keeps up to kLocal blocks in a list of its own (no lock); past
+// that it hands a batch of kBatch to a depot that every thread of this library shares, and a
+// thread whose list is empty takes a batch from there (one lock per kBatch blocks). So blocks
+// made on one thread and dropped on another (a src's buffers, freed where an appsink's samples
+// are pulled; a waiter's records, made by the enqueuing thread and dropped by the waiter) come
+// back too. The depot keeps at most kDepotBatches batches, the rest goes to the heap; a thread's
+// own blocks are freed when it exits, the depot's when the process does. Each library that uses
+// a size has its own lists and depot (header-only).
 template<size_t Size, size_t Align>
 class ThreadBlockCache
 {
 	static_assert(Align <= alignof(std::max_align_t),
 		      "operator new aligns for max_align_t only");
-	static constexpr uint32_t kCount = 8;
 
 public:
+	static constexpr uint32_t kBatch = 8;
+	static constexpr uint32_t kLocal = 2 * kBatch;
+	static constexpr uint32_t kDepotBatches = 8;
+
 	static void *take()
 	{
 		Cache &cache = t_cache;
+		if (cache.count == 0 && !cache.closed)
+			refill(cache);
 		return cache.count ? cache.blocks[--cache.count] : ::operator new(Size);
 	}
 
 	static void give(void *block) noexcept
 	{
 		Cache &cache = t_cache;
-		if (cache.closed || cache.count == kCount) {
+		if (cache.closed) {
 			::operator delete(block);
 			return;
 		}
+		if (cache.count == kLocal)
+			spill(cache);
 		if (cache.count == 0)
 			armReaper();
 		cache.blocks[cache.count++] = block;
@@ -46,11 +60,55 @@ private:
 	// Trivially destructible, so that it stays readable through the whole of the thread's
 	// exit; the reaper empties and closes it when the thread's C++ destructors run.
 	struct Cache {
-		std::array<void *, kCount> blocks;
+		std::array<void *, kLocal> blocks;
 		uint32_t count;
 		bool closed;
 	};
 	static inline thread_local Cache t_cache{};
+
+	// Batches handed over between threads. Constant-initialized and trivially destructible,
+	// like a thread's list: a thread still running while the process exits finds it closed by
+	// its reaper, and frees what it gives.
+	struct Depot {
+		std::mutex mutex;
+		std::array<std::array<void *, kBatch>, kDepotBatches> batches;
+		uint32_t count;
+		bool closed;
+	};
+	static inline Depot s_depot{};
+
+	// Takes a batch from the depot, if it has one.
+	static void refill(Cache &cache)
+	{
+		{
+			std::lock_guard<std::mutex> lock(s_depot.mutex);
+			if (s_depot.count == 0)
+				return;
+			const std::array<void *, kBatch> &batch = s_depot.batches[--s_depot.count];
+			std::copy(batch.begin(), batch.end(), cache.blocks.begin());
+		}
+		cache.count = kBatch;
+		armReaper();
+	}
+
+	// Hands the newest kBatch blocks of a full list to the depot, or to the heap when it is
+	// full.
+	static void spill(Cache &cache) noexcept
+	{
+		cache.count -= kBatch;
+		void **first = cache.blocks.data() + cache.count;
+		{
+			std::lock_guard<std::mutex> lock(s_depot.mutex);
+			if (!s_depot.closed && s_depot.count < kDepotBatches) {
+				std::copy(first, first + kBatch,
+					  s_depot.batches[s_depot.count++].begin());
+				armDepotReaper();
+				return;
+			}
+		}
+		for (uint32_t i = 0; i < kBatch; ++i)
+			::operator delete(first[i]);
+	}
 
 	struct Reaper {
 		~Reaper()
@@ -65,6 +123,25 @@ private:
 	static void armReaper()
 	{
 		thread_local Reaper reaper;
+		(void)reaper;
+	}
+
+	struct DepotReaper {
+		~DepotReaper()
+		{
+			std::lock_guard<std::mutex> lock(s_depot.mutex);
+			for (uint32_t b = 0; b < s_depot.count; ++b)
+				for (void *block : s_depot.batches[b])
+					::operator delete(block);
+			s_depot.count = 0;
+			s_depot.closed = true;
+		}
+	};
+	// Registered at the first batch handed over (under the depot's lock): the process's
+	// exit frees what the depot holds then.
+	static void armDepotReaper()
+	{
+		static DepotReaper reaper;
 		(void)reaper;
 	}
 };

@@ -1,6 +1,8 @@
 // UniqueFd and SharedFd: close exactly once, share by one atomic, borrow with an anchor.
 #include <gpuhandle/fd.h>
 
+#include "thread_block_cache.h"
+
 #include <cerrno>
 #include <fcntl.h>
 #include <mutex>
@@ -48,7 +50,8 @@ SharedFd::SharedFd(UniqueFd fd)
 {
 	if (!fd.isValid())
 		return;
-	auto holder = std::make_shared<Holder>();
+	// Made per received frame and dropped with it: from the thread's block lists.
+	auto holder = std::allocate_shared<Holder>(detail::ThreadRecyclingAllocator<Holder>{});
 	holder->owned = std::move(fd);
 	holder_ = std::move(holder);
 }
@@ -58,7 +61,8 @@ SharedFd SharedFd::borrow(int fd, KeepAliveRef anchor)
 	SharedFd shared;
 	if (fd < 0)
 		return shared;
-	auto holder = std::make_shared<Holder>();
+	// Made per received frame and dropped with it: from the thread's block lists.
+	auto holder = std::allocate_shared<Holder>(detail::ThreadRecyclingAllocator<Holder>{});
 	holder->borrowed = fd;
 	holder->anchor = std::move(anchor);
 	shared.holder_ = std::move(holder);

@@ -91,6 +91,16 @@ Status ReleaseGate::reset() const
 	return {};
 }
 
+bool ReleaseGate::uniquelyHeld() const noexcept
+{
+	if (!state_ || state_.use_count() != 1)
+		return false;
+	// use_count() reads the count relaxed: the fence orders what the last other holder did
+	// (its signal) before what the pool does next (reset).
+	std::atomic_thread_fence(std::memory_order_acquire);
+	return true;
+}
+
 bool ReleaseGate::isSignaled() const noexcept
 {
 	return state_ && state_->fence->isSignaled().value();

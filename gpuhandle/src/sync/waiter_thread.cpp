@@ -3,6 +3,7 @@
 #include <gpuhandle/waiter_thread.h>
 
 #include "node_stash.h"
+#include "thread_block_cache.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -440,7 +441,10 @@ Result<WaitTicket> WaiterThread::enqueue(SyncPoint point, WaitDuration timeout, 
 			"WaiterThread: the %s sync point is a raw carrier; import it with a "
 			"backend before waiting on it.",
 			syncKindName(point.kind()));
-	auto entry = std::make_shared<WaitTicket::Entry>();
+	// Made here, dropped on the waiter thread (or by the ticket's holder): blocks come back
+	// through the cache's depot, so steady waits allocate nothing for their entries.
+	auto entry = std::allocate_shared<WaitTicket::Entry>(
+		detail::ThreadRecyclingAllocator<WaitTicket::Entry>{});
 	entry->timeout = timeout;
 	entry->done = std::move(done);
 	int fd = point.isNoop() ? -1 : point.waiter()->pollFd();

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <mutex>
 #include <utility>
+#include <vector>
 
 namespace gpuhandle {
 
@@ -43,6 +44,17 @@ struct FrameReceiver::Impl {
 
 	std::mutex sendMutex; // release messages come from the waiter thread
 	WireMessage release;
+	// The gates of frames handed out, each re-armed for a later frame once nothing else holds
+	// it (ReleaseGate::uniquelyHeld): no gate, fence or eventfd is made per frame in steady
+	// state. A slot stays where it is (the watch's callback points at it); `id` is the frame
+	// it was last given for, written before its watch is enqueued. receive()'s, and the
+	// waiter thread's callbacks'.
+	struct GateSlot {
+		ReleaseGate gate;
+		uint64_t id = 0;
+	};
+	std::vector<std::unique_ptr<GateSlot>> gates;
+	size_t nextGate = 0; // where the search for a free slot starts
 	// Set (under watchMutex) before the waiter thread is stopped: a watch that times out
 	// meanwhile must not re-register with a thread that is going away.
 	std::mutex watchMutex;
@@ -85,23 +97,42 @@ struct FrameReceiver::Impl {
 			releasesSent++;
 	}
 
-	// Tells the sender once the consumer signalled `gate` and its fence is done.
-	Status watchRelease(const ReleaseGate &gate, uint64_t id)
+	// Tells the sender once the consumer signalled the slot's gate and its fence is done. The
+	// callback holds two pointers, stored in place by std::function (no heap block per frame).
+	Status watchRelease(GateSlot *slot)
 	{
 		std::lock_guard lock(watchMutex);
 		if (closing)
 			return Error(ErrorCode::Cancelled, "receiver", "Frame transport: closing.");
 		auto ticket = waiter->enqueue(
-			gate.released(), kReleaseWatch, [this, gate, id](Status done) {
+			slot->gate.released(), kReleaseWatch, [this, slot](Status done) {
 				if (done.ok())
-					sendRelease(id);
+					sendRelease(slot->id);
 				else if (done.error().code() == ErrorCode::Timeout)
-					(void)watchRelease(gate, id);
+					(void)watchRelease(slot);
 				// Cancelled: the receiver is closing.
 			});
 		if (!ticket.ok())
 			return std::move(ticket).error();
 		return {};
+	}
+
+	// A gate for frame `id`: a slot's that nothing holds any more, re-armed, else a new slot.
+	Result<GateSlot *> takeGate(uint64_t id)
+	{
+		for (size_t n = 0; n < gates.size(); ++n) {
+			GateSlot *slot = gates[(nextGate + n) % gates.size()].get();
+			if (slot->gate.uniquelyHeld() && slot->gate.reset().ok()) {
+				nextGate = (nextGate + n + 1) % gates.size();
+				slot->id = id;
+				return slot;
+			}
+		}
+		auto gate = ReleaseGate::create();
+		if (!gate.ok())
+			return std::move(gate).error();
+		gates.push_back(std::make_unique<GateSlot>(GateSlot{ std::move(*gate), id }));
+		return gates.back().get();
 	}
 
 	// The message now in `incoming`: a frame to hand out, or nothing (handled or refused).
@@ -137,12 +168,12 @@ struct FrameReceiver::Impl {
 			if (frameAttachment)
 				attachmentsReceived++;
 			if (wire->wantsRelease) {
-				auto gate = ReleaseGate::create();
-				if (!gate.ok())
-					return std::move(gate).error();
-				if (Status s = watchRelease(*gate, wire->id); !s.ok())
+				Result<GateSlot *> slot = takeGate(wire->id);
+				if (!slot.ok())
+					return std::move(slot).error();
+				if (Status s = watchRelease(*slot); !s.ok())
 					return std::move(s).error();
-				wire->frame.setRelease(std::move(*gate));
+				wire->frame.setRelease((*slot)->gate);
 			}
 			return std::optional<Frame>(std::move(wire->frame));
 		}
