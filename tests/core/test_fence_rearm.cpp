@@ -137,6 +137,31 @@ START_TEST(release_gate_point_has_a_poll_fd_that_follows_it)
 }
 END_TEST
 
+// A pool may re-arm a gate only when no frame, consumer or wait still holds a copy: one that saw
+// the earlier use could otherwise signal the new one (FrameReceiver reuses its gates so).
+START_TEST(release_gate_is_uniquely_held_once_every_copy_is_gone)
+{
+	ck_assert(!ReleaseGate::none().uniquelyHeld());
+	ReleaseGate gate = ReleaseGate::create().value();
+	ck_assert(gate.uniquelyHeld());
+	{
+		ReleaseGate consumer = gate; // a frame's copy
+		ck_assert(!gate.uniquelyHeld());
+		ck_assert(!consumer.uniquelyHeld());
+		ck_assert_ok(consumer.signal());
+	}
+	ck_assert(gate.uniquelyHeld());
+	{
+		SyncPoint watched = gate.released(); // a waiter's wait on it
+		ck_assert(!gate.uniquelyHeld());
+		ck_assert_ok(watched.wait(std::chrono::seconds(1)));
+	}
+	ck_assert(gate.uniquelyHeld());
+	ck_assert_ok(gate.reset());
+	ck_assert(!gate.isSignaled());
+}
+END_TEST
+
 START_TEST(rearm_cycle_allocates_nothing)
 {
 	auto fence = CpuFence::create().value();
@@ -170,6 +195,7 @@ int main()
 	tcase_add_test(tc, blocking_waits_across_resets);
 	tcase_add_test(tc, release_gate_reset_rearms);
 	tcase_add_test(tc, release_gate_point_has_a_poll_fd_that_follows_it);
+	tcase_add_test(tc, release_gate_is_uniquely_held_once_every_copy_is_gone);
 	tcase_add_test(tc, rearm_cycle_allocates_nothing);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);
