@@ -32,6 +32,15 @@ struct ReleaseTrack {
 	std::atomic<bool> released{ false };
 };
 
+// A frame sent and not yet released: what its release callback does then (drop `keep`, update
+// `track`, spare `reuse`).
+struct HeldFrame {
+	GstElement *element = nullptr;
+	GstBuffer *keep = nullptr;
+	std::shared_ptr<ReleaseTrack> track{};
+	ReleaseGate reuse{};
+};
+
 // One memfd of the copy pool: mapped here, a frame over it, and the gate its consumers signal
 // (re-armed on reuse). `buffer` wraps the mapping so that gst_video_frame_copy can write it.
 struct CopySlot {
@@ -112,6 +121,9 @@ struct SinkState {
 	// Zero-copy frames' gates that every consumer released, re-armed for the next ones (under
 	// heldMutex): no eventfd, fence or gate is made per frame in steady state.
 	std::vector<ReleaseGate> spareGates{};
+	// What each frame's release does, made once and reused (under heldMutex; see trackRelease).
+	std::vector<std::unique_ptr<HeldFrame>> heldFrames{};
+	std::vector<HeldFrame *> freeHeldFrames{};
 	std::atomic<bool> flushing{ false };
 	SinkCounters counters{};
 	// The streaming thread's: the metas of the buffer being sent, as bytes (see metasOf).

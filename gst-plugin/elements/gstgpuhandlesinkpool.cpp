@@ -304,6 +304,7 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 		  std::shared_ptr<ReleaseTrack> track, bool spare)
 {
 	SinkState &s = stateOf(bsink);
+	HeldFrame *record = nullptr;
 	{
 		std::lock_guard<std::mutex> lock(s.heldMutex);
 		s.held++;
@@ -311,28 +312,41 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 			track->released = false;
 			track->outstanding = true;
 		}
+		if (s.freeHeldFrames.empty()) {
+			s.heldFrames.push_back(std::make_unique<HeldFrame>());
+			s.freeHeldFrames.reserve(s.heldFrames.size()); // returns never allocate
+			record = s.heldFrames.back().get();
+		} else {
+			record = s.freeHeldFrames.back();
+			s.freeHeldFrames.pop_back();
+		}
+		record->element = GST_ELEMENT_CAST(bsink);
+		record->keep = keep;
+		record->track = std::move(track);
+		// Only a gate every consumer released may be re-armed: after a timeout or a cancel
+		// a stuck consumer may still signal it (see rearm).
+		record->reuse = spare ? gate : ReleaseGate();
 	}
 	// The state outlives the waiter (stop() destroys the waiter first, resolving every wait).
+	// Two pointers: std::function keeps them in place, no heap block per frame. A lambda, not
+	// yet a WaitCallback: it is still here to call if there is no thread.
 	SinkState *state = &s;
-	GstElement *element = GST_ELEMENT_CAST(bsink);
-	// Only a gate every consumer released may be re-armed: after a timeout or a cancel a stuck
-	// consumer may still signal it (see rearm).
-	ReleaseGate reuse = spare ? gate : ReleaseGate();
-	// A lambda, not yet a WaitCallback: the one enqueue() takes is built from it (one heap
-	// copy, not two), and it is still here to call if there is no thread.
-	auto done = [state, element, keep, track, reuse](Status released) {
+	auto done = [state, record](Status released) {
 		if (!released && released.error().code() != ErrorCode::Cancelled)
-			GST_WARNING_OBJECT(element, "a frame came back late: %s",
+			GST_WARNING_OBJECT(record->element, "a frame came back late: %s",
 					   released.error().message().c_str());
-		if (keep)
-			gst_buffer_unref(keep);
+		if (GstBuffer *kept = std::exchange(record->keep, nullptr))
+			gst_buffer_unref(kept);
 		std::lock_guard<std::mutex> lock(state->heldMutex);
-		if (track) {
-			track->released = released.ok();
-			track->outstanding = false;
+		if (record->track) {
+			record->track->released = released.ok();
+			record->track->outstanding = false;
+			record->track.reset();
 		}
-		if (released.ok() && !reuse.isNone())
-			state->spareGates.push_back(reuse);
+		if (released.ok() && !record->reuse.isNone())
+			state->spareGates.push_back(record->reuse);
+		record->reuse = ReleaseGate();
+		state->freeHeldFrames.push_back(record);
 		state->held--;
 		state->heldChanged.notify_all();
 	};

@@ -226,11 +226,11 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 				"Frame transport: the sender at %s did not say hello in time.",
 				options.socketPath.c_str());
 		auto got = detail::receiveMessage(impl->socket.get(), impl->incoming);
-		if (!got.ok() && got.error().code() == ErrorCode::WouldBlock)
-			continue;
 		if (!got.ok())
 			return std::move(got).error();
-		if (!*got)
+		if (*got == detail::Received::Empty)
+			continue;
+		if (*got == detail::Received::HungUp)
 			return Error::format(
 				ErrorCode::Io, "socketPath",
 				"Frame transport: the sender at %s hung up (it may have "
@@ -275,7 +275,7 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 	const Deadline deadline = Deadline::after(timeout);
 	for (;;) {
 		auto got = detail::receiveMessage(d.socket.get(), d.incoming);
-		if (!got.ok() && got.error().code() == ErrorCode::WouldBlock) {
+		if (got.ok() && *got == detail::Received::Empty) {
 			auto ready = detail::pollReadable(d.socket.get(), deadline.remaining());
 			if (!ready.ok())
 				return std::move(ready).error();
@@ -284,7 +284,7 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 					     "Frame transport: no frame came in time.");
 			continue;
 		}
-		if (!got.ok() || !*got) {
+		if (!got.ok() || *got == detail::Received::HungUp) {
 			d.lost = got.ok() ? Error(ErrorCode::Io, "peer",
 						  "Frame transport: the sender went away without "
 						  "ending the stream.")

@@ -151,11 +151,12 @@ struct FrameSender::Impl {
 		for (;;) {
 			auto got = detail::receiveMessage(peers[i].socket.get(), incoming);
 			if (!got.ok()) {
-				if (got.error().code() != ErrorCode::WouldBlock)
-					dropPeer(i, got.error());
+				dropPeer(i, got.error());
 				return;
 			}
-			if (!*got) {
+			if (*got == detail::Received::Empty)
+				return;
+			if (*got == detail::Received::HungUp) {
 				dropPeer(i, Error(ErrorCode::Io, "peer",
 						  "Frame transport: a consumer went away."));
 				return;

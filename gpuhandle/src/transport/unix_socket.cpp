@@ -172,7 +172,7 @@ Status sendMessageWithin(int socket, const WireMessage &message, WaitDuration ti
 	}
 }
 
-Result<bool> receiveMessage(int socket, ReceivedMessage &out)
+Result<Received> receiveMessage(int socket, ReceivedMessage &out)
 {
 	for (size_t i = 0; i < out.numFds; ++i)
 		out.fds[i].reset();
@@ -200,10 +200,9 @@ Result<bool> receiveMessage(int socket, ReceivedMessage &out)
 	} while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		if (errno == EAGAIN)
-			return Error(ErrorCode::WouldBlock, "peer",
-				     "Frame transport: no message queued.");
+			return Received::Empty;
 		if (errno == ECONNRESET)
-			return false;
+			return Received::HungUp;
 		return Error::format(ErrorCode::Io, "peer",
 				     "Frame transport: receiving failed: %s.",
 				     std::strerror(errno));
@@ -225,11 +224,11 @@ Result<bool> receiveMessage(int socket, ReceivedMessage &out)
 		}
 	}
 	if (n == 0 && out.numFds == 0)
-		return false; // orderly hang-up (SEQPACKET has no empty messages of ours)
+		return Received::HungUp; // orderly (SEQPACKET has no empty messages of ours)
 	out.size = static_cast<size_t>(n);
 	out.truncated |= (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 ||
 			 out.size > kWireMaxMessage;
-	return true;
+	return Received::Message;
 }
 
 Result<bool> pollReadable(int fd, WaitDuration timeout)

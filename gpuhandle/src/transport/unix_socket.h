@@ -39,9 +39,12 @@ struct ReceivedMessage {
 	std::span<const std::byte> data() const noexcept { return { bytes.data(), size }; }
 	std::span<UniqueFd> fdSpan() noexcept { return { fds.data(), numFds }; }
 };
-// Reads one message without blocking: true when one was read, false when the peer hung up,
-// WouldBlock when nothing is queued, Io on other failures.
-Result<bool> receiveMessage(int socket, ReceivedMessage &out);
+// What a read without blocking found. Nothing queued is an outcome, not an error: the readers
+// meet it after every burst of messages, and an Error would cost a heap string each time.
+enum class Received : uint8_t { Message, Empty, HungUp };
+// Reads one message without blocking: Message when one was read (into `out`), Empty when none
+// is queued, HungUp when the peer hung up; Io on other failures.
+Result<Received> receiveMessage(int socket, ReceivedMessage &out);
 
 // Waits for `fd` to be readable (or hung up) up to `timeout`: true when it is.
 Result<bool> pollReadable(int fd, WaitDuration timeout);
