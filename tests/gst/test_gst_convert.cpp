@@ -792,6 +792,54 @@ START_TEST(frames_become_fd_buffers)
 }
 END_TEST
 
+// An fd memory keeps its frame (and so what the frame holds: a producer's pool slot, through its
+// anchor) until GStreamer frees the memory: past its buffer, and past a share of it, which holds
+// its parent. Its kind stays GStreamer's, though its allocator keeps the frame.
+START_TEST(fd_memories_keep_their_frame_until_freed)
+{
+	struct Slot final : KeepAlive {
+		bool *gone = nullptr;
+		~Slot() override { *gone = true; }
+	};
+	const int fdsBefore = test::openFdCount();
+	{
+		const GstVideoInfo info = videoInfo(GST_VIDEO_FORMAT_NV12, { 64, 32 });
+		UniqueFd memfd = test::makeMemfd(info.size);
+		bool gone = false;
+		GstBuffer *buffer = nullptr;
+		{
+			auto slot = std::make_shared<Slot>();
+			slot->gone = &gone;
+			FrameDesc d;
+			d.format = PixelFormat::NV12;
+			d.width = 64;
+			d.height = 32;
+			d.numResources = 1;
+			d.resources[0] = *ShmFd::create(
+				{ .fd = SharedFd::borrow(memfd.get(), slot), .size = info.size });
+			d.numPlanes = 2;
+			for (uint32_t p = 0; p < 2; p++)
+				d.planes[p] = { 0, 0, GST_VIDEO_INFO_PLANE_OFFSET(&info, p),
+						static_cast<uint32_t>(
+							GST_VIDEO_INFO_PLANE_STRIDE(&info, p)) };
+			Result<GstBuffer *> made = gst::fdBufferFromFrame(*Frame::create(d), true);
+			ck_assert_ok(made);
+			buffer = *made;
+		} // only the buffer's memory holds the frame now
+		GstMemory *memory = gst_buffer_get_memory(buffer, 0);
+		ck_assert(gst_is_fd_memory(memory));
+		GstMemory *share = gst_memory_share(memory, 0, 16);
+		gst_buffer_unref(buffer);
+		ck_assert(!gone); // the memory outlives its buffer
+		gst_memory_unref(memory);
+		ck_assert(!gone); // the share holds its parent
+		gst_memory_unref(share);
+		ck_assert(gone);
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
 // bufferMemoryOf tells the memories apart, and says Mixed when they differ.
 START_TEST(buffer_memory_kinds)
 {
@@ -842,6 +890,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, shm_frames_become_system_buffers);
 	tcase_add_test(tc, system_buffer_planes_sync_and_errors);
 	tcase_add_test(tc, frames_become_fd_buffers);
+	tcase_add_test(tc, fd_memories_keep_their_frame_until_freed);
 	tcase_add_test(tc, buffer_memory_kinds);
 	if (udmabuf)
 		tcase_add_test(tc, real_dmabuf_round_trip);

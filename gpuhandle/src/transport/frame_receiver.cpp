@@ -225,12 +225,13 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 				ErrorCode::Timeout, "socketPath",
 				"Frame transport: the sender at %s did not say hello in time.",
 				options.socketPath.c_str());
-		auto got = detail::receiveMessage(impl->socket.get(), impl->incoming);
-		if (!got.ok())
-			return std::move(got).error();
-		if (*got == detail::Received::Empty)
+		const detail::Received got =
+			detail::receiveMessage(impl->socket.get(), impl->incoming);
+		if (got == detail::Received::Failed)
+			return detail::receiveError(impl->incoming);
+		if (got == detail::Received::Empty)
 			continue;
-		if (*got == detail::Received::HungUp)
+		if (got == detail::Received::HungUp)
 			return Error::format(
 				ErrorCode::Io, "socketPath",
 				"Frame transport: the sender at %s hung up (it may have "
@@ -274,8 +275,8 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 		return *d.lost;
 	const Deadline deadline = Deadline::after(timeout);
 	for (;;) {
-		auto got = detail::receiveMessage(d.socket.get(), d.incoming);
-		if (got.ok() && *got == detail::Received::Empty) {
+		const detail::Received got = detail::receiveMessage(d.socket.get(), d.incoming);
+		if (got == detail::Received::Empty) {
 			auto ready = detail::pollReadable(d.socket.get(), deadline.remaining());
 			if (!ready.ok())
 				return std::move(ready).error();
@@ -284,11 +285,12 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 					     "Frame transport: no frame came in time.");
 			continue;
 		}
-		if (!got.ok() || *got == detail::Received::HungUp) {
-			d.lost = got.ok() ? Error(ErrorCode::Io, "peer",
-						  "Frame transport: the sender went away without "
-						  "ending the stream.")
-					  : std::move(got).error();
+		if (got != detail::Received::Message) {
+			d.lost = got == detail::Received::HungUp
+					 ? Error(ErrorCode::Io, "peer",
+						 "Frame transport: the sender went away without "
+						 "ending the stream.")
+					 : detail::receiveError(d.incoming);
 			d.log(*d.lost);
 			return *d.lost;
 		}

@@ -149,14 +149,15 @@ struct FrameSender::Impl {
 	void serve(size_t i)
 	{
 		for (;;) {
-			auto got = detail::receiveMessage(peers[i].socket.get(), incoming);
-			if (!got.ok()) {
-				dropPeer(i, got.error());
+			const detail::Received got =
+				detail::receiveMessage(peers[i].socket.get(), incoming);
+			if (got == detail::Received::Failed) {
+				dropPeer(i, detail::receiveError(incoming));
 				return;
 			}
-			if (*got == detail::Received::Empty)
+			if (got == detail::Received::Empty)
 				return;
-			if (*got == detail::Received::HungUp) {
+			if (got == detail::Received::HungUp) {
 				dropPeer(i, Error(ErrorCode::Io, "peer",
 						  "Frame transport: a consumer went away."));
 				return;

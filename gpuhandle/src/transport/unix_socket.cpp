@@ -172,7 +172,7 @@ Status sendMessageWithin(int socket, const WireMessage &message, WaitDuration ti
 	}
 }
 
-Result<Received> receiveMessage(int socket, ReceivedMessage &out)
+Received receiveMessage(int socket, ReceivedMessage &out)
 {
 	for (size_t i = 0; i < out.numFds; ++i)
 		out.fds[i].reset();
@@ -203,9 +203,8 @@ Result<Received> receiveMessage(int socket, ReceivedMessage &out)
 			return Received::Empty;
 		if (errno == ECONNRESET)
 			return Received::HungUp;
-		return Error::format(ErrorCode::Io, "peer",
-				     "Frame transport: receiving failed: %s.",
-				     std::strerror(errno));
+		out.failure = errno;
+		return Received::Failed;
 	}
 	// Take every fd first, so that none leaks whatever the message turns out to be.
 	for (cmsghdr *c = CMSG_FIRSTHDR(&msg); c; c = CMSG_NXTHDR(&msg, c)) {
@@ -229,6 +228,12 @@ Result<Received> receiveMessage(int socket, ReceivedMessage &out)
 	out.truncated |= (msg.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) != 0 ||
 			 out.size > kWireMaxMessage;
 	return Received::Message;
+}
+
+Error receiveError(const ReceivedMessage &out)
+{
+	return Error::format(ErrorCode::Io, "peer", "Frame transport: receiving failed: %s.",
+			     std::strerror(out.failure));
 }
 
 Result<bool> pollReadable(int fd, WaitDuration timeout)

@@ -36,15 +36,19 @@ struct ReceivedMessage {
 	std::array<UniqueFd, kWireMaxFds> fds{};
 	size_t numFds = 0;
 	bool truncated = false; // bytes or fds did not fit: the message is refused
+	int failure = 0;        // errno of a read that Failed
 	std::span<const std::byte> data() const noexcept { return { bytes.data(), size }; }
 	std::span<UniqueFd> fdSpan() noexcept { return { fds.data(), numFds }; }
 };
 // What a read without blocking found. Nothing queued is an outcome, not an error: the readers
-// meet it after every burst of messages, and an Error would cost a heap string each time.
-enum class Received : uint8_t { Message, Empty, HungUp };
+// meet it after every burst of messages, and an Error would cost a heap string each time (and a
+// Result<> of a type of this namespace would be exported, as std::variant is).
+enum class Received : uint8_t { Message, Empty, HungUp, Failed };
 // Reads one message without blocking: Message when one was read (into `out`), Empty when none
-// is queued, HungUp when the peer hung up; Io on other failures.
-Result<Received> receiveMessage(int socket, ReceivedMessage &out);
+// is queued, HungUp when the peer hung up, Failed on other failures (receiveError says which).
+Received receiveMessage(int socket, ReceivedMessage &out);
+// The Io error of the last read that Failed.
+Error receiveError(const ReceivedMessage &out);
 
 // Waits for `fd` to be readable (or hung up) up to `timeout`: true when it is.
 Result<bool> pollReadable(int fd, WaitDuration timeout);

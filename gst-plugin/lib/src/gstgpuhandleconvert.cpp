@@ -2,6 +2,7 @@
 #include <gpuhandle/format_mappings.h>
 
 #include "gstgpuhandleconvertinternal.h"
+#include "gstgpuhandlefdkeeper.h"
 #include "thread_block_cache.h"
 
 #include <array>
@@ -42,9 +43,6 @@ constexpr const char *kVaMemoryType = "VAMemory";
 // What a GstBuffer holds at most (gst_buffer_get_max_memory(), a constant of GStreamer's ABI).
 constexpr guint kMaxMemories = 16;
 
-GstAllocator *gDmaBufAllocator = nullptr; // made once by initConvert(), never freed
-GstAllocator *gFdAllocator = nullptr;
-
 } // namespace
 
 namespace gpuhandle::gst::detail {
@@ -56,18 +54,13 @@ void initConvert()
 		gst_gpu_handle_init();
 		GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_convert_debug, "gpuhandleconvert", 0,
 					"gpuhandle buffer conversions");
-		gDmaBufAllocator = gst_dmabuf_allocator_new();
-		gFdAllocator = gst_fd_allocator_new();
-		// Held for the process's life, like registered allocators: not a leak.
-		GST_OBJECT_FLAG_SET(gDmaBufAllocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-		GST_OBJECT_FLAG_SET(gFdAllocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
 	});
 }
 
 GstAllocator *fdAllocator(bool dmaBuf)
 {
 	initConvert();
-	return dmaBuf ? gDmaBufAllocator : gFdAllocator;
+	return keepingFdAllocator(dmaBuf);
 }
 
 } // namespace gpuhandle::gst::detail

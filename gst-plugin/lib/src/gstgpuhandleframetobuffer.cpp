@@ -1,6 +1,7 @@
 // Frame -> GstBuffer: system memory over CPU and memfd frames, GstFdMemory/GstDmaBufMemory over
 // fds.
 #include "gstgpuhandleconvertinternal.h"
+#include "gstgpuhandlefdkeeper.h"
 #include "thread_block_cache.h"
 
 #include <array>
@@ -72,12 +73,6 @@ using MappedFrameRef = std::shared_ptr<MappedFrame>;
 // held through an anchor) that must not be reused while GStreamer still reads the memory.
 using FrameRef = std::shared_ptr<const Frame>;
 
-GQuark frameQuark()
-{
-	static const GQuark quark = g_quark_from_static_string("GstGpuHandleFrame");
-	return quark;
-}
-
 bool everyResource(const Frame &frame, ResourceKind a, ResourceKind b = ResourceKind::None)
 {
 	for (uint32_t r = 0; r < frame.numResources(); r++)
@@ -108,12 +103,6 @@ Status addVideoMeta(GstBuffer *buffer, const Frame &frame, GstVideoFormat format
 				       frame.height(), frame.numPlanes(), offsets.data(),
 				       strides.data());
 	return {};
-}
-
-void keepFrame(GstMemory *mem, const FrameRef &frame)
-{
-	gst_mini_object_set_qdata(&mem->mini_object, frameQuark(), newRef(frame),
-				  dropRef<FrameRef>);
 }
 
 // A GstFdMemory (or GstDmaBufMemory) over a duplicate of `fd`, showing `size` bytes from
@@ -223,7 +212,7 @@ Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
 				gst_buffer_unref(buffer);
 				return std::move(mem).error();
 			}
-			keepFrame(*mem, keep);
+			gpuhandle::gst::detail::keepFrameUntilFreed(*mem, keep);
 			gst_buffer_append_memory(buffer, *mem);
 			starts[r][o] = total;
 			total += (*mem)->size;
