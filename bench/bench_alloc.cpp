@@ -1,14 +1,15 @@
 // Counts every heap allocation of a benchmark process: malloc and its kin are interposed here
 // (glibc lets a program define them and forwards to its own __libc_* functions), and operator
 // new goes through malloc, so C++, GLib, GStreamer and FFmpeg allocations are all counted.
-// Allocations that a GPU driver's own code makes (Mesa, PoCL: called from their libraries)
-// are counted apart as well while countDriverAllocations is on.
+// Allocations that other libraries' own code makes (a GPU driver's, FFmpeg's: called from their
+// code) are counted apart as well while countAllocationsFrom names them.
 #include "bench_common.h"
 
 #include <atomic>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <link.h>
 
 extern "C" {
@@ -21,7 +22,7 @@ void __libc_free(void *pointer);
 
 namespace {
 std::atomic<uint64_t> g_allocations{ 0 };
-std::atomic<uint64_t> g_driverAllocations{ 0 };
+std::atomic<uint64_t> g_foreignAllocations{ 0 };
 
 // The code ranges of the drivers' libraries, set while no allocation is counted apart.
 struct Range {
@@ -32,11 +33,15 @@ constexpr int kMaxRanges = 64;
 Range g_ranges[kMaxRanges];
 std::atomic<int> g_numRanges{ 0 };
 
-bool isDriverLibrary(const char *name)
+// What addRanges looks for: parts of library file names.
+struct Wanted {
+	std::initializer_list<const char *> parts;
+	int count = 0;
+};
+
+bool isWanted(const char *name, const Wanted &wanted)
 {
-	for (const char *part :
-	     { "/dri/", "libvulkan_lvp", "libvulkan_", "libpocl", "libLLVM", "libEGL_mesa",
-	       "libglapi", "libgallium", "libOpenCL", "libnvidia", "libcuda" })
+	for (const char *part : wanted.parts)
 		if (std::strstr(name, part))
 			return true;
 	return false;
@@ -44,8 +49,9 @@ bool isDriverLibrary(const char *name)
 
 int addRanges(dl_phdr_info *info, size_t, void *data)
 {
-	int &n = *static_cast<int *>(data);
-	if (!info->dlpi_name || !isDriverLibrary(info->dlpi_name))
+	Wanted &wanted = *static_cast<Wanted *>(data);
+	int &n = wanted.count;
+	if (!info->dlpi_name || !isWanted(info->dlpi_name, wanted))
 		return 0;
 	for (int i = 0; i < info->dlpi_phnum && n < kMaxRanges; i++) {
 		const ElfW(Phdr) &ph = info->dlpi_phdr[i];
@@ -68,7 +74,7 @@ inline void counted(const void *caller)
 	for (int i = 0; i < n; i++)
 		if (at >= g_ranges[i].begin.load(std::memory_order_relaxed) &&
 		    at < g_ranges[i].end.load(std::memory_order_relaxed)) {
-			g_driverAllocations.fetch_add(1, std::memory_order_relaxed);
+			g_foreignAllocations.fetch_add(1, std::memory_order_relaxed);
 			return;
 		}
 }
@@ -121,18 +127,28 @@ uint64_t heapAllocations()
 	return g_allocations.load(std::memory_order_relaxed);
 }
 
-uint64_t driverHeapAllocations()
+uint64_t foreignHeapAllocations()
 {
-	return g_driverAllocations.load(std::memory_order_relaxed);
+	return g_foreignAllocations.load(std::memory_order_relaxed);
+}
+
+void countAllocationsFrom(std::initializer_list<const char *> libraries)
+{
+	g_numRanges.store(0, std::memory_order_release);
+	if (libraries.size() == 0)
+		return;
+	Wanted wanted{ libraries };
+	dl_iterate_phdr(addRanges, &wanted);
+	g_numRanges.store(wanted.count, std::memory_order_release);
 }
 
 void countDriverAllocations(bool on)
 {
-	g_numRanges.store(0, std::memory_order_release);
-	if (!on)
-		return;
-	int n = 0;
-	dl_iterate_phdr(addRanges, &n);
-	g_numRanges.store(n, std::memory_order_release);
+	if (on)
+		countAllocationsFrom({ "/dri/", "libvulkan_", "libpocl", "libLLVM", "libEGL_mesa",
+				       "libglapi", "libgallium", "libOpenCL", "libnvidia",
+				       "libcuda" });
+	else
+		countAllocationsFrom({});
 }
 } // namespace gpuhandle::bench

@@ -82,8 +82,11 @@ void Report::add(Result r)
 	else if (r.maxValue >= 0)
 		std::snprintf(target, sizeof target, "<=%g%s%s", r.maxValue, r.unit.c_str(),
 			      r.met() ? "" : "!");
-	std::printf("  %-44s %11.1f %-2s %11.1f %-2s %8.3f %8s\n", r.name.c_str(), r.baselineValue,
-		    r.unit.c_str(), r.value, r.unit.c_str(), r.ratio(), target);
+	// Allocations per frame with three decimals: a target of none needs them told from 0.0.
+	const bool counts = r.unit == "al";
+	std::printf("  %-44s %11.*f %-2s %11.*f %-2s %8.3f %8s\n", r.name.c_str(), counts ? 3 : 1,
+		    r.baselineValue, r.unit.c_str(), counts ? 3 : 1, r.value, r.unit.c_str(),
+		    r.ratio(), target);
 	std::printf("    baseline: %s%s%s\n", r.baseline.c_str(), r.note.empty() ? "" : "; ",
 		    r.note.c_str());
 	results_.push_back(std::move(r));

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -51,10 +52,13 @@ Stats statsOf(std::vector<double> samples);
 // through malloc) made by this process since it started, counted by bench_alloc.cpp, which every
 // benchmark links. Thread-safe (relaxed atomics).
 uint64_t heapAllocations();
-// Of those, the ones called from a GPU driver's libraries (Mesa's, PoCL, LLVM, a vendor's), counted
-// while countDriverAllocations(true) holds: it reads which libraries are loaded then (turn it on
-// after the drivers were loaded, by a warm-up). Off, nothing is told apart (no cost).
-uint64_t driverHeapAllocations();
+// Of those, the ones called from the code of the libraries whose file names contain one of
+// `libraries` ("libavutil"), counted from this call until the next: it reads which libraries
+// are loaded now (call it after a warm-up loaded them). An empty list tells nothing apart (no
+// cost).
+void countAllocationsFrom(std::initializer_list<const char *> libraries);
+uint64_t foreignHeapAllocations();
+// countAllocationsFrom the GPU drivers' libraries (Mesa's, PoCL, LLVM, a vendor's), or nothing.
 void countDriverAllocations(bool on);
 
 // The target "no heap allocation per frame in steady state", as a Result's maxValue: a stray

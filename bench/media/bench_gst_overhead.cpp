@@ -107,11 +107,11 @@ void measurePathAllocations(Report &report, const Options &options)
 		if (!chain.push(buffer, warmUp))
 			return false;
 		countDriverAllocations(true); // the drivers are loaded now
-		const uint64_t before = heapAllocations(), driverBefore = driverHeapAllocations();
+		const uint64_t before = heapAllocations(), driverBefore = foreignHeapAllocations();
 		const auto start = Clock::now();
 		const bool ok = chain.push(buffer, counted);
 		f.ns = nsSince(start) / counted;
-		const uint64_t driver = driverHeapAllocations() - driverBefore;
+		const uint64_t driver = foreignHeapAllocations() - driverBefore;
 		f.allocs = double(heapAllocations() - before - driver) / counted;
 		f.driverAllocs = double(driver) / counted;
 		countDriverAllocations(false);

@@ -7,6 +7,7 @@
 #include <gpuhandle/ffmpeg/pixel_formats.h>
 
 #include "hw_frames.h"
+#include "thread_block_cache.h"
 
 #include <array>
 #include <climits>
@@ -46,11 +47,17 @@ struct MappedFrame {
 	ReleaseGate release;
 };
 using MappedFrameRef = std::shared_ptr<MappedFrame>;
+// Made and dropped per frame: the holder (with its control block) and each buffer's reference
+// to it come from the thread's block lists.
+using RefBlocks =
+	gpuhandle::detail::ThreadBlockCache<sizeof(MappedFrameRef), alignof(MappedFrameRef)>;
 
 // av_buffer_create's free callback: one per AVBufferRef of the frame.
 void dropMappedFrame(void *opaque, uint8_t *)
 {
-	delete static_cast<MappedFrameRef *>(opaque);
+	auto *ref = static_cast<MappedFrameRef *>(opaque);
+	ref->~MappedFrameRef();
+	RefBlocks::give(ref);
 }
 
 using detail::AvFrameFree;
@@ -304,7 +311,9 @@ Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &opt
 			return std::move(signalled).error();
 		release = ReleaseGate{};
 	}
-	auto holder = std::make_shared<MappedFrame>(std::move(*mapped), std::move(release));
+	auto holder = std::allocate_shared<MappedFrame>(
+		gpuhandle::detail::ThreadRecyclingAllocator<MappedFrame>{}, std::move(*mapped),
+		std::move(release));
 	const CpuMapping &mapping = holder->mapping;
 
 	// One AVBufferRef per host range (a resource, or a plane of a CpuPlanes resource), so that
@@ -319,13 +328,13 @@ Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &opt
 		out->linesize[p] = static_cast<int>(mapping.stride(p));
 		if (bufferOf[view.resource][view.subresource] >= 0)
 			continue;
-		auto *ref = new MappedFrameRef(holder);
+		auto *ref = new (RefBlocks::take()) MappedFrameRef(holder);
 		uint8_t *base = mapping.data(p) - view.offset;
 		AVBufferRef *buffer = av_buffer_create(
 			base, rangeSize(*host, info, view.resource, view.subresource),
 			dropMappedFrame, ref, AV_BUFFER_FLAG_READONLY);
 		if (!buffer) {
-			delete ref;
+			dropMappedFrame(ref, nullptr);
 			return Error::format(ErrorCode::OutOfMemory, "frame",
 					     "av_buffer_create() failed.");
 		}

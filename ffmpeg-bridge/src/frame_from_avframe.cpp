@@ -7,7 +7,9 @@
 #include "hw_frames.h"
 
 #include <array>
+#include <cctype>
 #include <climits>
+#include <cstdio>
 #include <memory>
 #include <vector>
 
@@ -85,8 +87,25 @@ Status applyFrameProperties(AVFrame *frame, const FrameProperties &properties)
 
 namespace {
 
+// avPixelFormatName's spelling (AV_PIX_FMT_NV12) in place: it goes into error messages only, but
+// is made for every frame, and a std::string of it would be a heap block each time.
+struct FormatLabel {
+	char text[64];
+};
+
+FormatLabel labelOf(int number)
+{
+	FormatLabel label{};
+	const char *name = av_get_pix_fmt_name(static_cast<AVPixelFormat>(number));
+	int n = std::snprintf(label.text, sizeof label.text, "AV_PIX_FMT_%s", name ? name : "?");
+	for (int i = 11; i < n && i < int(sizeof label.text); i++)
+		label.text[i] =
+			static_cast<char>(std::toupper(static_cast<unsigned char>(label.text[i])));
+	return label;
+}
+
 // The hardware frame's sw_format, size and colour, then the importer of its format.
-Result<Frame> frameFromHwAVFrame(const AVFrame *frame, const std::string &name,
+Result<Frame> frameFromHwAVFrame(const AVFrame *frame, const char *name,
 				 const FrameFromAvOptions &options)
 {
 	switch (frame->format) {
@@ -100,32 +119,32 @@ Result<Frame> frameFromHwAVFrame(const AVFrame *frame, const std::string &name,
 				     "%s frames are not supported by libgpuhandle-ffmpeg (it takes "
 				     "VULKAN, DRM_PRIME, VAAPI, CUDA and OPENCL frames; "
 				     "av_hwframe_transfer_data() gives a software frame).",
-				     name.c_str());
+				     name);
 	}
 	const AVHWFramesContext *frames = detail::framesOf(frame);
 	Result<PixelFormat> format = fromAvPixelFormat(frames->sw_format);
 	if (!format)
 		return Error::format(format.error().code(), "frame.hw_frames_ctx",
-				     "The %s frame's sw_format: %s", name.c_str(),
+				     "The %s frame's sw_format: %s", name,
 				     format.error().message().c_str());
 	if (frame->width <= 0 || frame->height <= 0)
 		return Error::format(ErrorCode::ZeroSize, "frame.width",
-				     "The %s AVFrame is %dx%d: no picture.", name.c_str(),
-				     frame->width, frame->height);
+				     "The %s AVFrame is %dx%d: no picture.", name, frame->width,
+				     frame->height);
 	if (frame->width > frames->width || frame->height > frames->height)
 		return Error::format(ErrorCode::OutOfRange, "frame.width",
 				     "The %s AVFrame is %dx%d, larger than its frames context "
 				     "(%dx%d).",
-				     name.c_str(), frame->width, frame->height, frames->width,
+				     name, frame->width, frame->height, frames->width,
 				     frames->height);
 	if (!frame->data[0])
 		return Error::format(ErrorCode::NullHandle, "frame.data",
-				     "The %s AVFrame has no data[0] (its handle).", name.c_str());
+				     "The %s AVFrame has no data[0] (its handle).", name);
 	if (!frame->buf[0])
 		return Error::format(ErrorCode::InvalidArgument, "frame.buf",
 				     "The %s AVFrame is not reference-counted (buf[0] is null), "
 				     "so nothing can keep its handles alive.",
-				     name.c_str());
+				     name);
 	Result<std::shared_ptr<detail::AvBuffersAnchor>> anchor = detail::anchorBuffers(frame);
 	if (!anchor)
 		return std::move(anchor).error();
@@ -162,14 +181,15 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 				     "The AVFrame's format %d is not a pixel format this libavutil "
 				     "(%s) knows (an audio frame, or an unset format?).",
 				     number, LIBAVUTIL_IDENT);
-	const std::string name = avPixelFormatName(number);
+	const FormatLabel label = labelOf(number);
+	const char *name = label.text;
 	if (isHwPixelFormat(number)) {
 		if (!frame->hw_frames_ctx)
 			return Error::format(ErrorCode::InvalidArgument, "frame.hw_frames_ctx",
 					     "The %s AVFrame has no hw_frames_ctx: a hardware "
 					     "frame cannot be described without its frames "
 					     "context.",
-					     name.c_str());
+					     name);
 		const FrameProperties hwProps = framePropertiesOf(frame);
 		if (hwProps.cropLeft || hwProps.cropRight || hwProps.cropTop ||
 		    hwProps.cropBottom) {
@@ -187,14 +207,14 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 				     format.error().message().c_str());
 	if (frame->width <= 0 || frame->height <= 0)
 		return Error::format(ErrorCode::ZeroSize, "frame.width",
-				     "The %s AVFrame is %dx%d: no picture.", name.c_str(),
-				     frame->width, frame->height);
+				     "The %s AVFrame is %dx%d: no picture.", name, frame->width,
+				     frame->height);
 	if (!frame->buf[0])
 		return Error::format(ErrorCode::InvalidArgument, "frame.buf",
 				     "The %s AVFrame is not reference-counted (buf[0] is null), so "
 				     "nothing can keep its planes alive; av_frame_make_writable() "
 				     "or av_frame_ref() makes a counted copy.",
-				     name.c_str());
+				     name);
 	FrameProperties props = framePropertiesOf(frame);
 	if (props.cropLeft || props.cropRight || props.cropTop || props.cropBottom) {
 		if (Status crop = checkCrop(props, frame->width, frame->height); !crop)
@@ -206,7 +226,7 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 	if (avPlanes != info.numPlanes)
 		return Error::format(ErrorCode::FormatMismatch, "frame.format",
 				     "%s has %d planes in this libavutil, %u in gpuhandle's %s.",
-				     name.c_str(), avPlanes, info.numPlanes, info.name);
+				     name, avPlanes, info.numPlanes, info.name);
 	const auto width = static_cast<uint32_t>(frame->width);
 	const auto height = static_cast<uint32_t>(frame->height);
 	CpuPlanesDesc desc;
@@ -215,18 +235,18 @@ Result<Frame> frameFromAVFrame(const AVFrame *frame, FrameProperties *properties
 		if (!frame->data[p])
 			return Error::format(ErrorCode::NullHandle, "frame.data",
 					     "Plane %u of the %s AVFrame has no data pointer.", p,
-					     name.c_str());
+					     name);
 		if (frame->linesize[p] < 0)
 			return Error::format(ErrorCode::NotSupported, "frame.linesize",
 					     "Plane %u of the %s AVFrame has a negative linesize "
 					     "(%d): a bottom-up picture, which a CPU plane cannot "
 					     "describe; copy it (av_frame_copy into a new frame) "
 					     "first.",
-					     p, name.c_str(), frame->linesize[p]);
+					     p, name, frame->linesize[p]);
 		if (frame->linesize[p] == 0)
 			return Error::format(ErrorCode::ZeroSize, "frame.linesize",
 					     "Plane %u of the %s AVFrame has a linesize of 0.", p,
-					     name.c_str());
+					     name);
 		desc.planes[p].data = frame->data[p];
 		desc.planes[p].stride = static_cast<uint32_t>(frame->linesize[p]);
 		desc.planes[p].rows = info.planes[p].rows(height);

@@ -1,5 +1,6 @@
 // What the hardware AVFrame conversions share: buffer anchors, held frames, FFmpeg error text.
 #include "hw_frames.h"
+#include "thread_block_cache.h"
 
 #include <new>
 
@@ -12,7 +13,9 @@ namespace gpuhandle::ffmpeg::detail {
 
 AvBuffersAnchor::~AvBuffersAnchor()
 {
-	for (AVBufferRef *&ref : refs_)
+	for (size_t i = 0; i < count_; i++)
+		av_buffer_unref(&inPlace_[i]);
+	for (AVBufferRef *&ref : more_)
 		av_buffer_unref(&ref);
 }
 
@@ -21,13 +24,18 @@ bool AvBuffersAnchor::add(AVBufferRef *buffer)
 	AVBufferRef *ref = av_buffer_ref(buffer);
 	if (!ref)
 		return false;
-	refs_.push_back(ref);
+	if (count_ < inPlace_.size())
+		inPlace_[count_++] = ref;
+	else
+		more_.push_back(ref);
 	return true;
 }
 
 Result<std::shared_ptr<AvBuffersAnchor>> anchorBuffers(const AVFrame *frame)
 {
-	auto anchor = std::make_shared<AvBuffersAnchor>();
+	// Made per frame, dropped with it: from the thread's block lists.
+	auto anchor = std::allocate_shared<AvBuffersAnchor>(
+		gpuhandle::detail::ThreadRecyclingAllocator<AvBuffersAnchor>{});
 	bool ok = true;
 	for (AVBufferRef *buffer : frame->buf)
 		if (buffer)

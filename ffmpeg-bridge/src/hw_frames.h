@@ -6,6 +6,7 @@
 #include <gpuhandle/ffmpeg/hw_device.h>
 #include <gpuhandle/keep_alive.h>
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <string>
@@ -33,7 +34,11 @@ public:
 	bool add(AVBufferRef *buffer);
 
 private:
-	std::vector<AVBufferRef *> refs_{};
+	// In place for the usual frame (its planes' buffers and a frames context), so that a
+	// frame per AVFrame costs no block here; more go on the heap.
+	std::array<AVBufferRef *, 10> inPlace_{};
+	size_t count_ = 0;
+	std::vector<AVBufferRef *> more_{};
 };
 // Errors: OutOfMemory.
 Result<std::shared_ptr<AvBuffersAnchor>> anchorBuffers(const AVFrame *frame);
