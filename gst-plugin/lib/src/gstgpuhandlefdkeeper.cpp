@@ -13,9 +13,18 @@ namespace {
 
 using FrameRef = std::shared_ptr<const Frame>;
 
-// The frames kept for memories, by the memory's fd.
-std::mutex gKeptMutex;
-std::vector<FrameRef> gKept;
+// The frames kept for memories, by the memory's fd. Never destroyed: a memory freed while the
+// process exits (a thread of GStreamer's still running) must not find it gone.
+struct KeptTable {
+	std::mutex mutex;
+	std::vector<FrameRef> frames;
+};
+
+KeptTable &kept()
+{
+	static auto *const table = new KeptTable;
+	return *table;
+}
 
 // Lets go of what `mem` kept. A share (gst_memory_share: same fd, its parent alive) kept
 // nothing.
@@ -26,9 +35,10 @@ void dropKept(GstMemory *mem)
 	const int fd = gst_fd_memory_get_fd(mem);
 	FrameRef frame;
 	{
-		std::lock_guard<std::mutex> lock(gKeptMutex);
-		if (fd >= 0 && static_cast<size_t>(fd) < gKept.size())
-			frame = std::move(gKept[static_cast<size_t>(fd)]);
+		KeptTable &table = kept();
+		std::lock_guard<std::mutex> lock(table.mutex);
+		if (fd >= 0 && static_cast<size_t>(fd) < table.frames.size())
+			frame = std::move(table.frames[static_cast<size_t>(fd)]);
 	}
 	// Dropped outside the lock (its release gate may signal), before the fd is closed: the
 	// fd number names this memory's file until then.
@@ -128,10 +138,11 @@ void keepFrameUntilFreed(GstMemory *mem, std::shared_ptr<const Frame> frame)
 	if (fd < 0)
 		return;
 	const auto at = static_cast<size_t>(fd);
-	std::lock_guard<std::mutex> lock(gKeptMutex);
-	if (at >= gKept.size())
-		gKept.resize(at + 64);
-	gKept[at] = std::move(frame);
+	KeptTable &table = kept();
+	std::lock_guard<std::mutex> lock(table.mutex);
+	if (at >= table.frames.size())
+		table.frames.resize(at + 64);
+	table.frames[at] = std::move(frame);
 }
 
 } // namespace gpuhandle::gst::detail
