@@ -47,17 +47,10 @@ struct MappedFrame {
 	ReleaseGate release;
 };
 using MappedFrameRef = std::shared_ptr<MappedFrame>;
-// Made and dropped per frame: the holder (with its control block) and each buffer's reference
-// to it come from the thread's block lists.
-using RefBlocks =
-	gpuhandle::detail::ThreadBlockCache<sizeof(MappedFrameRef), alignof(MappedFrameRef)>;
-
 // av_buffer_create's free callback: one per AVBufferRef of the frame.
 void dropMappedFrame(void *opaque, uint8_t *)
 {
-	auto *ref = static_cast<MappedFrameRef *>(opaque);
-	ref->~MappedFrameRef();
-	RefBlocks::give(ref);
+	gpuhandle::detail::deleteToBlocks(static_cast<MappedFrameRef *>(opaque));
 }
 
 using detail::AvFrameFree;
@@ -328,7 +321,9 @@ Result<AVFrame *> avFrameFromFrame(const Frame &frame, const AvFrameOptions &opt
 		out->linesize[p] = static_cast<int>(mapping.stride(p));
 		if (bufferOf[view.resource][view.subresource] >= 0)
 			continue;
-		auto *ref = new (RefBlocks::take()) MappedFrameRef(holder);
+		// Made and dropped per frame: each buffer's reference, like the holder, comes
+		// from the thread's block lists.
+		auto *ref = gpuhandle::detail::newFromBlocks<MappedFrameRef>(holder);
 		uint8_t *base = mapping.data(p) - view.offset;
 		AVBufferRef *buffer = av_buffer_create(
 			base, rangeSize(*host, info, view.resource, view.subresource),

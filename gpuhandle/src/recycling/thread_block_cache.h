@@ -146,6 +146,21 @@ private:
 	}
 };
 
+// One object of type T in a block of the lists of its size, and back: for objects made and
+// dropped per frame that are neither shared_ptr-owned (ThreadRecyclingAllocator) nor pooled.
+template<typename T, typename... Args>
+T *newFromBlocks(Args &&...args)
+{
+	return new (ThreadBlockCache<sizeof(T), alignof(T)>::take()) T(std::forward<Args>(args)...);
+}
+
+template<typename T>
+void deleteToBlocks(T *object) noexcept
+{
+	object->~T();
+	ThreadBlockCache<sizeof(T), alignof(T)>::give(object);
+}
+
 // A std::allocator for std::allocate_shared whose single-object allocations (the control block
 // and the object together) come from ThreadBlockCache.
 template<typename T>

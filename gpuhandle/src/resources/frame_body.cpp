@@ -10,14 +10,15 @@ Frame::Body Frame::empty_{ .refs = 2, .d = {} };
 
 Frame::Body *Frame::Body::make(FrameDesc d)
 {
-	using Blocks = detail::ThreadBlockCache<sizeof(Body), alignof(Body)>;
-	return new (Blocks::take()) Body{ .d = std::move(d) };
+	// Aggregate-initialised in place (the count is atomic: no copy): deleteToBlocks gives the
+	// block back to the same lists.
+	return new (detail::ThreadBlockCache<sizeof(Body), alignof(Body)>::take())
+		Body{ .d = std::move(d) };
 }
 
 void Frame::Body::destroy(Body *body) noexcept
 {
-	body->~Body();
-	detail::ThreadBlockCache<sizeof(Body), alignof(Body)>::give(body);
+	detail::deleteToBlocks(body);
 }
 
 Frame::Frame(FrameDesc d) : body_(Body::make(std::move(d)))

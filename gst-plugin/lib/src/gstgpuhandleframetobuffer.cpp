@@ -49,29 +49,14 @@ struct MappedFrame {
 // memory's reference to them come from the thread's block lists (thread_block_cache.h).
 template<typename T>
 using Recycled = ::gpuhandle::detail::ThreadRecyclingAllocator<T>;
-template<typename Ref>
-using RefBlocks = ::gpuhandle::detail::ThreadBlockCache<sizeof(Ref), alignof(Ref)>;
-
-// A heap reference for a GDestroyNotify's user data.
-template<typename Ref>
-Ref *newRef(const Ref &ref)
-{
-	return new (RefBlocks<Ref>::take()) Ref(ref);
-}
-
+// A memory's reference to its holder: freed with the memory.
 template<typename Ref>
 void dropRef(gpointer data)
 {
-	auto *ref = static_cast<Ref *>(data);
-	ref->~Ref();
-	RefBlocks<Ref>::give(ref);
+	::gpuhandle::detail::deleteToBlocks(static_cast<Ref *>(data));
 }
 
 using MappedFrameRef = std::shared_ptr<MappedFrame>;
-
-// fd memories keep a copy of their frame: its fds may be borrowed from a producer (a pool slot
-// held through an anchor) that must not be reused while GStreamer still reads the memory.
-using FrameRef = std::shared_ptr<const Frame>;
 
 bool everyResource(const Frame &frame, ResourceKind a, ResourceKind b = ResourceKind::None)
 {
@@ -168,7 +153,8 @@ Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable, Wai
 		uint8_t *base = mapping.data(p) - view.offset;
 		GstMemory *mem = gst_memory_new_wrapped(
 			writable ? static_cast<GstMemoryFlags>(0) : GST_MEMORY_FLAG_READONLY, base,
-			static_cast<gsize>(size), 0, static_cast<gsize>(size), newRef(holder),
+			static_cast<gsize>(size), 0, static_cast<gsize>(size),
+			::gpuhandle::detail::newFromBlocks<MappedFrameRef>(holder),
 			dropRef<MappedFrameRef>);
 		gst_buffer_append_memory(buffer, mem);
 		made[view.resource][view.subresource] = true;

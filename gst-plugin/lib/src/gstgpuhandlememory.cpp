@@ -60,15 +60,13 @@ struct MemoryState {
 } // namespace
 
 // GstMemory first, so that the GstMemory pointer GStreamer hands around is this struct's. The
-// state lives in the same block (one allocation per memory, not two); `state` points at it.
+// state lives in the same block (one allocation per memory, not two), made in `storage`.
 struct GstGpuHandleMemory {
 	GstMemory mem;
-	MemoryState *state;
 	alignas(MemoryState) unsigned char storage[sizeof(MemoryState)];
+
+	MemoryState &state() { return *std::launder(reinterpret_cast<MemoryState *>(storage)); }
 };
-// Memories made and freed per buffer on one streaming thread reuse their blocks.
-using MemoryBlocks = ::gpuhandle::detail::ThreadBlockCache<sizeof(GstGpuHandleMemory),
-							   alignof(GstGpuHandleMemory)>;
 
 struct GstGpuHandleAllocator {
 	GstAllocator parent;
@@ -93,7 +91,7 @@ MemoryState *stateOf(GstMemory *mem)
 {
 	if (!gst_is_gpu_handle_memory(mem))
 		return nullptr;
-	return reinterpret_cast<GstGpuHandleMemory *>(mem)->state;
+	return &reinterpret_cast<GstGpuHandleMemory *>(mem)->state();
 }
 
 // The pixel bytes plane `p` spans from its offset: stride * rows, or, for an opaque plane
@@ -202,7 +200,7 @@ uint8_t *mapResource(MemoryState &s, MapAccess access)
 
 gpointer memMap(GstMemory *mem, gsize, GstMapFlags flags)
 {
-	MemoryState &s = *reinterpret_cast<GstGpuHandleMemory *>(mem)->state;
+	MemoryState &s = reinterpret_cast<GstGpuHandleMemory *>(mem)->state();
 	const MapAccess access = accessOf(flags);
 	std::lock_guard<std::mutex> lock(s.mutex);
 	if (s.mapCount > 0) {
@@ -243,7 +241,7 @@ gpointer memMap(GstMemory *mem, gsize, GstMapFlags flags)
 
 void memUnmap(GstMemory *mem)
 {
-	MemoryState &s = *reinterpret_cast<GstGpuHandleMemory *>(mem)->state;
+	MemoryState &s = reinterpret_cast<GstGpuHandleMemory *>(mem)->state();
 	std::lock_guard<std::mutex> lock(s.mutex);
 	if (s.mapCount == 0) {
 		GST_WARNING("Resource %u was unmapped more often than it was mapped.", s.index);
@@ -264,7 +262,7 @@ GstMemory *memShare(GstMemory *mem, gssize offset, gssize size)
 {
 	GST_DEBUG("A GpuHandle memory (resource %u) cannot be shared as a sub-memory (offset "
 		  "%" G_GSSIZE_FORMAT ", size %" G_GSSIZE_FORMAT "); GStreamer copies it instead.",
-		  reinterpret_cast<GstGpuHandleMemory *>(mem)->state->index, offset, size);
+		  reinterpret_cast<GstGpuHandleMemory *>(mem)->state().index, offset, size);
 	return nullptr;
 }
 
@@ -286,12 +284,13 @@ GstMemory *allocatorAlloc(GstAllocator *, gsize size, GstAllocationParams *)
 void allocatorFree(GstAllocator *, GstMemory *mem)
 {
 	auto *m = reinterpret_cast<GstGpuHandleMemory *>(mem);
-	if (m->state->mapCount > 0)
+	if (m->state().mapCount > 0)
 		GST_WARNING(
 			"Resource %u is freed while still mapped %u times; its mapping ends now.",
-			m->state->index, m->state->mapCount);
-	m->state->~MemoryState(); // ends a leftover mapping, drops the frame (and its device)
-	MemoryBlocks::give(m);
+			m->state().index, m->state().mapCount);
+	m->state().~MemoryState(); // ends a leftover mapping, drops the frame (and its device)
+	// Memories made and freed per buffer on one streaming thread reuse their blocks.
+	::gpuhandle::detail::deleteToBlocks(m);
 }
 
 } // namespace
@@ -383,8 +382,8 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 			    index, size);
 		return nullptr;
 	}
-	auto *m = new (MemoryBlocks::take()) GstGpuHandleMemory{};
-	m->state = new (m->storage) MemoryState(frame, index, backend);
+	auto *m = ::gpuhandle::detail::newFromBlocks<GstGpuHandleMemory>();
+	new (m->storage) MemoryState(frame, index, backend);
 	gst_memory_init(&m->mem,
 			readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
 			gAllocator, nullptr, static_cast<gsize>(size), 0, 0,

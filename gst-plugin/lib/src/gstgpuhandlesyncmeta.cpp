@@ -40,14 +40,10 @@ struct SyncState {
 using StateRef = std::shared_ptr<SyncState>;
 // A meta is added and freed per buffer: the reference's block and the state's (with its
 // control block) are reused on the thread that frees them.
-using StateRefBlocks = ::gpuhandle::detail::ThreadBlockCache<sizeof(StateRef), alignof(StateRef)>;
-
 void deleteStateRef(StateRef *ref)
 {
-	if (!ref)
-		return;
-	ref->~StateRef();
-	StateRefBlocks::give(ref);
+	if (ref)
+		::gpuhandle::detail::deleteToBlocks(ref);
 }
 
 // The meta's priv: a heap shared_ptr, so that a copy adds a reference instead of a state.
@@ -78,7 +74,7 @@ void metaFree(GstMeta *meta, GstBuffer *)
 void setState(GstGpuHandleSyncMeta *meta, StateRef state)
 {
 	StateRef *old = stateRefOf(meta);
-	meta->priv = new (StateRefBlocks::take()) StateRef(std::move(state));
+	meta->priv = ::gpuhandle::detail::newFromBlocks<StateRef>(std::move(state));
 	deleteStateRef(old);
 }
 
