@@ -186,16 +186,11 @@ GstFlowReturn receiveFrame(GstBaseSrc *bsrc, FrameReceiver &receiver, std::optio
 }
 
 // Whether the pad was negotiated for memory:GpuHandle (else system memory).
-bool negotiatedGpuHandle(GstBaseSrc *bsrc)
+bool isGpuHandleCaps(GstCaps *caps)
 {
-	GstCaps *current = gst_pad_get_current_caps(GST_BASE_SRC_PAD(bsrc));
-	if (!current)
-		return false;
-	const bool gpu = gst_caps_get_size(current) > 0 &&
-			 gst_caps_features_contains(gst_caps_get_features(current, 0),
-						    GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
-	gst_caps_unref(current);
-	return gpu;
+	return caps && gst_caps_get_size(caps) > 0 &&
+	       gst_caps_features_contains(gst_caps_get_features(caps, 0),
+					  GST_CAPS_FEATURE_MEMORY_GPU_HANDLE);
 }
 
 // Whether downstream reads GstVideoMeta: without it, system-memory buffers must be exactly the
@@ -205,6 +200,8 @@ gboolean decideAllocation(GstBaseSrc *bsrc, GstQuery *query)
 	SrcState &s = stateOf(bsrc);
 	GstCaps *caps = nullptr;
 	gst_query_parse_allocation(query, &caps, nullptr);
+	// Every negotiation that succeeds ends here, with the caps it set on the pad.
+	s.gpuHandleCaps = isGpuHandleCaps(caps);
 	if (!caps || !gst_video_info_from_caps(&s.info, caps)) {
 		GST_ELEMENT_ERROR(bsrc, CORE, NEGOTIATION,
 				  (_("The producer's caps are not raw video.")),
@@ -274,7 +271,7 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
 	}
-	const bool gpuHandle = negotiatedGpuHandle(bsrc);
+	const bool gpuHandle = s.gpuHandleCaps;
 	if (!gpuHandle && !frame->acquire().isNoop()) {
 		// System-memory elements read at once: the producer's fence first, in slices so
 		// that unlock() (a flush, a state change) ends the wait.

@@ -27,8 +27,10 @@ struct SrcState {
 	std::string caps{};        // the producer's caps the pad was negotiated for
 	uint64_t capsMessages = 0; // the receiver's count when `caps` was last read from it
 	// From the last allocation query (the streaming thread's): whether downstream reads
-	// GstVideoMeta, and the negotiated video info its system-memory buffers must match.
+	// GstVideoMeta, whether the caps are memory:GpuHandle (read per frame without a caps
+	// query), and the negotiated video info its system-memory buffers must match.
 	bool downstreamVideoMeta = false;
+	bool gpuHandleCaps = false;
 	GstVideoInfo info{};
 	std::atomic<bool> flushing{ false };
 	std::atomic<uint64_t> frames{ 0 };

@@ -162,12 +162,32 @@ START_TEST(release_gate_is_uniquely_held_once_every_copy_is_gone)
 }
 END_TEST
 
+namespace {
+
+// Records what a gate tells it, and on which thread.
+struct Recorder final : ReleaseListener {
+	std::atomic<int> calls{ 0 };
+	uint64_t tag = 0;
+	bool consumerNoop = false;
+	std::thread::id thread{};
+	void gateSignalled(uint64_t t, const SyncPoint &consumerDone) noexcept override
+	{
+		tag = t;
+		consumerNoop = consumerDone.isNoop();
+		thread = std::this_thread::get_id();
+		calls++;
+	}
+};
+
+} // namespace
+
 START_TEST(rearm_cycle_allocates_nothing)
 {
 	auto fence = CpuFence::create().value();
 	auto gate = ReleaseGate::create().value();
 	SyncPoint acquire = fence->point();
 	SyncPoint released = gate.released();
+	auto listener = std::make_shared<Recorder>();
 	// Check's assertions allocate (they report their location): count first, assert after.
 	int failures = 0;
 	AllocationScope scope;
@@ -175,6 +195,7 @@ START_TEST(rearm_cycle_allocates_nothing)
 		SyncPoint copy = acquire;
 		fence->signal();
 		failures += !copy.wait(std::chrono::seconds(1)).ok();
+		failures += !gate.listen(listener, static_cast<uint64_t>(i)).ok();
 		failures += !gate.signal().ok();
 		failures += !released.isSignaled().value();
 		failures += !gate.reset().ok();
@@ -183,6 +204,66 @@ START_TEST(rearm_cycle_allocates_nothing)
 	uint64_t allocations = scope.count();
 	ck_assert_int_eq(failures, 0);
 	ck_assert_int_eq(allocations, 0);
+	ck_assert_int_eq(listener->calls.load(), 100);
+}
+END_TEST
+
+// A listener is told once, inside signal() on the signalling thread, with its tag; a second
+// signal and a reset tell it nothing more; after a reset it must listen again.
+START_TEST(release_gate_tells_its_listener_on_the_signalling_thread)
+{
+	auto gate = ReleaseGate::create().value();
+	auto recorder = std::make_shared<Recorder>();
+	ck_assert_ok(gate.listen(recorder, 42));
+	ck_assert_int_eq(recorder->calls.load(), 0);
+	std::thread consumer([&] { (void)gate.signal(); });
+	const std::thread::id consumerId = consumer.get_id();
+	consumer.join();
+	ck_assert_int_eq(recorder->calls.load(), 1);
+	ck_assert(recorder->tag == 42);
+	ck_assert(recorder->consumerNoop);
+	ck_assert(recorder->thread == consumerId);
+	ck_assert(gate.released().isSignaled().value());
+	ck_assert_ok(gate.signal());
+	ck_assert_int_eq(recorder->calls.load(), 1);
+	// reset() forgets the listener: the next use tells nobody until it listens again.
+	ck_assert_ok(gate.reset());
+	ck_assert_ok(gate.signal());
+	ck_assert_int_eq(recorder->calls.load(), 1);
+	ck_assert_ok(gate.reset());
+	ck_assert_ok(gate.listen(recorder, 7));
+	ck_assert_ok(gate.reset());
+	ck_assert_ok(gate.signal());
+	ck_assert_int_eq(recorder->calls.load(), 1);
+}
+END_TEST
+
+// Listening to a gate already signalled tells at once; a consumer fence is passed on (released()
+// waits for it); a listener that is gone is skipped; a none() gate refuses.
+START_TEST(release_gate_listen_after_signal_fence_and_expired_listener)
+{
+	auto gate = ReleaseGate::create().value();
+	auto consumerFence = CpuFence::create().value();
+	ck_assert_ok(gate.signal(consumerFence->point()));
+	auto recorder = std::make_shared<Recorder>();
+	ck_assert_ok(gate.listen(recorder, 3));
+	ck_assert_int_eq(recorder->calls.load(), 1);
+	ck_assert(recorder->tag == 3);
+	ck_assert(!recorder->consumerNoop);
+	ck_assert(recorder->thread == std::this_thread::get_id());
+	ck_assert(!gate.released().isSignaled().value());
+	consumerFence->signal();
+	ck_assert(gate.released().isSignaled().value());
+
+	ck_assert_ok(gate.reset());
+	{
+		auto gone = std::make_shared<Recorder>();
+		ck_assert_ok(gate.listen(gone, 1));
+	}
+	ck_assert_ok(gate.signal()); // the listener is gone: nothing to tell, no crash
+	ck_assert(gate.released().isSignaled().value());
+
+	ck_assert_error(ReleaseGate::none().listen(recorder, 1), ErrorCode::InvalidState, "gate");
 }
 END_TEST
 
@@ -197,6 +278,8 @@ int main()
 	tcase_add_test(tc, release_gate_point_has_a_poll_fd_that_follows_it);
 	tcase_add_test(tc, release_gate_is_uniquely_held_once_every_copy_is_gone);
 	tcase_add_test(tc, rearm_cycle_allocates_nothing);
+	tcase_add_test(tc, release_gate_tells_its_listener_on_the_signalling_thread);
+	tcase_add_test(tc, release_gate_listen_after_signal_fence_and_expired_listener);
 	suite_add_tcase(s, tc);
 	return gpuhandle::test::runSuite(s);
 }

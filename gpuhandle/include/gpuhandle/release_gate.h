@@ -4,9 +4,24 @@
 #include <gpuhandle/export.h>
 #include <gpuhandle/sync_point.h>
 
+#include <cstdint>
 #include <memory>
 
 namespace GPUHANDLE_API gpuhandle {
+
+// Told by a gate, on the thread that signals it, that its consumer is done: what a pool or a
+// transport does instead of waiting on released() with a thread of its own (one wake-up less
+// per frame). See ReleaseGate::listen().
+class ReleaseListener
+{
+public:
+	virtual ~ReleaseListener() = default;
+	// `tag` is listen()'s; `consumerDone` the fence the consumer passed to signal() (Noop:
+	// released now; otherwise released() signals once it does). Runs on the signalling thread,
+	// which may hold its own locks (a GstBuffer being freed): it must neither block nor take a
+	// lock that thread could hold, and must not throw.
+	virtual void gateSignalled(uint64_t tag, const SyncPoint &consumerDone) noexcept = 0;
+};
 
 // Shared between a pooled producer and its consumers: the consumer calls signal() once it no
 // longer reads the memory (passing the fence of its own GPU work that still reads it, if any);
@@ -37,6 +52,10 @@ public:
 	// any more), so that nobody who saw an earlier use can signal a re-armed one. False for a
 	// none() gate.
 	bool uniquelyHeld() const noexcept;
+	// Producer: `listener` is told once, with `tag`, when this use of the gate is signalled:
+	// inside signal(), or here at once if it already was. reset() forgets it; a listener that
+	// is gone by then is skipped (the gate holds it weakly). InvalidState on a none() gate.
+	Status listen(std::weak_ptr<ReleaseListener> listener, uint64_t tag) const;
 
 private:
 	struct GPUHANDLE_LOCAL State;

@@ -8,9 +8,12 @@ namespace gpuhandle {
 
 struct ReleaseGate::State final : SyncWaiter {
 	std::shared_ptr<CpuFence> fence;
-	std::atomic<bool> signalled{ false }; // only the first signal() counts
-	std::mutex mutex;                     // guards consumerDone
-	SyncPoint consumerDone;               // set once, under mutex, before fence is signalled
+	std::mutex mutex;       // guards signalled, consumerDone and the listener
+	bool signalled = false; // only the first signal() counts
+	SyncPoint consumerDone; // set once, under mutex, before fence is signalled
+	// listen()'s, until the signal that tells it (or reset()).
+	std::weak_ptr<ReleaseListener> listener;
+	uint64_t listenerTag = 0;
 	// consumerDone is not a Noop point: set with it, before the fence is signalled, so that a
 	// gate released without a consumer fence (the common case) is checked without the lock.
 	std::atomic<bool> consumerPending{ false };
@@ -63,14 +66,44 @@ Status ReleaseGate::signal(SyncPoint consumerDone) const
 	if (!state_)
 		return Error(ErrorCode::InvalidState, "gate",
 			     "ReleaseGate: signal() on an empty gate (none()).");
-	if (state_->signalled.exchange(true))
-		return {}; // only the first signal counts
-	if (!consumerDone.isNoop()) {
+	std::weak_ptr<ReleaseListener> listener;
+	uint64_t tag = 0;
+	{
 		std::lock_guard<std::mutex> lock(state_->mutex);
-		state_->consumerDone = std::move(consumerDone);
-		state_->consumerPending.store(true, std::memory_order_release);
+		if (state_->signalled)
+			return {}; // only the first signal counts
+		state_->signalled = true;
+		if (!consumerDone.isNoop()) {
+			state_->consumerDone = consumerDone;
+			state_->consumerPending.store(true, std::memory_order_release);
+		}
+		listener = std::move(state_->listener);
+		tag = state_->listenerTag;
 	}
-	state_->fence->signal(); // last: readers see consumerPending once the fence is signalled
+	state_->fence->signal(); // after consumerPending: readers see it once the fence is
+				 // signalled
+	if (auto told = listener.lock())
+		told->gateSignalled(tag, consumerDone);
+	return {};
+}
+
+Status ReleaseGate::listen(std::weak_ptr<ReleaseListener> listener, uint64_t tag) const
+{
+	if (!state_)
+		return Error(ErrorCode::InvalidState, "gate",
+			     "ReleaseGate: listen() on an empty gate (none()).");
+	SyncPoint consumerDone;
+	{
+		std::lock_guard<std::mutex> lock(state_->mutex);
+		if (!state_->signalled) {
+			state_->listener = std::move(listener);
+			state_->listenerTag = tag;
+			return {};
+		}
+		consumerDone = state_->consumerDone;
+	}
+	if (auto told = listener.lock())
+		told->gateSignalled(tag, consumerDone);
 	return {};
 }
 
@@ -80,14 +113,16 @@ Status ReleaseGate::reset() const
 		return Error(ErrorCode::InvalidState, "gate",
 			     "ReleaseGate: reset() on an empty gate (none()).");
 	SyncPoint previous; // dropped after the lock: its waiter may do work when it goes
-	if (state_->consumerPending.load(std::memory_order_acquire)) {
+	std::weak_ptr<ReleaseListener> listener;
+	{
 		std::lock_guard<std::mutex> lock(state_->mutex);
 		previous = std::move(state_->consumerDone);
 		state_->consumerDone = SyncPoint::noop();
 		state_->consumerPending.store(false, std::memory_order_relaxed);
+		listener = std::move(state_->listener);
+		state_->fence->reset();
+		state_->signalled = false;
 	}
-	state_->fence->reset();
-	state_->signalled.store(false);
 	return {};
 }
 

@@ -1,5 +1,6 @@
 // FrameReceiver: connects to a sender, validates each message, and reports releases back.
 #include <gpuhandle/frame_transport.h>
+#include <gpuhandle/release_gate.h>
 #include <gpuhandle/waiter_thread.h>
 
 #include "unix_socket.h"
@@ -24,7 +25,12 @@ constexpr WaitDuration kReleaseSendTimeout = std::chrono::milliseconds(500);
 
 } // namespace
 
-struct FrameReceiver::Impl {
+// A release the consumer signals without a fence of its own (the common case) is sent at once, on
+// the consumer's signalling thread (the gate's ReleaseListener), as shmsrc acknowledges a buffer
+// as it is freed: no wake-up of the waiter thread per frame. The waiter thread sends the others:
+// a consumer fence still pending, or a sender whose queue is full.
+struct FrameReceiver::Impl final : ReleaseListener,
+				   std::enable_shared_from_this<FrameReceiver::Impl> {
 	FrameReceiverOptions options;
 	UniqueFd socket;
 	std::shared_ptr<WaiterThread> waiter; // watches the release gates of frames handed out
@@ -42,7 +48,7 @@ struct FrameReceiver::Impl {
 	std::string caps;
 	std::atomic<uint64_t> capsMessages{ 0 };
 
-	std::mutex sendMutex; // release messages come from the waiter thread
+	std::mutex sendMutex; // release messages come from consumers' threads and the waiter thread
 	WireMessage release;
 	// The gates of frames handed out, each re-armed for a later frame once nothing else holds
 	// it (ReleaseGate::uniquelyHeld): no gate, fence or eventfd is made per frame in steady
@@ -95,6 +101,34 @@ struct FrameReceiver::Impl {
 		// A sender that is gone released everything already; nothing to report then.
 		if (detail::sendMessageWithin(socket.get(), release, kReleaseSendTimeout).ok())
 			releasesSent++;
+	}
+
+	// Without waiting: false when the sender's queue is full or another thread is sending
+	// (then the waiter thread sends it, bounded). A sender that is gone needs no release.
+	bool trySendRelease(uint64_t id)
+	{
+		std::unique_lock lock(sendMutex, std::try_to_lock);
+		if (!lock.owns_lock())
+			return false;
+		encodeRelease(id, release);
+		Status sent = detail::sendMessage(socket.get(), release);
+		if (sent.ok()) {
+			releasesSent++;
+			return true;
+		}
+		return sent.error().code() != ErrorCode::WouldBlock;
+	}
+
+	// The consumer signalled the gate of the slot `tag` names. The slot is not re-armed before
+	// this returns: the signalling thread holds a copy of its gate.
+	void gateSignalled(uint64_t tag, const SyncPoint &consumerDone) noexcept override
+	{
+		auto *slot = reinterpret_cast<GateSlot *>(static_cast<uintptr_t>(tag));
+		if (consumerDone.isNoop() && trySendRelease(slot->id))
+			return;
+		if (Status watched = watchRelease(slot);
+		    !watched.ok() && watched.error().code() != ErrorCode::Cancelled)
+			log(watched.error());
 	}
 
 	// Tells the sender once the consumer signalled the slot's gate and its fence is done. The
@@ -171,7 +205,9 @@ struct FrameReceiver::Impl {
 				Result<GateSlot *> slot = takeGate(wire->id);
 				if (!slot.ok())
 					return std::move(slot).error();
-				if (Status s = watchRelease(*slot); !s.ok())
+				const auto tag =
+					static_cast<uint64_t>(reinterpret_cast<uintptr_t>(*slot));
+				if (Status s = (*slot)->gate.listen(weak_from_this(), tag); !s.ok())
 					return std::move(s).error();
 				wire->frame.setRelease((*slot)->gate);
 			}
