@@ -81,13 +81,19 @@ gboolean start(GstBaseSink *bsink)
 	s.peers = *peers;
 	// The streaming thread reads these without the lock (the properties are MUTABLE_READY).
 	s.config = { s.maxConsumers, s.maxInFlight, s.waitForConsumers };
+	if (!startReleases(bsink))
+		return FALSE;
 	Result<std::shared_ptr<WaiterThread>> waiter = WaiterThread::create("gpuhandlesink");
 	if (!waiter) {
 		GST_ELEMENT_ERROR(bsink, RESOURCE, FAILED, (_("Could not start a thread.")),
 				  ("%s", waiter.error().message().c_str()));
 		return FALSE;
 	}
-	s.waiter = *waiter;
+	{
+		// Read under heldMutex by the releases (gstgpuhandlesinkrelease.cpp).
+		std::lock_guard<std::mutex> held(s.heldMutex);
+		s.waiter = *waiter;
+	}
 	return TRUE;
 }
 
@@ -99,12 +105,15 @@ gboolean stop(GstBaseSink *bsink)
 	{
 		std::lock_guard<std::mutex> lock(s.mutex);
 		sender = std::move(s.sender);
+		std::lock_guard<std::mutex> held(s.heldMutex);
 		waiter = std::move(s.waiter);
 	}
-	// Bye to every consumer; every frame they held is released, so the waiter's callbacks
-	// drop the zero-copy buffers, and its destructor resolves any left.
+	// Bye to every consumer; every frame they held is released (the sender signals its gates,
+	// which drops the zero-copy buffers), the waiter's destructor resolves the waits on
+	// consumer fences, and any frame still held is counted back.
 	sender.reset();
 	waiter.reset();
+	releaseAllHeld(s);
 	freePool(s);
 	std::lock_guard<std::mutex> lock(s.heldMutex);
 	s.spareGates.clear();

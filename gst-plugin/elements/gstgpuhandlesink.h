@@ -1,6 +1,7 @@
 // gpuhandlesink's parts shared by its files (not installed): its state and the copy pool.
 #pragma once
 
+#include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/frame_transport.h>
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/waiter_thread.h>
@@ -10,6 +11,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -32,13 +34,19 @@ struct ReleaseTrack {
 	std::atomic<bool> released{ false };
 };
 
-// A frame sent and not yet released: what its release callback does then (drop `keep`, update
-// `track`, spare `reuse`).
+// A frame sent and not yet released: what its release does then (drop `keep`, update `track`,
+// spare `reuse`). Records are reused: `generation` moves on with each use, so that a late signal
+// of an earlier use (after its timeout) is told apart. Fields under SinkState::heldMutex.
 struct HeldFrame {
 	GstElement *element = nullptr;
 	GstBuffer *keep = nullptr;
 	std::shared_ptr<ReleaseTrack> track{};
-	ReleaseGate reuse{};
+	ReleaseGate gate{};  // the frame's: a release with a consumer fence waits on it
+	ReleaseGate reuse{}; // the gate to spare once released (zero-copy frames)
+	std::chrono::steady_clock::time_point sentAt{};
+	uint32_t index = 0; // in SinkState::heldFrames
+	uint32_t generation = 0;
+	bool pending = false;
 };
 
 // One memfd of the copy pool: mapped here, a frame over it, and the gate its consumers signal
@@ -101,7 +109,7 @@ struct SinkState {
 	StreamConfig config{}; // copied from the properties above in start()
 	PeerRule peers{};
 	std::unique_ptr<FrameSender> sender{};
-	std::shared_ptr<WaiterThread> waiter{}; // drops zero-copy buffers once released
+	std::shared_ptr<WaiterThread> waiter{}; // releases with a consumer fence, the late timer
 	BackendRef fdBackend{};                 // the memfd pool proposed upstream (under `mutex`)
 	GstVideoInfo info{};
 	PixelFormat format = PixelFormat::Unknown;
@@ -124,6 +132,14 @@ struct SinkState {
 	// What each frame's release does, made once and reused (under heldMutex; see trackRelease).
 	std::vector<std::unique_ptr<HeldFrame>> heldFrames{};
 	std::vector<HeldFrame *> freeHeldFrames{};
+	// Told by each sent frame's gate, on the thread that signals it (the sender's), that the
+	// frame is back (gstgpuhandlesinkrelease.cpp): no waiter-thread wake-up per frame. Made in
+	// start(), kept until the element goes (the gates hold it weakly).
+	std::shared_ptr<ReleaseListener> releases{};
+	// Never signalled: its wait's timeout is the waiter thread's timer for frames held past the
+	// release bound. `sweepArmed` (under heldMutex) while that wait is queued.
+	std::shared_ptr<CpuFence> lateTimer{};
+	bool sweepArmed = false;
 	std::atomic<bool> flushing{ false };
 	SinkCounters counters{};
 	// The streaming thread's: the metas of the buffer being sent, as bytes (see metasOf).
@@ -144,13 +160,20 @@ void freePool(SinkState &s);
 // Waits (bounded, ended by a flush) while a consumer is at its in-flight bound; once one stayed
 // there past the bound, only while none has room. False when flushing.
 bool waitForRoom(SinkState &s);
+// gstgpuhandlesinkrelease.cpp: the release of every frame sent.
+// Makes s.releases and s.lateTimer (start()); false when no fence can be made.
+bool startReleases(GstBaseSink *sink);
 // A zero-copy frame's gate: a spare one (s.spareGates) re-armed, else a new one.
 Result<ReleaseGate> takeGate(SinkState &s);
-// Counts a sent frame as held until `gate` is released: then drops `keep` (a buffer reference,
-// or null) and updates `track` (or null), on the element's waiter thread. With `spare`, a gate
-// every consumer released goes to s.spareGates for a later frame.
+// Counts a sent frame as held until `gate` is released (or kReleaseTimeout passes): then drops
+// `keep` (a buffer reference, or null) and updates `track` (or null), on the thread that
+// signals the gate (or the waiter thread, for a consumer fence or the timeout). With `spare`, a
+// gate every consumer released goes to s.spareGates for a later frame.
 void trackRelease(GstBaseSink *sink, const ReleaseGate &gate, GstBuffer *keep,
 		  std::shared_ptr<ReleaseTrack> track, bool spare = false);
+// stop(): counts every frame still held as back (Cancelled), once the sender and the waiter
+// thread are gone.
+void releaseAllHeld(SinkState &s);
 
 } // namespace gpuhandle::gst::sink
 

@@ -1,5 +1,4 @@
-// gpuhandlesink's copy path (sealed memfds it owns), the tracking of every frame sent, and the
-// re-armed release gates of zero-copy frames.
+// gpuhandlesink's copy path: sealed memfds it owns, each a frame whose gate is re-armed on reuse.
 #include <gpuhandle/backends/cpu_map.h>
 #include <gpuhandle/fd_resources.h>
 
@@ -29,9 +28,6 @@ namespace {
 // How long a slot waits for its consumers before the frame is dropped: a stuck consumer slows
 // the producer down to this, a crashed one costs nothing (the sender releases its frames).
 constexpr auto kSlotWait = 1s;
-// A sent frame is counted as back after this even when a consumer still holds it (a zero-copy
-// buffer goes back to its pool): the producer does not stall for good behind a stuck consumer.
-constexpr auto kReleaseTimeout = 30s;
 // The longest wait for room (a consumer below its in-flight bound) before a frame is sent anyway
 // (and skipped, by the sender, for the consumers at their bound).
 constexpr auto kHeldWait = 1s;
@@ -282,77 +278,6 @@ bool waitForRoom(SinkState &s)
 		std::unique_lock<std::mutex> lock(s.heldMutex);
 		s.heldChanged.wait_until(lock, deadline,
 					 [&] { return s.roomEvents != seen || s.flushing.load(); });
-	}
-}
-
-Result<ReleaseGate> takeGate(SinkState &s)
-{
-	std::optional<ReleaseGate> spare;
-	{
-		std::lock_guard<std::mutex> lock(s.heldMutex);
-		if (!s.spareGates.empty()) {
-			spare = std::move(s.spareGates.back());
-			s.spareGates.pop_back();
-		}
-	}
-	if (spare && spare->reset().ok())
-		return std::move(*spare);
-	return ReleaseGate::create();
-}
-
-void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
-		  std::shared_ptr<ReleaseTrack> track, bool spare)
-{
-	SinkState &s = stateOf(bsink);
-	HeldFrame *record = nullptr;
-	{
-		std::lock_guard<std::mutex> lock(s.heldMutex);
-		s.held++;
-		if (track) {
-			track->released = false;
-			track->outstanding = true;
-		}
-		if (s.freeHeldFrames.empty()) {
-			s.heldFrames.push_back(std::make_unique<HeldFrame>());
-			s.freeHeldFrames.reserve(s.heldFrames.size()); // returns never allocate
-			record = s.heldFrames.back().get();
-		} else {
-			record = s.freeHeldFrames.back();
-			s.freeHeldFrames.pop_back();
-		}
-		record->element = GST_ELEMENT_CAST(bsink);
-		record->keep = keep;
-		record->track = std::move(track);
-		// Only a gate every consumer released may be re-armed: after a timeout or a cancel
-		// a stuck consumer may still signal it (see rearm).
-		record->reuse = spare ? gate : ReleaseGate();
-	}
-	// The state outlives the waiter (stop() destroys the waiter first, resolving every wait).
-	// Two pointers: std::function keeps them in place, no heap block per frame. A lambda, not
-	// yet a WaitCallback: it is still here to call if there is no thread.
-	SinkState *state = &s;
-	auto done = [state, record](Status released) {
-		if (!released && released.error().code() != ErrorCode::Cancelled)
-			GST_WARNING_OBJECT(record->element, "a frame came back late: %s",
-					   released.error().message().c_str());
-		if (GstBuffer *kept = std::exchange(record->keep, nullptr))
-			gst_buffer_unref(kept);
-		std::lock_guard<std::mutex> lock(state->heldMutex);
-		if (record->track) {
-			record->track->released = released.ok();
-			record->track->outstanding = false;
-			record->track.reset();
-		}
-		if (released.ok() && !record->reuse.isNone())
-			state->spareGates.push_back(record->reuse);
-		record->reuse = ReleaseGate();
-		state->freeHeldFrames.push_back(record);
-		state->held--;
-		state->heldChanged.notify_all();
-	};
-	if (!s.waiter->enqueue(gate.released(), kReleaseTimeout, WaitCallback(done))) {
-		// No thread to wait on: wait here, bounded, rather than lose track of the frame.
-		done(gate.released().wait(kReleaseTimeout));
 	}
 }
 

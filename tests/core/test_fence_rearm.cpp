@@ -232,6 +232,8 @@ START_TEST(release_gate_tells_its_listener_on_the_signalling_thread)
 	ck_assert_int_eq(recorder->calls.load(), 1);
 	ck_assert_ok(gate.reset());
 	ck_assert_ok(gate.listen(recorder, 7));
+	// One listener per use: a second would lose the first one's release.
+	ck_assert_error(gate.listen(recorder, 8), ErrorCode::InvalidState, "gate");
 	ck_assert_ok(gate.reset());
 	ck_assert_ok(gate.signal());
 	ck_assert_int_eq(recorder->calls.load(), 1);

@@ -1,8 +1,11 @@
 // gpuhandlesink / gpuhandlesrc across processes: bytes, zero copy and copies, caps changes,
-// unsealed memory, stuck consumers (two consumers and crashes: test_gst_transport_crashes.cpp).
+// unsealed memory, stuck consumers, releases without waiter-thread wake-ups (two consumers and
+// crashes: test_gst_transport_crashes.cpp).
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <dirent.h>
+#include <fstream>
 #include <string>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -172,7 +175,97 @@ void checkStuckConsumer(const char *name, const std::string &producerTail, Path 
 	gst_object_unref(pipeline);
 }
 
+// The voluntary context switches (sleeps) of this process's threads named `name`, summed.
+long sleepsOfThreads(const char *name)
+{
+	long total = 0;
+	DIR *tasks = opendir("/proc/self/task");
+	if (!tasks)
+		return -1;
+	while (dirent *task = readdir(tasks)) {
+		if (task->d_name[0] == '.')
+			continue;
+		const std::string dir = std::string("/proc/self/task/") + task->d_name;
+		std::string comm;
+		std::getline(std::ifstream(dir + "/comm"), comm);
+		if (comm != name)
+			continue;
+		std::ifstream status(dir + "/status");
+		for (std::string line; std::getline(status, line);)
+			if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+				total += std::stol(line.substr(line.find(':') + 1));
+	}
+	closedir(tasks);
+	return total;
+}
+
+// Frames through `producerTail ! gpuhandlesink` and `gpuhandlesrc ! appsink` in this process,
+// pulled one at a time: the releases are told on the threads that signal them, so neither the
+// sink's waiter thread nor the receiver's wakes per frame.
+void checkReleasesWakeNoWaiter(const char *name, const std::string &producerTail)
+{
+	constexpr int kPulled = 200;
+	constexpr int kWarmUp = 20;
+	const std::string socket = socketPath(name);
+	GstElement *producer =
+		gst_parse_launch((source(kPulled + 50) + " ! " + producerTail +
+				  " ! gpuhandlesink wait-for-consumers=1 socket-path=" + socket)
+					 .c_str(),
+				 nullptr);
+	ck_assert(producer != nullptr);
+	gst_element_set_state(producer, GST_STATE_PLAYING);
+	GstElement *consumer = gst_parse_launch(("gpuhandlesrc socket-path=" + socket +
+						 " ! appsink name=sink sync=false max-buffers=1")
+							.c_str(),
+						nullptr);
+	ck_assert(consumer != nullptr);
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(consumer), "sink");
+	gst_element_set_state(consumer, GST_STATE_PLAYING);
+	long sinkSleeps = 0, receiverSleeps = 0;
+	int pulled = 0;
+	for (; pulled < kPulled; ++pulled) {
+		if (pulled == kWarmUp) {
+			sinkSleeps = sleepsOfThreads("gpuhandlesink");
+			receiverSleeps = sleepsOfThreads("gpuhandle-recv");
+		}
+		GstSample *sample =
+			gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 10 * GST_SECOND);
+		if (!sample)
+			break;
+		gst_sample_unref(sample);
+	}
+	const long sinkWoke = sleepsOfThreads("gpuhandlesink") - sinkSleeps;
+	const long receiverWoke = sleepsOfThreads("gpuhandle-recv") - receiverSleeps;
+	gst_element_set_state(consumer, GST_STATE_NULL);
+	gst_element_set_state(producer, GST_STATE_NULL);
+	gst_object_unref(sink);
+	gst_object_unref(consumer);
+	gst_object_unref(producer);
+	ck_assert_int_eq(pulled, kPulled);
+	ck_assert_int_ge(sinkSleeps, 0);
+	// Before: about one wake-up each per frame (180). A few for start-up stragglers.
+	ck_assert_msg(sinkWoke < 10, "%s: the sink's waiter thread woke %ld times in %d frames",
+		      name, sinkWoke, kPulled - kWarmUp);
+	ck_assert_msg(receiverWoke < 10,
+		      "%s: the receiver's waiter thread woke %ld times in %d frames", name,
+		      receiverWoke, kPulled - kWarmUp);
+}
+
 } // namespace
+
+START_TEST(releases_wake_no_waiter_thread_per_zero_copy_frame)
+{
+	checkReleasesWakeNoWaiter("wakezero", "identity");
+	ck_assert(true);
+}
+END_TEST
+
+START_TEST(releases_wake_no_waiter_thread_per_copied_frame)
+{
+	checkReleasesWakeNoWaiter("wakecopy", "identity drop-allocation=true");
+	ck_assert(true);
+}
+END_TEST
 
 START_TEST(caps_change_reaches_the_consumer)
 {
@@ -284,5 +377,7 @@ int main(int argc, char **argv)
 		  caps_change_reaches_the_consumer, unsealed_fd_memory_is_copied,
 		  unsealed_memfd_dmabufs_are_copied, a_stuck_consumer_does_not_throttle_zero_copy,
 		  a_stuck_consumer_does_not_throttle_copies,
-		  missing_socket_path_is_an_element_error });
+		  missing_socket_path_is_an_element_error,
+		  releases_wake_no_waiter_thread_per_zero_copy_frame,
+		  releases_wake_no_waiter_thread_per_copied_frame });
 }

@@ -59,7 +59,9 @@ struct FrameSenderStats {
 
 // The producer side: listens on a socket path, greets each consumer with the caps, sends each
 // frame to every consumer that has room, and signals a frame's release gate once every consumer
-// that got it sent Release (or went away). A consumer's crash costs only its frames.
+// that got it sent Release (or went away). A consumer's crash costs only its frames. The gate is
+// signalled on the thread that learnt of the release (the internal one, or send()'s caller when no
+// consumer took the frame), with no lock of the sender's held: a gate's ReleaseListener may work.
 // Thread safety: send/setCaps/stats from any thread; one internal thread serves the socket.
 class FrameSender
 {
@@ -107,7 +109,8 @@ struct FrameReceiverStats {
 
 // The consumer side: connects, reads the caps, and returns frames one by one. Each frame that
 // the sender wants back carries a release gate: signal it (ReleaseGate::signal, with the fence of
-// any GPU work still reading) and the sender hears of it once that fence is done.
+// any GPU work still reading) and the sender hears of it once that fence is done (without a
+// fence, from inside signal(): the release is sent on the signalling thread).
 // Thread safety: receive from one thread at a time; frames and their gates from any thread.
 class FrameReceiver
 {

@@ -54,7 +54,8 @@ public:
 	bool uniquelyHeld() const noexcept;
 	// Producer: `listener` is told once, with `tag`, when this use of the gate is signalled:
 	// inside signal(), or here at once if it already was. reset() forgets it; a listener that
-	// is gone by then is skipped (the gate holds it weakly). InvalidState on a none() gate.
+	// is gone by then is skipped (the gate holds it weakly). One listener per use: InvalidState
+	// for a second one, and on a none() gate.
 	Status listen(std::weak_ptr<ReleaseListener> listener, uint64_t tag) const;
 
 private:

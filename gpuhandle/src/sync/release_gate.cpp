@@ -14,6 +14,7 @@ struct ReleaseGate::State final : SyncWaiter {
 	// listen()'s, until the signal that tells it (or reset()).
 	std::weak_ptr<ReleaseListener> listener;
 	uint64_t listenerTag = 0;
+	bool listened = false; // this use has a listener (one at most)
 	// consumerDone is not a Noop point: set with it, before the fence is signalled, so that a
 	// gate released without a consumer fence (the common case) is checked without the lock.
 	std::atomic<bool> consumerPending{ false };
@@ -95,6 +96,10 @@ Status ReleaseGate::listen(std::weak_ptr<ReleaseListener> listener, uint64_t tag
 	SyncPoint consumerDone;
 	{
 		std::lock_guard<std::mutex> lock(state_->mutex);
+		if (state_->listened)
+			return Error(ErrorCode::InvalidState, "gate",
+				     "ReleaseGate: this use of the gate already has a listener.");
+		state_->listened = true;
 		if (!state_->signalled) {
 			state_->listener = std::move(listener);
 			state_->listenerTag = tag;
@@ -120,6 +125,7 @@ Status ReleaseGate::reset() const
 		state_->consumerDone = SyncPoint::noop();
 		state_->consumerPending.store(false, std::memory_order_relaxed);
 		listener = std::move(state_->listener);
+		state_->listened = false;
 		state_->fence->reset();
 		state_->signalled = false;
 	}

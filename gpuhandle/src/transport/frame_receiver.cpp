@@ -120,7 +120,9 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	}
 
 	// The consumer signalled the gate of the slot `tag` names. The slot is not re-armed before
-	// this returns: the signalling thread holds a copy of its gate.
+	// this returns: the signalling thread holds a copy of its gate. The gate's signal() holds a
+	// reference to this Impl meanwhile: a receiver destroyed in between is finished (its waiter
+	// thread joined) on the consumer's thread once this returns.
 	void gateSignalled(uint64_t tag, const SyncPoint &consumerDone) noexcept override
 	{
 		auto *slot = reinterpret_cast<GateSlot *>(static_cast<uintptr_t>(tag));

@@ -54,6 +54,10 @@ struct FrameSender::Impl {
 	WireMessage message;              // scratch for send(), under mutex
 	WireMessage attachment;           // send()'s attachment, under mutex
 	detail::ReceivedMessage incoming; // the thread's
+	// Frames every consumer released, whose gates are signalled once the mutex is let go
+	// (signalReleased): a gate's ReleaseListener (gpuhandlesink drops a buffer there) must not
+	// run under this lock. Reserved for every outstanding frame and a few more: no allocation.
+	std::vector<Frame> released;
 
 	void log(const Error &e) const
 	{
@@ -89,14 +93,34 @@ struct FrameSender::Impl {
 		roomChanged();
 	}
 
+	// Under mutex; the gate is signalled by signalReleased() once the lock is let go.
 	void releaseHolder(Outstanding &o, uint64_t bit)
 	{
 		o.holders &= ~bit;
 		if (!o.holders && o.frame) {
-			(void)o.frame->release().signal();
+			released.push_back(std::move(*o.frame));
 			o.frame.reset();
 		}
 	}
+
+	// Not under mutex: signals the gates of the frames releaseHolder() set aside, one at a
+	// time (whoever calls it takes what any thread set aside).
+	void signalReleased()
+	{
+		for (;;) {
+			std::optional<Frame> frame;
+			{
+				std::lock_guard lock(mutex);
+				if (released.empty())
+					return;
+				frame = std::move(released.back());
+				released.pop_back();
+			}
+			(void)frame->release().signal();
+		}
+	}
+
+	Result<uint32_t> sendLocked(const Frame &frame, std::span<const std::byte> extra);
 
 	void accept()
 	{
@@ -234,14 +258,18 @@ struct FrameSender::Impl {
 				return;
 			if (fds[1].revents & POLLIN)
 				accept();
-			std::lock_guard lock(mutex);
-			for (size_t k = 0; k < slots.size(); ++k) {
-				// The slot may have been refilled by accept() since the poll: only
-				// serve the socket that was polled.
-				const size_t i = slots[k];
-				if (fds[2 + k].revents && peers[i].socket.get() == fds[2 + k].fd)
-					serve(i);
+			{
+				std::lock_guard lock(mutex);
+				for (size_t k = 0; k < slots.size(); ++k) {
+					// The slot may have been refilled by accept() since the
+					// poll: only serve the socket that was polled.
+					const size_t i = slots[k];
+					if (fds[2 + k].revents &&
+					    peers[i].socket.get() == fds[2 + k].fd)
+						serve(i);
+				}
 			}
+			signalReleased();
 		}
 	}
 };
@@ -278,6 +306,8 @@ Result<std::unique_ptr<FrameSender>> FrameSender::create(FrameSenderOptions opti
 	}
 	impl->peers.resize(options.maxPeers);
 	impl->outstanding.resize(size_t(options.maxPeers) * options.maxInFlightPerPeer);
+	// Every outstanding frame at once (a sender going away), and a few sends that nobody took.
+	impl->released.reserve(impl->outstanding.size() + 8);
 	impl->options = std::move(options);
 	Impl *raw = impl.get();
 	impl->thread = std::thread([raw] { raw->run(); });
@@ -290,35 +320,49 @@ FrameSender::~FrameSender()
 	const uint64_t one = 1;
 	(void)!write(d.wake.get(), &one, sizeof one);
 	d.thread.join();
-	std::lock_guard lock(d.mutex);
-	WireMessage bye;
-	encodeBye(bye);
-	// One deadline for all: consumers that stopped reading cost 1 s together, not each.
-	const Deadline deadline = Deadline::after(kControlTimeout);
-	for (Peer &p : d.peers) {
-		if (p.socket.isValid())
-			(void)detail::sendMessageWithin(p.socket.get(), bye, deadline.remaining());
-		p = Peer{};
+	{
+		std::lock_guard lock(d.mutex);
+		WireMessage bye;
+		encodeBye(bye);
+		// One deadline for all: consumers that stopped reading cost 1 s together, not
+		// each.
+		const Deadline deadline = Deadline::after(kControlTimeout);
+		for (Peer &p : d.peers) {
+			if (p.socket.isValid())
+				(void)detail::sendMessageWithin(p.socket.get(), bye,
+								deadline.remaining());
+			p = Peer{};
+		}
+		for (Outstanding &o : d.outstanding) {
+			if (o.frame)
+				d.released.push_back(std::move(*o.frame));
+			o = Outstanding{};
+		}
+		d.listener.reset();
+		unlink(d.options.socketPath.c_str());
 	}
-	for (Outstanding &o : d.outstanding) {
-		if (o.frame)
-			(void)o.frame->release().signal();
-		o = Outstanding{};
-	}
-	d.listener.reset();
-	unlink(d.options.socketPath.c_str());
+	d.signalReleased();
 }
 
 Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte> attachment)
 {
-	Impl &d = *impl_;
+	Result<uint32_t> sent = [&] {
+		std::lock_guard lock(impl_->mutex);
+		return impl_->sendLocked(frame, attachment);
+	}();
+	impl_->signalReleased();
+	return sent;
+}
+
+Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, std::span<const std::byte> extra)
+{
+	Impl &d = *this;
 	const bool wantsRelease = !frame.release().isNone();
-	std::lock_guard lock(d.mutex);
 	const uint64_t id = d.nextId++;
 	if (Status s = encodeFrame(frame, id, wantsRelease, d.message); !s.ok())
 		return std::move(s).error();
-	if (!attachment.empty()) {
-		if (Status s = encodeAttachment(id, attachment, d.attachment); !s.ok())
+	if (!extra.empty()) {
+		if (Status s = encodeAttachment(id, extra, d.attachment); !s.ok())
 			return std::move(s).error();
 	}
 	uint64_t holders = 0;
@@ -333,8 +377,8 @@ Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte
 		}
 		// The attachment goes first; a consumer whose queue takes it but not the frame
 		// drops it when the next message is not that frame.
-		Status s = attachment.empty() ? Status{}
-					      : detail::sendMessage(p.socket.get(), d.attachment);
+		Status s = extra.empty() ? Status{}
+					 : detail::sendMessage(p.socket.get(), d.attachment);
 		if (s.ok())
 			s = detail::sendMessage(p.socket.get(), d.message);
 		if (s.ok()) {
@@ -352,7 +396,7 @@ Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte
 	}
 	if (wantsRelease) {
 		if (!holders) {
-			(void)frame.release().signal(); // nobody took it: reusable now
+			d.released.push_back(frame); // nobody took it: reusable now
 		} else {
 			// A free slot exists: each holder holds fewer than maxInFlightPerPeer
 			// frames.
@@ -369,7 +413,7 @@ Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte
 Status FrameSender::setCaps(std::string caps)
 {
 	Impl &d = *impl_;
-	std::lock_guard lock(d.mutex);
+	std::unique_lock lock(d.mutex);
 	if (Status s = encodeCaps(caps, d.message); !s.ok())
 		return s;
 	d.options.caps = std::move(caps);
@@ -384,6 +428,8 @@ Status FrameSender::setCaps(std::string caps)
 		    !s.ok())
 			d.dropPeer(i, s.error());
 	}
+	lock.unlock();
+	d.signalReleased();
 	return {};
 }
 
