@@ -312,15 +312,24 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 	if (d.lost)
 		return *d.lost;
 	const Deadline deadline = Deadline::after(timeout);
+	// A caller that will wait waits first, as shmsrc does: a live receiver usually finds
+	// nothing queued, and reading first then cost a failed recvmsg per frame.
+	bool waitFirst = timeout > WaitDuration::zero();
 	for (;;) {
-		const detail::Received got = detail::receiveMessage(d.socket.get(), d.incoming);
-		if (got == detail::Received::Empty) {
+		if (waitFirst) {
 			auto ready = detail::pollReadable(d.socket.get(), deadline.remaining());
 			if (!ready.ok())
 				return std::move(ready).error();
 			if (!*ready)
 				return Error(ErrorCode::Timeout, "timeout",
 					     "Frame transport: no frame came in time.");
+		}
+		const detail::Received got = detail::receiveMessage(d.socket.get(), d.incoming);
+		if (got == detail::Received::Empty) {
+			if (deadline.remaining() <= WaitDuration::zero())
+				return Error(ErrorCode::Timeout, "timeout",
+					     "Frame transport: no frame came in time.");
+			waitFirst = true;
 			continue;
 		}
 		if (got != detail::Received::Message) {

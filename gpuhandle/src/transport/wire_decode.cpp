@@ -55,10 +55,30 @@ Field resourceField(uint32_t index, const char *member)
 // What a received fd is used as: memory (DMA-BUF, shared memory, Vulkan memory) or a fence.
 enum class FdUse : uint8_t { DmaBuf, SharedMemory, VulkanMemory, Fence };
 
+// Shared memory a consumer maps must not shrink under it (SIGBUS): sealed memfds only.
+Error notSealed(const std::string &field)
+{
+	return Error::format(ErrorCode::BadFd, field,
+			     "Frame transport: the shared memory sent for %s is not sealed against "
+			     "shrinking (F_SEAL_SHRINK), so it could vanish under a mapping.",
+			     field.c_str());
+}
+
 // The fd is what its field says it is: hostile peers may send a socket, a pipe, a directory or
 // a device where memory is expected, which must fail here rather than in mmap or an import.
 std::optional<Error> checkFdType(int fd, FdUse use, const Field &field)
 {
+	if (use == FdUse::SharedMemory) {
+		// ShmFd::create, which getShm calls next, reads the file's type, size and seals
+		// itself, and getShm then requires the shrink seal, which only memfds can carry:
+		// checking them here as well cost three system calls per frame.
+		const int flags = fcntl(fd, F_GETFL);
+		if (flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY)
+			return std::nullopt;
+		return Error::format(ErrorCode::BadFd, field.str(),
+				     "Frame transport: the fd sent for %s is not open for reading.",
+				     field.str().c_str());
+	}
 	struct stat st {};
 	struct statfs fs {};
 	if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0)
@@ -71,7 +91,6 @@ std::optional<Error> checkFdType(int fd, FdUse use, const Field &field)
 	const bool readable = flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY;
 	const bool shmem = S_ISREG(st.st_mode) &&
 			   (fsType == TMPFS_MAGIC || fsType == HUGETLBFS_MAGIC);
-	// Shared memory a consumer maps must not shrink under it (SIGBUS): sealed memfds only.
 	const int seals = shmem ? fcntl(fd, F_GET_SEALS) : 0;
 	const bool sealed = seals >= 0 && (seals & F_SEAL_SHRINK);
 	const bool dmabuf = fsType == DMA_BUF_MAGIC;
@@ -83,9 +102,7 @@ std::optional<Error> checkFdType(int fd, FdUse use, const Field &field)
 		ok = dmabuf || shmem;
 		wanted = "a DMA-BUF or shared-memory fd";
 		break;
-	case FdUse::SharedMemory:
-		ok = shmem;
-		wanted = "a memfd or shared-memory fd";
+	case FdUse::SharedMemory: // returned above
 		break;
 	case FdUse::VulkanMemory:
 		// Opaque fds are memfds on Mesa's software drivers, DMA-BUFs or driver-owned
@@ -114,11 +131,7 @@ std::optional<Error> checkFdType(int fd, FdUse use, const Field &field)
 				     "Frame transport: the fd sent for %s is not open for reading.",
 				     field.str().c_str());
 	if (ok && shmem && !sealed && use != FdUse::VulkanMemory)
-		return Error::format(
-			ErrorCode::BadFd, field.str(),
-			"Frame transport: the shared memory sent for %s is not sealed against "
-			"shrinking (F_SEAL_SHRINK), so it could vanish under a mapping.",
-			field.str().c_str());
+		return notSealed(field.str());
 	if (ok)
 		return std::nullopt;
 	return Error::format(ErrorCode::BadFd, field.str(),
@@ -218,8 +231,18 @@ Result<Resource> getShm(WireReader &r, FdTable &fds, uint32_t index)
 		return malformed(detail::indexed("resources", index, "size"),
 				 "the message ends inside a shared-memory record");
 	auto shm = ShmFd::create(std::move(d));
-	if (!shm.ok())
-		return std::move(shm).error();
+	if (!shm.ok()) {
+		const Error &e = shm.error();
+		if (e.code() != ErrorCode::InvalidArgument || std::strcmp(e.field(), "fd") != 0)
+			return std::move(shm).error();
+		const std::string field = detail::indexed("resources", index, "fd");
+		return Error::format(ErrorCode::BadFd, field,
+				     "Frame transport: the fd sent for %s is not a memfd or "
+				     "shared-memory fd (%s)",
+				     field.c_str(), e.message().c_str());
+	}
+	if (!shm->isSealed())
+		return notSealed(detail::indexed("resources", index, "fd"));
 	return Resource(std::move(*shm));
 }
 
