@@ -38,10 +38,8 @@ struct ReleaseTrack {
 // spare `reuse`). Records are reused: `generation` moves on with each use, so that a late signal
 // of an earlier use (after its timeout) is told apart. Fields under SinkState::heldMutex.
 struct HeldFrame {
-	GstElement *element = nullptr;
 	GstBuffer *keep = nullptr;
 	std::shared_ptr<ReleaseTrack> track{};
-	ReleaseGate gate{};  // the frame's: a release with a consumer fence waits on it
 	ReleaseGate reuse{}; // the gate to spare once released (zero-copy frames)
 	std::chrono::steady_clock::time_point sentAt{};
 	uint32_t index = 0; // in SinkState::heldFrames
@@ -69,6 +67,8 @@ struct StreamConfig {
 	guint maxConsumers = 8;
 	guint maxInFlight = 4;
 	guint waitForConsumers = 0;
+	// How long consumers may hold a frame before it is counted back anyway.
+	std::chrono::nanoseconds releaseTimeout{ std::chrono::seconds(30) };
 	// Frames all consumers together may hold, plus one being written: the copy pool's and the
 	// proposed upstream pool's largest size, so that a stuck consumer at its bound never
 	// starves the others.
@@ -83,8 +83,10 @@ struct SinkCounters {
 	std::atomic<uint64_t> dropped{ 0 };      // no pool slot came back in time
 	std::atomic<uint64_t> unsent{ 0 };       // no consumer took the frame
 	std::atomic<uint64_t> metasLeftOut{ 0 }; // metas past what a frame's attachment holds
+	std::atomic<uint64_t> releasedLate{ 0 }; // counted back after release-timeout
 	void reset() noexcept
 	{
+		releasedLate = 0;
 		metasLeftOut = 0;
 		frames = 0;
 		zeroCopy = 0;
@@ -98,6 +100,7 @@ struct SinkCounters {
 // the sender is made in set_caps and destroyed in stop, both under `mutex`, and used by the
 // streaming thread; the pool belongs to the streaming thread.
 struct SinkState {
+	GstElement *element = nullptr; // the element this is the state of (for its logs)
 	std::mutex mutex{};
 	std::string socketPath{};
 	guint socketMode = 0600;
@@ -105,6 +108,7 @@ struct SinkState {
 	guint maxInFlight = 4;
 	std::string allowedUids{};
 	guint waitForConsumers = 0;
+	std::chrono::nanoseconds releaseTimeout{ std::chrono::seconds(30) };
 
 	StreamConfig config{}; // copied from the properties above in start()
 	PeerRule peers{};
@@ -147,6 +151,8 @@ struct SinkState {
 };
 
 SinkState &stateOf(void *self);
+// gstgpuhandlesinkproperties.cpp: installs the element's properties and their accessors.
+void installProperties(GObjectClass *object);
 
 // `buffer`'s metas that cross processes (gstgpuhandlemetabytes.hpp), written into
 // s.metaBytes: the attachment that goes with its frame (empty when it has none).
@@ -165,7 +171,7 @@ bool waitForRoom(SinkState &s);
 bool startReleases(GstBaseSink *sink);
 // A zero-copy frame's gate: a spare one (s.spareGates) re-armed, else a new one.
 Result<ReleaseGate> takeGate(SinkState &s);
-// Counts a sent frame as held until `gate` is released (or kReleaseTimeout passes): then drops
+// Counts a sent frame as held until `gate` is released (or release-timeout passes): then drops
 // `keep` (a buffer reference, or null) and updates `track` (or null), on the thread that
 // signals the gate (or the waiter thread, for a consumer fence or the timeout). With `spare`, a
 // gate every consumer released goes to s.spareGates for a later frame.

@@ -97,7 +97,7 @@ bool rearm(CopySlot &slot)
 	// reset() re-arms any gate, signalled or not: only one every consumer released may be.
 	if (slot.track->released && slot.gate.reset().ok())
 		return true;
-	// Its wait timed out (kReleaseTimeout) or was cancelled: a stuck consumer may still signal
+	// Its wait timed out (release-timeout) or was cancelled: a stuck consumer may still signal
 	// the old gate, which the sender's copy of the previous frame shares, and must not release
 	// this use. A fresh gate for the slot's frame.
 	Result<ReleaseGate> gate = ReleaseGate::create();

@@ -6,7 +6,7 @@
 // frame only to drop a buffer reference. The waiter thread now waits only where there is
 // something to wait for: a consumer's fence still pending, and one timer (a fence never
 // signalled, whose wait's timeout is the next frame's release bound) for consumers that hold a
-// frame past kReleaseTimeout.
+// frame past the element's release-timeout (the stats count them as frames-released-late).
 #include "gstgpuhandlesink.h"
 
 #include <algorithm>
@@ -16,7 +16,6 @@
 #define GST_CAT_DEFAULT gst_gpu_handle_sink_debug
 
 using namespace gpuhandle;
-using namespace std::chrono_literals;
 
 namespace gpuhandle::gst::sink {
 
@@ -24,9 +23,15 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A sent frame is counted as back after this even when a consumer still holds it (a zero-copy
-// buffer goes back to its pool): the producer does not stall for good behind a stuck consumer.
-constexpr auto kReleaseTimeout = 30s;
+// A sent frame is counted as back after release-timeout even when a consumer still holds it (a
+// zero-copy buffer goes back to its pool): the producer does not stall for good behind a stuck
+// consumer.
+WaitDuration leftOfBound(const SinkState &s, Clock::time_point sentAt)
+{
+	return std::max<WaitDuration>(std::chrono::duration_cast<WaitDuration>(
+					      sentAt + s.config.releaseTimeout - Clock::now()),
+				      WaitDuration::zero());
+}
 
 // A record and its use, in a listener's tag and a wait's callback.
 uint64_t tagOf(const HeldFrame &record)
@@ -52,8 +57,10 @@ void finish(SinkState &s, uint64_t tag, const Status &released)
 		record->pending = false;
 		kept = std::exchange(record->keep, nullptr);
 	}
+	if (!released && released.error().code() == ErrorCode::Timeout)
+		s.counters.releasedLate++;
 	if (!released && released.error().code() != ErrorCode::Cancelled)
-		GST_WARNING_OBJECT(record->element, "a frame came back late: %s",
+		GST_WARNING_OBJECT(s.element, "a frame came back late: %s",
 				   released.error().message().c_str());
 	// Outside the lock: the buffer may go back to its pool and wake upstream.
 	if (kept)
@@ -67,17 +74,17 @@ void finish(SinkState &s, uint64_t tag, const Status &released)
 	if (released.ok() && !record->reuse.isNone())
 		s.spareGates.push_back(record->reuse);
 	record->reuse = ReleaseGate();
-	record->gate = ReleaseGate();
 	record->generation++;
 	s.freeHeldFrames.push_back(record);
 	s.held--;
 	s.heldChanged.notify_all();
 }
 
-// Waits for a gate whose consumer passed a fence, on the waiter thread, until the frame's bound.
-void watchFenced(SinkState &s, uint64_t tag)
+// Waits on the waiter thread, until the frame's bound, for the fence its last consumer released
+// it with. FrameSender signals without one today (a Release on the wire carries no fence), but
+// a ReleaseListener must honour one.
+void watchFenced(SinkState &s, uint64_t tag, const SyncPoint &consumerDone)
 {
-	ReleaseGate gate;
 	Clock::time_point sentAt;
 	std::shared_ptr<WaiterThread> waiter;
 	{
@@ -88,16 +95,12 @@ void watchFenced(SinkState &s, uint64_t tag)
 		const HeldFrame &record = *s.heldFrames[index];
 		if (!record.pending || record.generation != uint32_t(tag >> 32))
 			return;
-		gate = record.gate;
 		sentAt = record.sentAt;
 		waiter = s.waiter;
 	}
-	const auto left = std::max<WaitDuration>(
-		std::chrono::duration_cast<WaitDuration>(sentAt + kReleaseTimeout - Clock::now()),
-		WaitDuration::zero());
 	SinkState *state = &s;
 	auto done = [state, tag](Status released) { finish(*state, tag, released); };
-	if (!waiter || !waiter->enqueue(gate.released(), left, WaitCallback(done)))
+	if (!waiter || !waiter->enqueue(consumerDone, leftOfBound(s, sentAt), WaitCallback(done)))
 		finish(s, tag,
 		       Error(ErrorCode::Cancelled, "thread",
 			     "gpuhandlesink: no thread to wait for a consumer's fence."));
@@ -113,7 +116,7 @@ public:
 		if (consumerDone.isNoop())
 			finish(state_, tag, Status{});
 		else
-			watchFenced(state_, tag);
+			watchFenced(state_, tag, consumerDone);
 	}
 
 private:
@@ -133,11 +136,8 @@ void armSweepLocked(SinkState &s)
 			oldest = std::min(oldest, record->sentAt);
 	if (oldest == Clock::time_point::max())
 		return;
-	const auto left = std::max<WaitDuration>(
-		std::chrono::duration_cast<WaitDuration>(oldest + kReleaseTimeout - Clock::now()),
-		WaitDuration::zero());
 	SinkState *state = &s;
-	s.sweepArmed = s.waiter->enqueue(s.lateTimer->point(), left,
+	s.sweepArmed = s.waiter->enqueue(s.lateTimer->point(), leftOfBound(s, oldest),
 					 [state](Status timer) { sweep(*state, timer); })
 			       .ok();
 }
@@ -154,14 +154,18 @@ void sweep(SinkState &s, const Status &timer)
 			return;
 		const auto now = Clock::now();
 		for (const auto &record : s.heldFrames)
-			if (record->pending && record->sentAt + kReleaseTimeout <= now)
+			if (record->pending && record->sentAt + s.config.releaseTimeout <= now)
 				late.push_back(tagOf(*record));
 	}
 	for (uint64_t tag : late)
 		finish(s, tag,
-		       Error::format(ErrorCode::Timeout, "timeout",
-				     "no consumer released the frame within %lld s.",
-				     static_cast<long long>(kReleaseTimeout.count())));
+		       Error::format(
+			       ErrorCode::Timeout, "timeout",
+			       "no consumer released the frame within %lld ms (release-timeout).",
+			       static_cast<long long>(
+				       std::chrono::duration_cast<std::chrono::milliseconds>(
+					       s.config.releaseTimeout)
+					       .count())));
 	std::lock_guard<std::mutex> lock(s.heldMutex);
 	armSweepLocked(s);
 }
@@ -224,10 +228,8 @@ void trackRelease(GstBaseSink *bsink, const ReleaseGate &gate, GstBuffer *keep,
 			record = s.freeHeldFrames.back();
 			s.freeHeldFrames.pop_back();
 		}
-		record->element = GST_ELEMENT_CAST(bsink);
 		record->keep = keep;
 		record->track = std::move(track);
-		record->gate = gate;
 		// Only a gate every consumer released may be re-armed: after a timeout or a cancel
 		// a stuck consumer may still signal it (see rearm).
 		record->reuse = spare ? gate : ReleaseGate();

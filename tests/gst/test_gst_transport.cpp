@@ -1,6 +1,8 @@
 // gpuhandlesink / gpuhandlesrc across processes: bytes, zero copy and copies, caps changes,
-// unsealed memory, stuck consumers, releases without waiter-thread wake-ups (two consumers and
-// crashes: test_gst_transport_crashes.cpp).
+// unsealed memory, stuck consumers, frames held past release-timeout, releases without
+// waiter-thread wake-ups (two consumers and crashes: test_gst_transport_crashes.cpp).
+#include <gpuhandle/frame_transport.h>
+
 #include <chrono>
 #include <csignal>
 #include <cstdio>
@@ -267,6 +269,73 @@ START_TEST(releases_wake_no_waiter_thread_per_copied_frame)
 }
 END_TEST
 
+// A consumer that keeps every frame it gets: with release-timeout at 300 ms, the sink counts its
+// frames back (their buffers return to the upstream pool) well before the default 30 s, counts
+// them as released late, and the consumer's release long after is harmless.
+START_TEST(frames_held_past_release_timeout_are_counted_back)
+{
+	const std::string socket = socketPath("late");
+	GstElement *pipeline = gst_parse_launch(
+		(source(kFrames, true) + " ! gpuhandlesink name=gsink socket-path=" + socket +
+		 " wait-for-consumers=1 max-in-flight=2 release-timeout=300000000")
+			.c_str(),
+		nullptr);
+	ck_assert(pipeline != nullptr);
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "gsink");
+	guint64 timeout = 0;
+	g_object_get(sink, "release-timeout", &timeout, nullptr);
+	ck_assert_uint_eq(timeout, 300 * GST_MSECOND);
+	auto late = [sink] { return sinkStat(sink, "frames-released-late"); };
+	gst_element_set_state(pipeline, GST_STATE_PLAYING);
+	gpuhandle::FrameReceiverOptions options;
+	options.socketPath = socket;
+	options.connectTimeout = 10s;
+	auto receiver = gpuhandle::FrameReceiver::connect(options);
+	ck_assert_msg(receiver.ok(), "%s", receiver.ok() ? "" : receiver.error().message().c_str());
+	std::vector<gpuhandle::Frame> held;
+	while (held.size() < 2) {
+		auto frame = (*receiver)->receive(10s);
+		ck_assert(frame.ok() && frame->has_value());
+		held.push_back(**frame);
+	}
+	const auto got = std::chrono::steady_clock::now();
+	guint64 counted = late();
+	while (counted < 2 && std::chrono::steady_clock::now() - got < 10s) {
+		std::this_thread::sleep_for(20ms);
+		counted = late();
+	}
+	const auto took = std::chrono::steady_clock::now() - got;
+	// The two held frames, and no other: the rest were skipped (the consumer at its bound).
+	ck_assert_uint_eq(counted, 2);
+	// Well before the default bound (30 s). No lower bound: a slow machine (valgrind) may take
+	// longer than 300 ms to hand over the frames.
+	ck_assert_msg(took < 10s, "counted back after %lld ms",
+		      static_cast<long long>(
+			      std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+	for (gpuhandle::Frame &frame : held)
+		ck_assert(frame.release().signal().ok());
+	held.clear();
+	// From here every frame is released as it comes, so none more is late.
+	GstBus *bus = gst_element_get_bus(pipeline);
+	GstMessage *msg = nullptr;
+	const auto deadline = std::chrono::steady_clock::now() + 30s;
+	while (!msg && std::chrono::steady_clock::now() < deadline) {
+		auto frame = (*receiver)->receive(50ms);
+		if (frame.ok() && frame->has_value())
+			ck_assert((*frame)->release().signal().ok());
+		msg = gst_bus_pop_filtered(bus, static_cast<GstMessageType>(GST_MESSAGE_EOS |
+									    GST_MESSAGE_ERROR));
+	}
+	ck_assert(msg != nullptr && GST_MESSAGE_TYPE(msg) == GST_MESSAGE_EOS);
+	gst_message_unref(msg);
+	ck_assert_uint_eq(late(), 2);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(bus);
+	gst_object_unref(sink);
+	gst_object_unref(pipeline);
+}
+END_TEST
+
 START_TEST(caps_change_reaches_the_consumer)
 {
 	const std::string socket = socketPath("caps");
@@ -379,5 +448,6 @@ int main(int argc, char **argv)
 		  a_stuck_consumer_does_not_throttle_copies,
 		  missing_socket_path_is_an_element_error,
 		  releases_wake_no_waiter_thread_per_zero_copy_frame,
-		  releases_wake_no_waiter_thread_per_copied_frame });
+		  releases_wake_no_waiter_thread_per_copied_frame,
+		  frames_held_past_release_timeout_are_counted_back });
 }

@@ -104,14 +104,7 @@ START_TEST(consumer_killed_leaves_the_producer_running)
 		nullptr);
 	ck_assert(pipeline != nullptr);
 	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "gsink");
-	auto stat = [sink](const char *field) {
-		GstStructure *stats = nullptr;
-		g_object_get(sink, "stats", &stats, nullptr);
-		guint64 value = 0;
-		gst_structure_get_uint64(stats, field, &value);
-		gst_structure_free(stats);
-		return value;
-	};
+	auto stat = [sink](const char *field) { return sinkStat(sink, field); };
 	gst_element_set_state(pipeline, GST_STATE_PLAYING);
 	for (int tries = 0; tries < 1000 && stat("frames-sent") < 10; ++tries)
 		std::this_thread::sleep_for(10ms);

@@ -41,6 +41,19 @@ inline std::string socketPath(const char *name)
 	return path;
 }
 
+// One guint64 field of a gpuhandlesink's `stats` (0 when it has none).
+inline guint64 sinkStat(GstElement *sink, const char *field)
+{
+	GstStructure *stats = nullptr;
+	g_object_get(sink, "stats", &stats, nullptr);
+	guint64 value = 0;
+	if (stats) {
+		gst_structure_get_uint64(stats, field, &value);
+		gst_structure_free(stats);
+	}
+	return value;
+}
+
 // What a producer child checks in its sink's stats at EOS.
 enum class Path { Any, ZeroCopy, Copy };
 
@@ -57,12 +70,8 @@ inline int awaitProducer(GstElement *pipeline, Path path, guint64 frames)
 	if (msg)
 		gst_message_unref(msg);
 	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "gsink");
-	GstStructure *stats = nullptr;
-	g_object_get(sink, "stats", &stats, nullptr);
-	guint64 zeroCopy = 0, copied = 0;
-	gst_structure_get_uint64(stats, "frames-zero-copy", &zeroCopy);
-	gst_structure_get_uint64(stats, "frames-copied", &copied);
-	gst_structure_free(stats);
+	const guint64 zeroCopy = sinkStat(sink, "frames-zero-copy");
+	const guint64 copied = sinkStat(sink, "frames-copied");
 	gst_object_unref(sink);
 	if (status == 0 && ((path == Path::ZeroCopy && (zeroCopy != frames || copied != 0)) ||
 			    (path == Path::Copy && (copied != frames || zeroCopy != 0))))
