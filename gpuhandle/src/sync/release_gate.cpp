@@ -81,8 +81,8 @@ Status ReleaseGate::signal(SyncPoint consumerDone) const
 		listener = std::move(state_->listener);
 		tag = state_->listenerTag;
 	}
-	state_->fence->signal(); // after consumerPending: readers see it once the fence is
-				 // signalled
+	// After consumerPending is set: whoever sees the fence signalled sees that flag too.
+	state_->fence->signal();
 	if (auto told = listener.lock())
 		told->gateSignalled(tag, consumerDone);
 	return {};
