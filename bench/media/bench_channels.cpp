@@ -1,7 +1,8 @@
 // The channel benchmark (issue 21): N producer processes of live 1080p30 NV12 into N consumer
 // processes, through `gpuhandlesink ! gpuhandlesrc` and, side by side, GStreamer's own
 // `shmsink ! shmsrc`: the CPU time each frame costs both processes, and the most channels that
-// keep every frame on time on this machine.
+// keep every frame on time on this machine; and the CPU per frame when each consumer reads the
+// frames it gets (maps each buffer and reads a byte of every page), as a real one would.
 //
 // Each process is a fork of this program (made before GStreamer starts here) that runs its
 // pipeline, measures its own CPU time (getrusage) and, for consumers, the frames that arrived
@@ -86,6 +87,7 @@ std::string withSocket(const std::string &pattern, const std::string &socket)
 }
 
 std::atomic<uint64_t> g_frames{ 0 };
+std::atomic<uint64_t> g_bytesRead{ 0 }; // kept, so that the reads are not optimised away
 
 GstPadProbeReturn countFrame(GstPad *, GstPadProbeInfo *, gpointer)
 {
@@ -93,11 +95,27 @@ GstPadProbeReturn countFrame(GstPad *, GstPadProbeInfo *, gpointer)
 	return GST_PAD_PROBE_OK;
 }
 
-// The child: plays `description` from now to `end`, and writes "frames user-seconds
+// A consumer that reads what it gets: maps the buffer and reads one byte of every 4 KiB page.
+GstPadProbeReturn readFrame(GstPad *, GstPadProbeInfo *info, gpointer)
+{
+	GstBuffer *buffer = GST_PAD_PROBE_INFO_BUFFER(info);
+	GstMapInfo map;
+	if (buffer && gst_buffer_map(buffer, &map, GST_MAP_READ)) {
+		uint64_t sum = 0;
+		for (gsize at = 0; at < map.size; at += 4096)
+			sum += map.data[at];
+		g_bytesRead.fetch_add(sum + 1, std::memory_order_relaxed);
+		gst_buffer_unmap(buffer, &map);
+	}
+	return countFrame(nullptr, info, nullptr);
+}
+
+// The child: plays `description` from now to `end` (a consumer reading its frames when `read`),
+// and writes "frames user-seconds
 // system-seconds error" for the window [start, end) to `fd`; then plays on until `stop` (a
 // producer outlives its consumer's window, whose end would otherwise see it go). Never returns.
 [[noreturn]] void runChild(const std::string &description, double start, double end, double stop,
-			   int fd)
+			   bool read, int fd)
 {
 	gst_init(nullptr, nullptr);
 	std::string error = "-";
@@ -109,7 +127,8 @@ GstPadProbeReturn countFrame(GstPad *, GstPadProbeInfo *, gpointer)
 	}
 	if (GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink")) {
 		GstPad *pad = gst_element_get_static_pad(sink, "sink");
-		gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, countFrame, nullptr, nullptr);
+		gst_pad_add_probe(pad, GST_PAD_PROBE_TYPE_BUFFER, read ? readFrame : countFrame,
+				  nullptr, nullptr);
 		gst_object_unref(pad);
 		gst_object_unref(sink);
 	}
@@ -170,7 +189,7 @@ struct Child {
 	bool consumer = false;
 };
 
-Child spawn(const std::string &description, double start, double end, bool consumer)
+Child spawn(const std::string &description, double start, double end, bool consumer, bool read)
 {
 	const double stop = consumer ? end : end + 1.0;
 	int fds[2];
@@ -179,7 +198,7 @@ Child spawn(const std::string &description, double start, double end, bool consu
 	const pid_t pid = fork();
 	if (pid == 0) {
 		close(fds[0]);
-		runChild(description, start, end, stop, fds[1]);
+		runChild(description, start, end, stop, read, fds[1]);
 	}
 	close(fds[1]);
 	if (pid < 0) {
@@ -200,9 +219,10 @@ struct Outcome {
 	std::string error{};
 };
 
-// N channels of `transport` for `seconds` after `warmup` seconds.
+// N channels of `transport` for `seconds` after `warmup` seconds; consumers read their frames
+// when `reading`.
 Outcome runChannels(const Transport &transport, int n, double warmup, double seconds,
-		    const std::string &dir)
+		    const std::string &dir, bool reading = false)
 {
 	// Every producer first, then (once their sockets exist: shmsrc does not wait for one) every
 	// consumer; the window opens `warmup` seconds after the last one started, plus the time the
@@ -214,13 +234,13 @@ Outcome runChannels(const Transport &transport, int n, double warmup, double sec
 	auto socketOf = [&](int i) { return dir + "/" + std::to_string(i) + ".sock"; };
 	for (int i = 0; i < n; i++) {
 		unlink(socketOf(i).c_str());
-		children.push_back(
-			spawn(withSocket(transport.producer, socketOf(i)), start, end, false));
+		children.push_back(spawn(withSocket(transport.producer, socketOf(i)), start, end,
+					 false, false));
 	}
 	g_usleep(static_cast<gulong>(kSocketsUp * 1e6));
 	for (int i = 0; i < n; i++)
-		children.push_back(
-			spawn(withSocket(transport.consumer, socketOf(i)), start, end, true));
+		children.push_back(spawn(withSocket(transport.consumer, socketOf(i)), start, end,
+					 true, reading));
 	Outcome out;
 	out.ran = true;
 	out.onTime = true;
@@ -341,6 +361,23 @@ int main(int argc, char **argv)
 	cpu.note = "producer and consumer process CPU per delivered frame, 1 channel; gpuhandle: " +
 		   parts(gh1) + "; shm: " + parts(shm1);
 	report.add(cpu);
+
+	// The same with consumers that read every frame: what mapping a received frame costs.
+	const Outcome shmRead = runChannels(kShm, 1, warmup, seconds, dir, true);
+	const Outcome ghRead = runChannels(kGpuHandle, 1, warmup, seconds, dir, true);
+	if (shmRead.ran && ghRead.ran) {
+		Result read = cpu;
+		read.name = "channels/NV12/1920x1080@30/cpu-per-frame-read";
+		read.baselineValue = shmRead.cpuPerFrame * 1e9;
+		read.value = ghRead.cpuPerFrame * 1e9;
+		read.note = "as cpu-per-frame, each consumer mapping every buffer and reading a "
+			    "byte of each page; gpuhandle: " +
+			    parts(ghRead) + "; shm: " + parts(shmRead);
+		report.add(read);
+	} else {
+		std::printf("  reading consumers did not run: %s\n",
+			    (!ghRead.ran ? ghRead.error : shmRead.error).c_str());
+	}
 
 	// The most channels on time, for each: N doubles while every consumer gets its frames,
 	// then a bisection between the last N on time and the first late one.

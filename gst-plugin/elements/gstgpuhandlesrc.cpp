@@ -91,6 +91,7 @@ gboolean start(GstBaseSrc *bsrc)
 		uids = s.allowedUids;
 	}
 	s.frames = 0;
+	s.framesOverCachedFiles = 0;
 	s.gpuHandleFrames = 0;
 	s.metasRefused = 0;
 	if (o.socketPath.empty()) {
@@ -136,6 +137,7 @@ gboolean stop(GstBaseSrc *bsrc)
 		receiver = std::move(s.receiver);
 		s.caps.clear();
 	}
+	s.shmFiles.clear(); // the streaming thread is stopped
 	// Buffers still downstream keep their frames and signal their gates when freed.
 	receiver.reset();
 	return TRUE;
@@ -226,15 +228,18 @@ Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame, bool gpuHandl
 		stateOf(bsrc).gpuHandleFrames++;
 		return buffer;
 	}
-	Result<GstBuffer *> buffer = fdBufferFromFrame(frame, true);
+	SrcState &s = stateOf(bsrc);
+	const uint64_t hitsBefore = s.shmFiles.hits();
+	Result<GstBuffer *> buffer = fdBufferFromFrame(frame, s.shmFiles);
 	if (!buffer)
 		return buffer;
+	if (s.shmFiles.hits() != hitsBefore)
+		s.framesOverCachedFiles++;
 	// The producer's memory: a writer gets a copy (gst_memory_make_mapped), never the memfd.
 	for (guint i = 0; i < gst_buffer_n_memory(*buffer); ++i) {
 		GstMemory *mem = gst_buffer_peek_memory(*buffer, i);
 		mem->mini_object.flags |= GST_MEMORY_FLAG_READONLY;
 	}
-	SrcState &s = stateOf(bsrc);
 	if (!s.downstreamVideoMeta)
 		return toDefaultLayout(*buffer, s.info);
 	return buffer;
@@ -262,6 +267,7 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 	}
 	if (changed) {
 		GST_INFO_OBJECT(bsrc, "the producer's caps changed: %s", caps.c_str());
+		s.shmFiles.clear(); // the producer's pool for the old caps goes
 		if (!gst_base_src_negotiate(bsrc)) {
 			(void)frame->release().signal();
 			GST_ELEMENT_ERROR(
@@ -343,10 +349,12 @@ void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
 	case PropAllowedUids: g_value_set_string(value, s.allowedUids.c_str()); break;
 	case PropStats:
 		g_value_take_boxed(
-			value, gst_structure_new("gpuhandlesrc-stats", "frames", G_TYPE_UINT64,
-						 s.frames.load(), "frames-gpuhandle", G_TYPE_UINT64,
-						 s.gpuHandleFrames.load(), "metas-refused",
-						 G_TYPE_UINT64, s.metasRefused.load(), nullptr));
+			value,
+			gst_structure_new("gpuhandlesrc-stats", "frames", G_TYPE_UINT64,
+					  s.frames.load(), "frames-gpuhandle", G_TYPE_UINT64,
+					  s.gpuHandleFrames.load(), "metas-refused", G_TYPE_UINT64,
+					  s.metasRefused.load(), "frames-over-cached-files",
+					  G_TYPE_UINT64, s.framesOverCachedFiles.load(), nullptr));
 		break;
 	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
 	}
@@ -389,7 +397,9 @@ static void gst_gpu_handle_src_class_init(GstGpuHandleSrcClass *klass)
 		object, PropStats,
 		g_param_spec_boxed(
 			"stats", "Statistics",
-			"frames, frames-gpuhandle (pushed as memory:GpuHandle) (guint64)",
+			"frames, frames-gpuhandle (pushed as memory:GpuHandle), metas-refused, "
+			"frames-over-cached-files (memfd frames whose file was already mapped "
+			"here) (guint64)",
 			GST_TYPE_STRUCTURE,
 			static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
 

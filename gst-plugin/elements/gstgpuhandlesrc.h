@@ -11,6 +11,7 @@
 #include <string>
 
 #include <gst/base/gstpushsrc.h>
+#include <gst/gpuhandle/gstgpuhandleshmcache.hpp>
 #include <gst/video/video.h>
 
 namespace gpuhandle::gst::src {
@@ -37,6 +38,10 @@ struct SrcState {
 	std::atomic<uint64_t> gpuHandleFrames{ 0 }; // pushed as memory:GpuHandle
 	// Frames whose metas from the producer were malformed.
 	std::atomic<uint64_t> metasRefused{ 0 };
+	// The producer's memfds, each mapped once (the streaming thread's; emptied when the caps
+	// change and in stop): a reader of the pixels pays no mmap and page faults per frame.
+	ShmMemoryCache shmFiles{};
+	std::atomic<uint64_t> framesOverCachedFiles{ 0 };
 };
 
 } // namespace gpuhandle::gst::src

@@ -1,6 +1,12 @@
 // What the two halves of the buffer conversions share (not installed).
 #pragma once
 
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+
+#include <cstdint>
+#include <memory>
+
 #include <gst/gst.h>
 
 GST_DEBUG_CATEGORY_EXTERN(gst_gpu_handle_convert_debug);
@@ -11,5 +17,14 @@ namespace gpuhandle::gst::detail {
 void initConvert();
 // The process's GstDmaBufAllocator (dmaBuf) or GstFdAllocator, made by initConvert().
 GstAllocator *fdAllocator(bool dmaBuf);
+
+// Where fdBufferFromFrame takes a ShmFd resource's memory from (ShmMemoryCache): the memory over
+// `fd`'s [offset, offset + size), keeping `keep` until it and its shares are freed; null to make
+// it the uncached way.
+using ShmMemorySource = GstMemory *(*)(void *source, const SharedFd &fd, uint64_t offset,
+				       uint64_t size, const std::shared_ptr<const Frame> &keep);
+// fdBufferFromFrame, with ShmFd memories from `source` first when it is set.
+Result<GstBuffer *> fdBufferFromFrameWith(const Frame &frame, bool allowShm, ShmMemorySource source,
+					  void *sourceData);
 
 } // namespace gpuhandle::gst::detail

@@ -1,7 +1,10 @@
-// fd and DMA-BUF allocators whose memories keep their frame alive until they are freed.
+// fd and DMA-BUF allocators whose memories keep their frame alive until they are freed, and
+// shared parents whose shares do.
 #include "gstgpuhandlefdkeeper.h"
 
+#include <array>
 #include <mutex>
+#include <unistd.h>
 #include <utility>
 #include <vector>
 
@@ -12,12 +15,39 @@ using gpuhandle::Frame;
 namespace {
 
 using FrameRef = std::shared_ptr<const Frame>;
+using gpuhandle::gst::detail::kMaxHeldPerParent;
 
-// The frames kept for memories, by the memory's fd. Never destroyed: a memory freed while the
-// process exits (a thread of GStreamer's still running) must not find it gone.
+// What is kept for the memory whose fd this is.
+struct Kept {
+	FrameRef frame{}; // its own frame (keepFrameUntilFreed)
+	// Set while a newSharedParent memory has this fd: its shares alive (made through
+	// shareCounted, freed through dropKept) and the frames they keep.
+	GstMemory *sharedParent = nullptr;
+	uint32_t liveShares = 0;
+	std::array<FrameRef, kMaxHeldPerParent> held{};
+};
+
+// What is kept, by the memory's fd. Never destroyed: a memory freed while the process exits (a
+// thread of GStreamer's still running) must not find it gone.
 struct KeptTable {
 	std::mutex mutex;
-	std::vector<FrameRef> frames;
+	std::vector<Kept> slots;
+
+	// The slot of `fd`, made on first use (under the mutex).
+	Kept &slot(int fd)
+	{
+		const auto at = static_cast<size_t>(fd);
+		if (at >= slots.size())
+			slots.resize(at + 64);
+		return slots[at];
+	}
+	// The slot of `fd` when there is one (under the mutex).
+	Kept *find(int fd)
+	{
+		return fd >= 0 && static_cast<size_t>(fd) < slots.size()
+			       ? &slots[static_cast<size_t>(fd)]
+			       : nullptr;
+	}
 };
 
 KeptTable &kept()
@@ -26,22 +56,52 @@ KeptTable &kept()
 	return *table;
 }
 
-// Lets go of what `mem` kept. A share (gst_memory_share: same fd, its parent alive) kept
-// nothing.
+// Lets go of what `mem` kept. A share (gst_memory_share: same fd, its parent alive) kept nothing
+// itself; the last live share of a shared parent lets go of the frames the parent held.
 void dropKept(GstMemory *mem)
 {
-	if (mem->parent)
-		return;
 	const int fd = gst_fd_memory_get_fd(mem);
 	FrameRef frame;
+	std::array<FrameRef, kMaxHeldPerParent> released{};
 	{
 		KeptTable &table = kept();
 		std::lock_guard<std::mutex> lock(table.mutex);
-		if (fd >= 0 && static_cast<size_t>(fd) < table.frames.size())
-			frame = std::move(table.frames[static_cast<size_t>(fd)]);
+		Kept *k = table.find(fd);
+		if (!k)
+			return;
+		if (mem->parent) {
+			if (k->sharedParent == mem->parent && k->liveShares > 0 &&
+			    --k->liveShares == 0)
+				released.swap(k->held);
+			return;
+		}
+		frame = std::move(k->frame);
+		if (k->sharedParent == mem) {
+			k->sharedParent = nullptr;
+			k->liveShares = 0;
+			released.swap(k->held);
+		}
 	}
-	// Dropped outside the lock (its release gate may signal), before the fd is closed: the
-	// fd number names this memory's file until then.
+	// Dropped outside the lock (a release gate may signal), before the fd is closed: the fd
+	// number names this memory's file until then.
+}
+
+// GstFdAllocator's share function, which shareCounted wraps.
+GstMemoryShareFunction gFdShare = nullptr;
+
+// A share of a keeping fd memory (or of one of its shares: GStreamer makes every share of the
+// real parent), counted when that parent is a shared parent.
+GstMemory *shareCounted(GstMemory *mem, gssize offset, gssize size)
+{
+	GstMemory *sub = gFdShare(mem, offset, size);
+	if (!sub)
+		return sub;
+	GstMemory *parent = mem->parent ? mem->parent : mem;
+	KeptTable &table = kept();
+	std::lock_guard<std::mutex> lock(table.mutex);
+	if (Kept *k = table.find(gst_fd_memory_get_fd(parent)); k && k->sharedParent == parent)
+		k->liveShares++;
+	return sub;
 }
 
 } // namespace
@@ -94,8 +154,13 @@ gst_gpu_handle_keeping_fd_allocator_class_init(GstGpuHandleKeepingFdAllocatorCla
 	GST_ALLOCATOR_CLASS(klass)->free = freeFdMemory;
 }
 
-static void gst_gpu_handle_keeping_fd_allocator_init(GstGpuHandleKeepingFdAllocator *)
+static void gst_gpu_handle_keeping_fd_allocator_init(GstGpuHandleKeepingFdAllocator *self)
 {
+	// GstFdAllocator's init (run before this one) set its share function: wrapped, so that
+	// shared parents count their shares.
+	GstAllocator *allocator = &self->parent.parent;
+	gFdShare = allocator->mem_share;
+	allocator->mem_share = shareCounted;
 }
 
 static void
@@ -137,12 +202,40 @@ void keepFrameUntilFreed(GstMemory *mem, std::shared_ptr<const Frame> frame)
 	const int fd = gst_fd_memory_get_fd(mem);
 	if (fd < 0)
 		return;
-	const auto at = static_cast<size_t>(fd);
 	KeptTable &table = kept();
 	std::lock_guard<std::mutex> lock(table.mutex);
-	if (at >= table.frames.size())
-		table.frames.resize(at + 64);
-	table.frames[at] = std::move(frame);
+	table.slot(fd).frame = std::move(frame);
+}
+
+GstMemory *newSharedParent(int fd, gsize size)
+{
+	GstMemory *mem = gst_fd_allocator_alloc(keepingFdAllocator(false), fd, size,
+						GST_FD_MEMORY_FLAG_KEEP_MAPPED);
+	if (!mem) {
+		close(fd);
+		return nullptr;
+	}
+	KeptTable &table = kept();
+	std::lock_guard<std::mutex> lock(table.mutex);
+	Kept &k = table.slot(fd);
+	k.sharedParent = mem;
+	k.liveShares = 0;
+	return mem;
+}
+
+bool holdUntilSharesGo(GstMemory *parent, std::shared_ptr<const Frame> frame)
+{
+	KeptTable &table = kept();
+	std::lock_guard<std::mutex> lock(table.mutex);
+	Kept *k = table.find(gst_fd_memory_get_fd(parent));
+	if (!k || k->sharedParent != parent || k->liveShares == 0)
+		return false;
+	for (FrameRef &held : k->held)
+		if (!held) {
+			held = std::move(frame);
+			return true;
+		}
+	return false;
 }
 
 } // namespace gpuhandle::gst::detail

@@ -170,6 +170,12 @@ Result<GstBuffer *> systemBufferFromFrame(const Frame &frame, bool writable, Wai
 
 Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
 {
+	return detail::fdBufferFromFrameWith(frame, allowShm, nullptr, nullptr);
+}
+
+Result<GstBuffer *> detail::fdBufferFromFrameWith(const Frame &frame, bool allowShm,
+						  ShmMemorySource source, void *sourceData)
+{
 	initConvert();
 	const bool dmaBuf = everyResource(frame, ResourceKind::DmaBuf);
 	if (!dmaBuf && !(allowShm && everyResource(frame, ResourceKind::ShmFd)))
@@ -188,17 +194,23 @@ Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
 		const Resource &resource = frame.resource(r);
 		const uint32_t parts = dmaBuf ? resource.get<DmaBuf>()->desc().numObjects : 1;
 		for (uint32_t o = 0; o < parts; o++) {
+			const ShmFd *shm = resource.get<ShmFd>();
+			GstMemory *shared = source && shm ? source(sourceData, shm->desc().fd,
+								   shm->desc().offset,
+								   resource.byteSize(0), keep)
+							  : nullptr;
 			Result<GstMemory *> mem =
-				dmaBuf ? fdMemory(resource.get<DmaBuf>()->desc().objects[o].fd, 0,
-						  resource.byteSize(o), true)
-				       : fdMemory(resource.get<ShmFd>()->desc().fd,
-						  resource.get<ShmFd>()->desc().offset,
-						  resource.byteSize(0), false);
+				shared   ? Result<GstMemory *>(shared)
+				: dmaBuf ? fdMemory(resource.get<DmaBuf>()->desc().objects[o].fd, 0,
+						    resource.byteSize(o), true)
+					 : fdMemory(shm->desc().fd, shm->desc().offset,
+						    resource.byteSize(0), false);
 			if (!mem) {
 				gst_buffer_unref(buffer);
 				return std::move(mem).error();
 			}
-			gpuhandle::gst::detail::keepFrameUntilFreed(*mem, keep);
+			if (!shared)
+				gpuhandle::gst::detail::keepFrameUntilFreed(*mem, keep);
 			gst_buffer_append_memory(buffer, *mem);
 			starts[r][o] = total;
 			total += (*mem)->size;

@@ -1,0 +1,55 @@
+// Shared-memory files that come back frame after frame, each mapped once (gpuhandlesrc's reads).
+#pragma once
+
+#include <gpuhandle/frame.h>
+#include <gpuhandle/result.h>
+
+#include <cstdint>
+#include <memory>
+
+#include <gst/gpuhandle/gstgpuhandleprelude.h>
+#include <gst/gst.h>
+
+namespace GST_GPUHANDLE_API gpuhandle {
+namespace gst {
+
+// A producer's pool sends the same memfds again and again (gpuhandlesink's slots, received by
+// gpuhandlesrc as a new fd each time). A GstFdMemory per frame is mapped anew by each reader of
+// its pixels: an mmap, a munmap and a page fault per 64 KiB per frame, where shmsrc maps its one
+// area once. With a cache, each file seen a second time gets one GstFdMemory, kept mapped
+// (GST_FD_MEMORY_FLAG_KEEP_MAPPED), and each frame's memory is a share of it (still a
+// GstFdMemory over the file's fd). The frame lives until the last share of the file made since
+// (by anyone: gst_buffer_copy_region, a resize) is freed.
+//
+// A file is known again only when it is the same open file description as the cached one
+// (kcmp(2) KCMP_FILE, after fstat's inode): a producer that sends a new file per frame, or a
+// kernel or sandbox without kcmp, gets the uncached memories. A file seen once is not cached,
+// so that a producer without a pool does not leave dead files mapped here. At most `capacity`
+// files are kept (the least recently used goes). Not thread-safe: one streaming thread's.
+class GST_GPUHANDLE_API ShmMemoryCache
+{
+public:
+	explicit ShmMemoryCache(uint32_t capacity = 16);
+	~ShmMemoryCache();
+	ShmMemoryCache(const ShmMemoryCache &) = delete;
+	ShmMemoryCache &operator=(const ShmMemoryCache &) = delete;
+
+	// Forgets every file (caps changed, or the element stops); memories made from them live
+	// on until GStreamer frees them.
+	void clear() noexcept;
+	// Memories made as shares of a cached file, and files cached, since this cache was made.
+	uint64_t hits() const noexcept;
+	uint64_t filesCached() const noexcept;
+
+private:
+	friend Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache);
+	struct GPUHANDLE_LOCAL Impl;
+	std::unique_ptr<Impl> impl_;
+};
+
+// fdBufferFromFrame(frame, true) with each ShmFd resource's memory a share of `cache`'s memory
+// for its file when it has (or now makes) one; other resources, and files not cached, as there.
+GST_GPUHANDLE_API Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache);
+
+} // namespace gst
+} // namespace gpuhandle

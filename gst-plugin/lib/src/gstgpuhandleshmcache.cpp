@@ -1,0 +1,176 @@
+// ShmMemoryCache: one kept-mapped GstFdMemory per shared-memory file a producer sends again, and
+// a share of it per frame (see gstgpuhandleshmcache.hpp).
+#include "gstgpuhandleconvertinternal.h"
+#include "gstgpuhandlefdkeeper.h"
+
+#include <algorithm>
+#include <array>
+#include <fcntl.h>
+#include <linux/kcmp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <vector>
+
+#include <gst/allocators/allocators.h>
+#include <gst/gpuhandle/gstgpuhandleshmcache.hpp>
+
+#define GST_CAT_DEFAULT gst_gpu_handle_convert_debug
+
+namespace gpuhandle::gst {
+
+namespace {
+
+struct FileId {
+	dev_t dev = 0;
+	ino_t ino = 0;
+	bool operator==(const FileId &) const = default;
+};
+
+// Whether two fds are the same open file description: 1 yes, 0 no, -1 kcmp is not allowed here
+// (a kernel without CONFIG_CHECKPOINT_RESTORE, a seccomp filter).
+int sameOpenFile(pid_t self, int a, int b)
+{
+	const long order = syscall(SYS_kcmp, self, self, KCMP_FILE, a, b);
+	return order < 0 ? -1 : order == 0 ? 1 : 0;
+}
+
+} // namespace
+
+struct GPUHANDLE_LOCAL ShmMemoryCache::Impl {
+	struct Entry {
+		FileId id{};
+		GstMemory *parent = nullptr; // newSharedParent's; this cache's reference
+		uint64_t lastUse = 0;
+	};
+
+	explicit Impl(uint32_t capacity)
+		: entries(std::max<uint32_t>(capacity, 1)), seen(4 * entries.size())
+	{
+	}
+	~Impl() { clear(); }
+
+	void clear() noexcept
+	{
+		for (Entry &e : entries)
+			drop(e);
+		for (FileId &id : seen)
+			id = {};
+	}
+	static void drop(Entry &e) noexcept
+	{
+		if (e.parent)
+			gst_memory_unref(e.parent); // its shares keep it until they go
+		e = {};
+	}
+	// Whether `id` was seen before; remembers it either way.
+	bool seenBefore(const FileId &id)
+	{
+		if (std::find(seen.begin(), seen.end(), id) != seen.end())
+			return true;
+		seen[nextSeen] = id;
+		nextSeen = (nextSeen + 1) % seen.size();
+		return false;
+	}
+	// The entry for the open file `fd` (of `id`): found, or made when it was seen before.
+	Entry *entryFor(int fd, const FileId &id, off_t fileSize)
+	{
+		for (Entry &e : entries) {
+			if (!e.parent || !(e.id == id))
+				continue;
+			const int same = sameOpenFile(self, fd, gst_fd_memory_get_fd(e.parent));
+			if (same == 1)
+				return &e;
+			drop(e); // the inode number of another file now (or kcmp refused)
+			if (same < 0)
+				return disable();
+		}
+		if (!kcmpAllowed || !seenBefore(id) || fileSize <= 0)
+			return nullptr;
+		Entry &oldest = *std::min_element(entries.begin(), entries.end(),
+						  [](const Entry &a, const Entry &b) {
+							  return a.lastUse < b.lastUse;
+						  });
+		drop(oldest);
+		const int copy = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+		if (copy < 0)
+			return nullptr;
+		oldest.parent = detail::newSharedParent(copy, static_cast<gsize>(fileSize));
+		if (!oldest.parent)
+			return nullptr;
+		oldest.id = id;
+		files++;
+		return &oldest;
+	}
+	Entry *disable() noexcept
+	{
+		GST_INFO("kcmp(KCMP_FILE) is not allowed here: shared-memory files are not cached");
+		kcmpAllowed = false;
+		clear();
+		return nullptr;
+	}
+
+	GstMemory *memoryFor(const SharedFd &fd, uint64_t offset, uint64_t size,
+			     const std::shared_ptr<const Frame> &keep)
+	{
+		struct stat st {};
+		if (!kcmpAllowed || fstat(fd.get(), &st) != 0)
+			return nullptr;
+		Entry *e = entryFor(fd.get(), { st.st_dev, st.st_ino }, st.st_size);
+		if (!e || offset > e->parent->maxsize || size > e->parent->maxsize - offset)
+			return nullptr;
+		GstMemory *share = gst_memory_share(e->parent, static_cast<gssize>(offset),
+						    static_cast<gssize>(size));
+		if (!share)
+			return nullptr;
+		if (!detail::holdUntilSharesGo(e->parent, keep)) {
+			gst_memory_unref(share);
+			return nullptr;
+		}
+		e->lastUse = ++uses;
+		hits++;
+		return share;
+	}
+
+	std::vector<Entry> entries;
+	std::vector<FileId> seen; // the last files seen once (4 x capacity), not cached yet
+	size_t nextSeen = 0;
+	uint64_t uses = 0;
+	uint64_t hits = 0;
+	uint64_t files = 0;
+	bool kcmpAllowed = true;
+	const pid_t self = getpid();
+};
+
+ShmMemoryCache::ShmMemoryCache(uint32_t capacity) : impl_(std::make_unique<Impl>(capacity))
+{
+	detail::initConvert();
+}
+
+ShmMemoryCache::~ShmMemoryCache() = default;
+
+void ShmMemoryCache::clear() noexcept
+{
+	impl_->clear();
+}
+
+uint64_t ShmMemoryCache::hits() const noexcept
+{
+	return impl_->hits;
+}
+
+uint64_t ShmMemoryCache::filesCached() const noexcept
+{
+	return impl_->files;
+}
+
+Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache)
+{
+	auto source = [](void *impl, const SharedFd &fd, uint64_t offset, uint64_t size,
+			 const std::shared_ptr<const Frame> &keep) -> GstMemory * {
+		return static_cast<ShmMemoryCache::Impl *>(impl)->memoryFor(fd, offset, size, keep);
+	};
+	return detail::fdBufferFromFrameWith(frame, true, source, cache.impl_.get());
+}
+
+} // namespace gpuhandle::gst
