@@ -296,6 +296,51 @@ Outcome runChannels(const Transport &transport, int n, double warmup, double sec
 	return out;
 }
 
+// The round with the median CPU per frame, among those that ran (null when none did).
+const Outcome *medianOutcome(const std::vector<Outcome> &outcomes)
+{
+	std::vector<const Outcome *> ran;
+	for (const Outcome &o : outcomes)
+		if (o.ran)
+			ran.push_back(&o);
+	if (ran.empty())
+		return nullptr;
+	std::sort(ran.begin(), ran.end(), [](const Outcome *a, const Outcome *b) {
+		return a->cpuPerFrame < b->cpuPerFrame;
+	});
+	return ran[ran.size() / 2];
+}
+
+// The rounds' CPU per frame, "a-b us" (or one figure).
+std::string spread(const std::vector<Outcome> &outcomes)
+{
+	double low = 0, high = 0;
+	bool any = false;
+	for (const Outcome &o : outcomes) {
+		if (!o.ran)
+			continue;
+		low = any ? std::min(low, o.cpuPerFrame) : o.cpuPerFrame;
+		high = any ? std::max(high, o.cpuPerFrame) : o.cpuPerFrame;
+		any = true;
+	}
+	char text[64];
+	if (low == high)
+		std::snprintf(text, sizeof text, "%.0f us", low * 1e6);
+	else
+		std::snprintf(text, sizeof text, "%.0f-%.0f us", low * 1e6, high * 1e6);
+	return text;
+}
+
+// Where one transport's CPU per frame goes.
+std::string parts(const Outcome &o)
+{
+	char text[160];
+	std::snprintf(text, sizeof text,
+		      "producer %.0f us user + %.0f us system, consumer %.0f + %.0f",
+		      o.parts[0] * 1e6, o.parts[1] * 1e6, o.parts[2] * 1e6, o.parts[3] * 1e6);
+	return text;
+}
+
 bool hasElements()
 {
 	for (const char *name : { "gpuhandlesink", "gpuhandlesrc", "shmsink", "shmsrc" }) {
@@ -335,48 +380,47 @@ int main(int argc, char **argv)
 	const double warmup = options.shortMode ? 1.0 : 1.5;
 	const double seconds = options.shortMode ? 1.0 : 5.0;
 
-	// One channel each: the CPU a frame costs the two processes.
-	const Outcome shm1 = runChannels(kShm, 1, warmup, seconds, dir);
-	const Outcome gh1 = runChannels(kGpuHandle, 1, warmup, seconds, dir);
-	if (!shm1.ran || !gh1.ran) {
-		std::printf("  one channel did not run: %s\n",
-			    (!gh1.ran ? gh1.error : shm1.error).c_str());
-		rmdir(dir);
-		return 1;
-	}
-	Result cpu;
-	cpu.name = "channels/NV12/1920x1080@30/cpu-per-frame";
-	cpu.baseline = "shmsink ! shmsrc";
-	cpu.baselineValue = shm1.cpuPerFrame * 1e9;
-	cpu.value = gh1.cpuPerFrame * 1e9;
-	cpu.targetRatio = 1.0;
-	auto parts = [](const Outcome &o) {
-		char text[160];
-		std::snprintf(text, sizeof text,
-			      "producer %.0f us user + %.0f us system, consumer %.0f + %.0f",
-			      o.parts[0] * 1e6, o.parts[1] * 1e6, o.parts[2] * 1e6,
-			      o.parts[3] * 1e6);
-		return std::string(text);
-	};
-	cpu.note = "producer and consumer process CPU per delivered frame, 1 channel; gpuhandle: " +
-		   parts(gh1) + "; shm: " + parts(shm1);
-	report.add(cpu);
-
-	// The same with consumers that read every frame: what mapping a received frame costs.
-	const Outcome shmRead = runChannels(kShm, 1, warmup, seconds, dir, true);
-	const Outcome ghRead = runChannels(kGpuHandle, 1, warmup, seconds, dir, true);
-	if (shmRead.ran && ghRead.ran) {
-		Result read = cpu;
-		read.name = "channels/NV12/1920x1080@30/cpu-per-frame-read";
-		read.baselineValue = shmRead.cpuPerFrame * 1e9;
-		read.value = ghRead.cpuPerFrame * 1e9;
-		read.note = "as cpu-per-frame, each consumer mapping every buffer and reading a "
-			    "byte of each page; gpuhandle: " +
-			    parts(ghRead) + "; shm: " + parts(shmRead);
-		report.add(read);
-	} else {
-		std::printf("  reading consumers did not run: %s\n",
-			    (!ghRead.ran ? ghRead.error : shmRead.error).c_str());
+	// One channel each: the CPU a frame costs the two processes, plainly and with consumers
+	// that read every frame (what mapping a received frame costs). One 5 s window of one
+	// channel moves by 10-25% between runs of the same thing, so full mode takes the median of
+	// three interleaved rounds, each transport going first in turn.
+	const int rounds = options.shortMode ? 1 : 3;
+	for (const bool reading : { false, true }) {
+		std::vector<Outcome> shm, gh;
+		for (int r = 0; r < rounds; r++) {
+			for (int first = 0; first < 2; first++) {
+				const bool shmNow = (first == 0) == (r % 2 == 0);
+				(shmNow ? shm : gh)
+					.push_back(runChannels(shmNow ? kShm : kGpuHandle, 1,
+							       warmup, seconds, dir, reading));
+			}
+		}
+		const Outcome *shmMedian = medianOutcome(shm);
+		const Outcome *ghMedian = medianOutcome(gh);
+		if (!shmMedian || !ghMedian) {
+			std::printf("  one channel did not run%s\n", reading ? " (reading)" : "");
+			if (reading)
+				continue;
+			rmdir(dir);
+			return 1;
+		}
+		Result cpu;
+		cpu.name = reading ? "channels/NV12/1920x1080@30/cpu-per-frame-read"
+				   : "channels/NV12/1920x1080@30/cpu-per-frame";
+		cpu.baseline = "shmsink ! shmsrc";
+		cpu.baselineValue = shmMedian->cpuPerFrame * 1e9;
+		cpu.value = ghMedian->cpuPerFrame * 1e9;
+		cpu.targetRatio = 1.0;
+		cpu.note = std::string(reading ? "each consumer mapping every buffer and reading a "
+						 "byte of each page; "
+					       : "") +
+			   "producer and consumer process CPU per delivered frame, 1 channel" +
+			   (rounds > 1 ? ", median of " + std::to_string(rounds) +
+						 " interleaved rounds (" + spread(gh) +
+						 " against " + spread(shm) + ")"
+				       : std::string()) +
+			   "; gpuhandle: " + parts(*ghMedian) + "; shm: " + parts(*shmMedian);
+		report.add(cpu);
 	}
 
 	// The most channels on time, for each: N doubles while every consumer gets its frames,

@@ -238,7 +238,7 @@ Result<Resource> getShm(WireReader &r, FdTable &fds, uint32_t index)
 		const std::string field = detail::indexed("resources", index, "fd");
 		return Error::format(ErrorCode::BadFd, field,
 				     "Frame transport: the fd sent for %s is not a memfd or "
-				     "shared-memory fd (%s)",
+				     "shared-memory fd: %s",
 				     field.c_str(), e.message().c_str());
 	}
 	if (!shm->isSealed())

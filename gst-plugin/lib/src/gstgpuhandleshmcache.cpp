@@ -117,8 +117,12 @@ struct GPUHANDLE_LOCAL ShmMemoryCache::Impl {
 		if (!kcmpAllowed || fstat(fd.get(), &st) != 0)
 			return nullptr;
 		Entry *e = entryFor(fd.get(), { st.st_dev, st.st_ino }, st.st_size);
-		if (!e || offset > e->parent->maxsize || size > e->parent->maxsize - offset)
+		if (!e)
 			return nullptr;
+		if (offset > e->parent->maxsize || size > e->parent->maxsize - offset) {
+			drop(*e); // the file grew since: mapped again when it comes back
+			return nullptr;
+		}
 		GstMemory *share = gst_memory_share(e->parent, static_cast<gssize>(offset),
 						    static_cast<gssize>(size));
 		if (!share)
