@@ -169,34 +169,32 @@ struct FrameSender::Impl {
 		roomChanged();
 	}
 
-	// Reads every message queued on peer `i` (under mutex).
+	// Reads one message of peer `i`, which poll found readable (under mutex). One only: a
+	// consumer usually has one Release queued, and reading on until the queue is empty cost a
+	// failed recvmsg per frame; the next poll round finds any message left (poll is level
+	// triggered).
 	void serve(size_t i)
 	{
-		for (;;) {
-			const detail::Received got =
-				detail::receiveMessage(peers[i].socket.get(), incoming);
-			if (got == detail::Received::Failed) {
-				dropPeer(i, detail::receiveError(incoming));
-				return;
-			}
-			if (got == detail::Received::Empty)
-				return;
-			if (got == detail::Received::HungUp) {
-				dropPeer(i, Error(ErrorCode::Io, "peer",
-						  "Frame transport: a consumer went away."));
-				return;
-			}
-			if (Status s = handle(i); !s.ok()) {
-				stats.badMessages++;
-				log(s.error());
-				if (++peers[i].badMessages >= kMaxBadMessagesPerPeer) {
-					dropPeer(i,
-						 Error(ErrorCode::InvalidArgument, "peer",
-						       "Frame transport: a consumer sent too many "
-						       "malformed messages and was dropped."));
-					return;
-				}
-			}
+		const detail::Received got =
+			detail::receiveMessage(peers[i].socket.get(), incoming);
+		if (got == detail::Received::Failed) {
+			dropPeer(i, detail::receiveError(incoming));
+			return;
+		}
+		if (got == detail::Received::Empty)
+			return;
+		if (got == detail::Received::HungUp) {
+			dropPeer(i, Error(ErrorCode::Io, "peer",
+					  "Frame transport: a consumer went away."));
+			return;
+		}
+		if (Status s = handle(i); !s.ok()) {
+			stats.badMessages++;
+			log(s.error());
+			if (++peers[i].badMessages >= kMaxBadMessagesPerPeer)
+				dropPeer(i, Error(ErrorCode::InvalidArgument, "peer",
+						  "Frame transport: a consumer sent too many "
+						  "malformed messages and was dropped."));
 		}
 	}
 
