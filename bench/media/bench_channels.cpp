@@ -398,7 +398,13 @@ int main(int argc, char **argv)
 		const Outcome *shmMedian = medianOutcome(shm);
 		const Outcome *ghMedian = medianOutcome(gh);
 		if (!shmMedian || !ghMedian) {
-			std::printf("  one channel did not run%s\n", reading ? " (reading)" : "");
+			std::string why = "no process reported";
+			for (const auto *outcomes : { &gh, &shm })
+				for (const Outcome &o : *outcomes)
+					if (!o.ran && !o.error.empty())
+						why = o.error;
+			std::printf("  one channel did not run%s: %s\n",
+				    reading ? " (reading)" : "", why.c_str());
 			if (reading)
 				continue;
 			rmdir(dir);
