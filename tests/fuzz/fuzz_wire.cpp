@@ -1,11 +1,13 @@
 // Fuzz harness: wire-format messages with up to 7 fds (memfds and eventfds) decoded as a receiver
-// would. Input: fd spec (u8: count in bits 0-2, eventfd where bit 3+i is set), memfd size (u32),
-// then the message bytes.
+// would, frames against a file cache whose slot 0 holds a memfd of the same size (slot 1 empty).
+// Input: fd spec (u8: count in bits 0-2, eventfd where bit 3+i is set), memfd size (u32), then
+// the message bytes.
 #include <gpuhandle/wire_format.h>
 
 #include "fuzz_input.h"
 
 #include <array>
+#include <optional>
 
 using namespace gpuhandle;
 
@@ -27,7 +29,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	switch (*type) {
 	case WireType::Frame: {
-		auto frame = decodeFrame(bytes, std::span<UniqueFd>(fds.data(), count));
+		std::array<std::optional<ShmFd>, 2> cached;
+		if (UniqueFd file = fuzz::fuzzFd(false, memSize);
+		    file.isValid() && memSize % (1u << 22)) {
+			auto whole = ShmFd::create(
+				{ .fd = SharedFd(std::move(file)), .size = memSize % (1u << 22) });
+			if (whole.ok())
+				cached[0] = std::move(*whole);
+		}
+		auto frame = decodeFrame(bytes, std::span<UniqueFd>(fds.data(), count), cached);
 		fuzz::report("frame", frame);
 		if (frame.ok() && frame->frame.numPlanes() == 0)
 			__builtin_trap(); // a decoded frame is a validated one
@@ -37,6 +47,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WireType::Caps: (void)decodeCaps(bytes); break;
 	case WireType::Release: (void)decodeRelease(bytes); break;
 	case WireType::Bye: break;
+	case WireType::Features: (void)decodeFeatures(bytes); break;
+	case WireType::Forget: (void)decodeForget(bytes); break;
+	case WireType::Remember: {
+		auto remember = decodeRemember(bytes, std::span<UniqueFd>(fds.data(), count));
+		fuzz::report("remember", remember);
+		if (remember.ok() &&
+		    (remember->slot >= kWireMaxCachedFiles || !remember->file.isSealed()))
+			__builtin_trap(); // a remembered file is a checked one
+		break;
+	}
 	case WireType::Attachment: {
 		auto attachment = decodeAttachment(bytes);
 		fuzz::report("attachment", attachment);

@@ -1,6 +1,6 @@
 // ShmMemoryCache: a memfd sent again is mapped once and each frame's memory is a share of it; the
 // frame lives until every share made since is freed (its own, and a downstream element's); a file
-// seen once is not kept; nothing leaks.
+// seen once is not kept; an owned fd handed out again is known by its number; nothing leaks.
 #include <gpuhandle/fd_resources.h>
 
 #include <cstring>
@@ -185,6 +185,52 @@ START_TEST(new_files_are_not_kept_and_clear_lets_go)
 }
 END_TEST
 
+// FrameReceiver's file cache hands out one owned fd for every frame over a file: the cache keeps
+// that fd open and knows the file by its number from then on; clear() closes it.
+START_TEST(an_owned_fd_handed_out_again_is_kept_open)
+{
+	const int fdsBefore = test::openFdCount();
+	const GstVideoInfo info = nv12Info();
+	gst::ShmMemoryCache cache;
+	{
+		auto file = ShmFd::create(
+			{ .fd = SharedFd(test::makeMemfd(info.size, true)), .size = info.size });
+		ck_assert(file.ok());
+		FrameDesc d;
+		d.format = PixelFormat::NV12;
+		d.width = kWidth;
+		d.height = kHeight;
+		d.numResources = 1;
+		d.resources[0] = *file;
+		d.numPlanes = 2;
+		for (uint32_t p = 0; p < 2; p++)
+			d.planes[p] = { 0, 0, GST_VIDEO_INFO_PLANE_OFFSET(&info, p),
+					static_cast<uint32_t>(
+						GST_VIDEO_INFO_PLANE_STRIDE(&info, p)) };
+		const void *cachedAt = nullptr;
+		for (int i = 0; i < 5; i++) {
+			Result<Frame> frame = Frame::create(d);
+			ck_assert(frame.ok());
+			Result<GstBuffer *> buffer = gst::fdBufferFromFrame(*frame, cache);
+			ck_assert(buffer.ok());
+			ck_assert((gst_buffer_peek_memory(*buffer, 0)->parent != nullptr) ==
+				  (i > 0));
+			if (i == 1)
+				cachedAt = mappedAt(*buffer);
+			if (i > 1)
+				ck_assert_ptr_eq(mappedAt(*buffer), cachedAt);
+			gst_buffer_unref(*buffer);
+		}
+		ck_assert_uint_eq(cache.hits(), 4);
+		ck_assert_uint_eq(cache.filesCached(), 1);
+	}
+	// The frames and the file are gone here; the cache holds the file's fd and its mapping's.
+	ck_assert_int_eq(test::openFdCount(), fdsBefore + 2);
+	cache.clear();
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	gst_init(&argc, &argv);
@@ -195,6 +241,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, a_file_sent_again_is_mapped_once);
 	tcase_add_test(tc, a_downstream_share_keeps_the_frame);
 	tcase_add_test(tc, new_files_are_not_kept_and_clear_lets_go);
+	tcase_add_test(tc, an_owned_fd_handed_out_again_is_kept_open);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

@@ -46,6 +46,8 @@ public:
 	int get() const noexcept;
 	bool isValid() const noexcept { return get() >= 0; }
 	bool isOwned() const noexcept;
+	// No other copy of this SharedFd exists: a cache holding this one can let it go.
+	bool isSoleCopy() const noexcept { return holder_ && holder_.use_count() == 1; }
 	// Copies the fd with F_DUPFD_CLOEXEC into a new owner (for handing to an API that takes
 	// ownership). Returns an invalid UniqueFd and sets errno on failure.
 	UniqueFd dup() const noexcept;

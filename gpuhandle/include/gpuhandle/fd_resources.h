@@ -65,6 +65,11 @@ public:
 	static Result<ShmFd> create(Desc desc);
 	// Sealed against shrinking (F_SEAL_SHRINK): its size can no longer drop under a mapping.
 	bool isSealed() const;
+	// Bytes [offset, offset + size) of the file (offset from the file's start, as in the desc),
+	// which must lie inside this range; the same fd (shared) and seals. Checked against this
+	// range without a system call: what create() checked of the file holds for the part.
+	// OutOfRange when the part is not inside, InvalidArgument when it is empty.
+	Result<ShmFd> slice(uint64_t offset, uint64_t size) const;
 
 private:
 	using Validated::Validated;

@@ -5,6 +5,7 @@
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_waiter.h>
+#include <gpuhandle/wire_format.h>
 
 #include <cstdint>
 #include <functional>
@@ -53,6 +54,10 @@ struct FrameSenderStats {
 	uint64_t peersRefused = 0; // credentials or maxPeers
 	uint64_t peersLost = 0;    // disconnected or crashed; their frames were released
 	uint64_t badMessages = 0;  // refused messages from consumers
+	// Files sent once for a consumer to keep (wire_format.h's file cache), and frame messages
+	// that named one such file instead of sending its fd again
+	uint64_t filesRemembered = 0;
+	uint64_t framesOverKeptFiles = 0;
 	uint32_t peersConnected = 0;
 	uint32_t peersWithRoom = 0; // connected consumers below their in-flight bound
 };
@@ -98,13 +103,20 @@ struct FrameReceiverOptions {
 	WaitDuration connectTimeout = std::chrono::seconds(5);
 	PeerRule peers{}; // who the sender may be
 	TransportLog log{};
+	// Shared-memory files the receiver keeps open between frames, so that a producer's pool
+	// sends each file once and then names it (0..kWireMaxCachedFiles; 0: every fd every time).
+	// A file is held until the producer lets it go, or replaces it, or the receiver goes.
+	uint32_t cachedFiles = kWireMaxCachedFiles;
 };
 
 struct FrameReceiverStats {
 	uint64_t framesReceived = 0;
 	uint64_t attachmentsReceived = 0; // frames that came with an attachment
 	uint64_t releasesSent = 0;
-	uint64_t badMessages = 0; // refused messages from the sender (logged, skipped)
+	uint64_t badMessages = 0;         // refused messages from the sender (logged, skipped)
+	uint64_t filesRemembered = 0;     // files the sender gave this receiver to keep
+	uint64_t framesOverKeptFiles = 0; // frames naming one of them instead of an fd
+	uint32_t filesHeld = 0;           // of those files, the ones it keeps now
 };
 
 // The consumer side: connects, reads the caps, and returns frames one by one. Each frame that

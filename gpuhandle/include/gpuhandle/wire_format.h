@@ -3,12 +3,14 @@
 
 #include <gpuhandle/export.h>
 #include <gpuhandle/fd.h>
+#include <gpuhandle/fd_resources.h>
 #include <gpuhandle/frame.h>
 #include <gpuhandle/result.h>
 
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
@@ -41,8 +43,29 @@ enum class WireType : uint16_t {
 	// producer -> consumer: the application's bytes for frame `id`, sent just before it (a
 	// receiver that does not know the type refuses it and still gets the frame)
 	Attachment = 6,
+	// consumer -> producer, once after the hello: how many files it keeps between frames
+	// (a producer that does not know the type refuses it and sends every fd every time)
+	Features = 7,
+	// producer -> consumer (only one that sent Features): keep this file in cache slot N
+	Remember = 8,
+	// producer -> consumer: slot N's file is gone at the producer; let it go
+	Forget = 9,
 };
 GPUHANDLE_API const char *wireTypeName(WireType type) noexcept;
+
+// The file cache (types 7-9). A producer's pool sends the same files frame after frame; passing
+// each as an fd costs both processes an fd install, type and size checks and a close per frame.
+// A consumer that announces N slots (Features) may be sent each file once (Remember: slot, what
+// the file is used as, the fd), checked then, and kept; a frame then names the file by slot: a
+// shared-memory resource's fd index with kWireCachedFile set is slot (index & ~kWireCachedFile)
+// of the receiver's cache, and its range is checked against the file as it was remembered.
+// Remember empties its slot before it checks the new file, so a refused one leaves the slot
+// empty and the frames naming it are refused, never shown with the file that was there before.
+// Only shared-memory files (sealed memfds) are cached so far.
+inline constexpr uint32_t kWireMaxCachedFiles = 32;
+inline constexpr uint32_t kWireCachedFile = 0x80000000u;
+// What a remembered file is used as (Remember's second field).
+inline constexpr uint32_t kWireFileSharedMemory = 1;
 
 // One encoded message. The fds are borrowed from the frame that was encoded (they stay open
 // while it lives) and travel as SCM_RIGHTS with the bytes. Fixed size: encoding allocates
@@ -63,6 +86,17 @@ struct WireMessage {
 // to send Release(id) once done (the producer reuses the memory after that).
 GPUHANDLE_API Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
 				 WireMessage &out);
+// The same, with resource i's file named by the receiver's cache slot `cachedSlots[i]` (< 0:
+// sent as an fd). InvalidArgument when a slot is out of range or names a resource that is not
+// shared memory.
+GPUHANDLE_API Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
+				 std::span<const int32_t> cachedSlots, WireMessage &out);
+// InvalidArgument when cachedFiles is 0 or above kWireMaxCachedFiles.
+GPUHANDLE_API Status encodeFeatures(uint32_t cachedFiles, WireMessage &out);
+// `fd` (borrowed, a sealed shared-memory file) for slot `slot`; InvalidArgument when the slot is
+// out of range or the fd is negative.
+GPUHANDLE_API Status encodeRemember(uint32_t slot, int fd, WireMessage &out);
+GPUHANDLE_API Status encodeForget(uint32_t slot, WireMessage &out);
 // InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0.
 GPUHANDLE_API Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out);
 GPUHANDLE_API Status encodeCaps(std::string_view caps, WireMessage &out);
@@ -80,7 +114,8 @@ GPUHANDLE_API Result<WireType> decodeHeader(std::span<const std::byte> bytes, ui
 struct WireFrame {
 	uint64_t id;
 	bool wantsRelease;
-	Frame frame; // no release gate: the transport attaches one
+	Frame frame;                  // no release gate: the transport attaches one
+	uint32_t cachedResources = 0; // resources named by cache slot, not sent as fds
 };
 // Takes every fd in `fds` (each is closed unless the returned frame holds it: on error all
 // are closed). Checks each fd's type (memory fds: memfd / shm / DMA-BUF / device memory; fence
@@ -88,6 +123,24 @@ struct WireFrame {
 // validation (plane geometry against the object sizes).
 GPUHANDLE_API Result<WireFrame> decodeFrame(std::span<const std::byte> bytes,
 					    std::span<UniqueFd> fds);
+// The same for a receiver that announced a cache: `cachedFiles[slot]` holds what Remember left in
+// each slot (a whole file, checked then); a resource naming an empty slot, or one past the span,
+// is refused.
+GPUHANDLE_API Result<WireFrame> decodeFrame(std::span<const std::byte> bytes,
+					    std::span<UniqueFd> fds,
+					    std::span<const std::optional<ShmFd>> cachedFiles);
+
+// Features: the slots the consumer keeps (1..kWireMaxCachedFiles).
+GPUHANDLE_API Result<uint32_t> decodeFeatures(std::span<const std::byte> bytes);
+struct WireRemember {
+	uint32_t slot;
+	ShmFd file; // the whole file: sealed against shrinking, checked like a Frame's memfd
+};
+// Takes the one fd (closed on error). The slot is checked against kWireMaxCachedFiles; the
+// receiver checks it against the slots it announced.
+GPUHANDLE_API Result<WireRemember> decodeRemember(std::span<const std::byte> bytes,
+						  std::span<UniqueFd> fds);
+GPUHANDLE_API Result<uint32_t> decodeForget(std::span<const std::byte> bytes);
 
 struct WireHello {
 	std::string_view caps; // points into the bytes given

@@ -37,6 +37,22 @@ Result<ShmFd> ShmFd::create(Desc desc)
 	return ShmFd(std::move(desc));
 }
 
+Result<ShmFd> ShmFd::slice(uint64_t offset, uint64_t size) const
+{
+	if (size == 0)
+		return Error(ErrorCode::InvalidArgument, "size", "ShmFd: an empty slice.");
+	if (offset < d_.offset || offset - d_.offset > d_.size ||
+	    size > d_.size - (offset - d_.offset))
+		return Error::format(ErrorCode::OutOfRange, "size",
+				     "ShmFd: bytes %" PRIu64 " + %" PRIu64
+				     " are not inside bytes %" PRIu64 " + %" PRIu64 " of fd %d.",
+				     offset, size, d_.offset, d_.size, d_.fd.get());
+	Desc part = d_;
+	part.offset = offset;
+	part.size = size;
+	return ShmFd(std::move(part));
+}
+
 bool ShmFd::isSealed() const
 {
 	return (d_.seals & F_SEAL_SHRINK) != 0;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -43,6 +44,9 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	bool attachmentPending = false; // received, its frame not yet
 	uint32_t frameAttachment = 0;   // bytes of it that belong to the frame handed out
 	std::optional<Error> lost;      // the sender went away
+	// The files the sender gave this receiver to keep (Remember), by slot: the first
+	// options.cachedFiles slots; receive()'s.
+	std::array<std::optional<ShmFd>, kWireMaxCachedFiles> cachedFiles{};
 
 	mutable std::mutex capsMutex;
 	std::string caps;
@@ -70,6 +74,9 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	std::atomic<uint64_t> attachmentsReceived{ 0 };
 	std::atomic<uint64_t> releasesSent{ 0 };
 	std::atomic<uint64_t> badMessages{ 0 };
+	std::atomic<uint64_t> filesRemembered{ 0 };
+	std::atomic<uint64_t> framesOverKeptFiles{ 0 };
+	std::atomic<uint32_t> filesHeld{ 0 };
 
 	~Impl()
 	{
@@ -171,6 +178,24 @@ struct FrameReceiver::Impl final : ReleaseListener,
 		return gates.back().get();
 	}
 
+	// Slot `slot` holds `file` now (nothing: nullopt).
+	void keep(uint32_t slot, std::optional<ShmFd> file)
+	{
+		std::optional<ShmFd> &kept = cachedFiles[slot];
+		filesHeld += uint32_t(file.has_value()) - uint32_t(kept.has_value());
+		kept = std::move(file);
+	}
+
+	// The slot a Remember in `incoming` names, read without checking the rest
+	// (kWireMaxCachedFiles when the message is too short to say).
+	uint32_t rememberedSlot() const
+	{
+		uint32_t slot = kWireMaxCachedFiles;
+		if (incoming.size >= kWireHeaderBytes + sizeof slot)
+			std::memcpy(&slot, incoming.bytes.data() + kWireHeaderBytes, sizeof slot);
+		return slot;
+	}
+
 	// The message now in `incoming`: a frame to hand out, or nothing (handled or refused).
 	Result<std::optional<Frame>> handle()
 	{
@@ -195,10 +220,13 @@ struct FrameReceiver::Impl final : ReleaseListener,
 			return std::optional<Frame>();
 		}
 		case WireType::Frame: {
-			auto wire = decodeFrame(incoming.data(), incoming.fdSpan());
+			auto wire = decodeFrame(incoming.data(), incoming.fdSpan(),
+						std::span(cachedFiles.data(), options.cachedFiles));
 			if (!wire.ok())
 				return std::move(wire).error();
 			framesReceived++;
+			if (wire->cachedResources)
+				framesOverKeptFiles++;
 			frameAttachment = hadAttachment && attachmentId == wire->id ? attachmentSize
 										    : 0;
 			if (frameAttachment)
@@ -224,6 +252,34 @@ struct FrameReceiver::Impl final : ReleaseListener,
 			capsMessages.fetch_add(1, std::memory_order_release);
 			return std::optional<Frame>();
 		}
+		case WireType::Remember: {
+			auto remember = decodeRemember(incoming.data(), incoming.fdSpan());
+			if (!remember.ok()) {
+				// A slot whose new file was refused holds nothing: frames naming it
+				// are refused, never shown with the file that was there before.
+				if (auto slot = rememberedSlot(); slot < cachedFiles.size())
+					keep(slot, std::nullopt);
+				return std::move(remember).error();
+			}
+			if (remember->slot >= options.cachedFiles)
+				return Error::format(ErrorCode::InvalidArgument, "slot",
+						     "Frame transport: cache slot %u, but this "
+						     "receiver keeps %u files.",
+						     remember->slot, options.cachedFiles);
+			keep(remember->slot, std::move(remember->file));
+			filesRemembered++;
+			return std::optional<Frame>();
+		}
+		case WireType::Forget: {
+			auto slot = decodeForget(incoming.data());
+			if (!slot.ok())
+				return std::move(slot).error();
+			if (incoming.numFds)
+				return Error(ErrorCode::InvalidArgument, "numFds",
+					     "Frame transport: a forget message with fds.");
+			keep(*slot, std::nullopt);
+			return std::optional<Frame>();
+		}
 		case WireType::Bye:
 			if (incoming.size != kWireHeaderBytes || incoming.numFds)
 				return Error(ErrorCode::InvalidArgument, "size",
@@ -245,6 +301,10 @@ FrameReceiver::~FrameReceiver() = default;
 
 Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptions options)
 {
+	if (options.cachedFiles > kWireMaxCachedFiles)
+		return Error::format(ErrorCode::OutOfRange, "cachedFiles",
+				     "Frame transport: cachedFiles is %u; 0 to %u are allowed.",
+				     options.cachedFiles, kWireMaxCachedFiles);
 	auto impl = std::make_shared<Impl>();
 	auto socket = detail::connectUnix(options.socketPath, options.connectTimeout);
 	if (!socket.ok())
@@ -283,6 +343,17 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 			return std::move(hello).error();
 		impl->caps.assign(hello->caps);
 		break;
+	}
+	// Announced at once, so that the first frames can name files already (a sender that
+	// does not know the message refuses it and sends fds every time).
+	if (options.cachedFiles) {
+		WireMessage features;
+		if (Status s = encodeFeatures(options.cachedFiles, features); !s.ok())
+			return std::move(s).error();
+		if (Status s = detail::sendMessageWithin(impl->socket.get(), features,
+							 deadline.remaining());
+		    !s.ok())
+			return std::move(s).error();
 	}
 	auto waiter = WaiterThread::create("gpuhandle-recv");
 	if (!waiter.ok())
@@ -366,6 +437,9 @@ FrameReceiverStats FrameReceiver::stats() const
 	s.attachmentsReceived = impl_->attachmentsReceived.load();
 	s.releasesSent = impl_->releasesSent.load();
 	s.badMessages = impl_->badMessages.load();
+	s.filesRemembered = impl_->filesRemembered.load();
+	s.framesOverKeptFiles = impl_->framesOverKeptFiles.load();
+	s.filesHeld = impl_->filesHeld.load();
 	return s;
 }
 

@@ -1,6 +1,7 @@
 // FrameSender: one listening socket, a thread serving it, frames fanned out to every consumer.
 #include <gpuhandle/frame_transport.h>
 
+#include "sender_file_cache.h"
 #include "unix_socket.h"
 
 #include <algorithm>
@@ -28,6 +29,7 @@ struct Peer {
 	UniqueFd socket{};
 	uint32_t inFlight = 0;
 	uint32_t badMessages = 0;
+	uint32_t cachedFiles = 0; // the file cache slots it announced (0: fds every time)
 };
 
 // A frame some consumers still hold: its release gate is signalled when `holders` empties.
@@ -52,7 +54,9 @@ struct FrameSender::Impl {
 	uint64_t nextId = 1;
 	FrameSenderStats stats;
 	WireMessage message;              // scratch for send(), under mutex
+	WireMessage cachedMessage;        // send()'s frame naming cached files, under mutex
 	WireMessage attachment;           // send()'s attachment, under mutex
+	detail::SenderFileCache files;    // under mutex
 	detail::ReceivedMessage incoming; // the thread's
 	// Frames every consumer released, whose gates are signalled once the mutex is let go
 	// (signalReleased): a gate's ReleaseListener (gpuhandlesink drops a buffer there) must not
@@ -83,6 +87,7 @@ struct FrameSender::Impl {
 	{
 		log(why);
 		peers[i] = Peer{};
+		files.dropPeer(i);
 		const uint64_t bit = uint64_t(1) << i;
 		for (Outstanding &o : outstanding) {
 			if (o.holders & bit)
@@ -203,10 +208,18 @@ struct FrameSender::Impl {
 		if (incoming.truncated)
 			return Error(ErrorCode::InvalidArgument, "size",
 				     "Frame transport: a consumer's message was too large.");
+		if (incoming.numFds) // a consumer sends no fds: refuse, and close them
+			return Error(ErrorCode::InvalidArgument, "numFds",
+				     "Frame transport: a consumer's message came with fds.");
+		auto type = decodeHeader(incoming.data(), 0);
+		if (type.ok() && *type == WireType::Features) {
+			auto cachedFiles = decodeFeatures(incoming.data());
+			if (!cachedFiles.ok())
+				return std::move(cachedFiles).error();
+			peers[i].cachedFiles = *cachedFiles;
+			return {};
+		}
 		auto id = decodeRelease(incoming.data());
-		if (id.ok() && incoming.numFds) // Release carries no fds: refuse, and close them
-			id = Error(ErrorCode::InvalidArgument, "numFds",
-				   "Frame transport: a release message came with fds.");
 		if (!id.ok())
 			return std::move(id).error();
 		const uint64_t bit = uint64_t(1) << i;
@@ -365,6 +378,7 @@ Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, std::span<con
 	}
 	uint64_t holders = 0;
 	uint32_t count = 0;
+	d.files.forgetUnused(d.peers);
 	for (size_t i = 0; i < d.peers.size(); ++i) {
 		Peer &p = d.peers[i];
 		if (!p.socket.isValid())
@@ -373,15 +387,26 @@ Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, std::span<con
 			d.stats.framesSkipped++;
 			continue;
 		}
+		// Files the consumer keeps are named by slot (their Remember goes first, before
+		// the attachment, which must come right before its frame).
+		const WireMessage *frameMessage = &d.message;
+		std::array<int32_t, 4> slots{};
+		if (p.cachedFiles &&
+		    d.files.slotsFor(frame, i, p.cachedFiles, p.socket.get(), slots) &&
+		    encodeFrame(frame, id, wantsRelease,
+				std::span(slots.data(), frame.numResources()), d.cachedMessage)
+			    .ok())
+			frameMessage = &d.cachedMessage;
 		// The attachment goes first; a consumer whose queue takes it but not the frame
 		// drops it when the next message is not that frame.
 		Status s = extra.empty() ? Status{}
 					 : detail::sendMessage(p.socket.get(), d.attachment);
 		if (s.ok())
-			s = detail::sendMessage(p.socket.get(), d.message);
+			s = detail::sendMessage(p.socket.get(), *frameMessage);
 		if (s.ok()) {
 			count++;
 			d.stats.framesSent++;
+			d.stats.framesOverKeptFiles += frameMessage == &d.cachedMessage;
 			if (wantsRelease) {
 				p.inFlight++;
 				holders |= uint64_t(1) << i;
@@ -435,6 +460,7 @@ FrameSenderStats FrameSender::stats() const
 {
 	std::lock_guard lock(impl_->mutex);
 	FrameSenderStats s = impl_->stats;
+	s.filesRemembered = impl_->files.remembered();
 	s.peersConnected = impl_->connected();
 	for (const Peer &p : impl_->peers)
 		s.peersWithRoom += p.socket.isValid() &&

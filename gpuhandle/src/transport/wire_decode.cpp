@@ -1,176 +1,19 @@
 // Decoding the wire format: every field and fd checked before any resource is built.
-#include "validation.h"
-#include "wire_codec.h"
+#include "wire_checks.h"
 
-#include <cerrno>
-#include <climits>
 #include <cstring>
-#include <fcntl.h>
-#include <linux/magic.h>
-#include <sys/stat.h>
-#include <sys/sysmacros.h>
-#include <sys/vfs.h>
-#include <unistd.h>
-
-#ifndef DMA_BUF_MAGIC
-#define DMA_BUF_MAGIC 0x444d4142
-#endif
-// The character-device major of NVIDIA's /dev/nvidia* nodes, whose fds its driver exports as
-// opaque Vulkan memory (not yet seen on hardware by the test suite: see docs/transport.md).
-constexpr unsigned kNvidiaDeviceMajor = 195;
-
-#ifndef ANON_INODE_FS_MAGIC
-#define ANON_INODE_FS_MAGIC 0x09041934
-#endif
 
 namespace gpuhandle {
 
 namespace {
 
+using detail::FdTable;
+using detail::FdUse;
+using detail::Field;
+using detail::malformed;
+using detail::resourceField;
 using detail::WireReader;
-
-Error malformed(const std::string &field, const char *why)
-{
-	return Error::format(ErrorCode::InvalidArgument, field,
-			     "Frame transport: malformed message: %s.", why);
-}
-
-// A field's name for errors, formatted only when one is made: a valid frame formats nothing
-// (an snprintf per resource per frame was 7% of a consumer's CPU).
-struct Field {
-	const char *name;   // the whole name, or the member of resources[index]
-	int64_t index = -1; // resources[index].name when >= 0
-	std::string str() const
-	{
-		return index < 0 ? std::string(name)
-				 : detail::indexed("resources", static_cast<uint32_t>(index), name);
-	}
-};
-
-Field resourceField(uint32_t index, const char *member)
-{
-	return { member, static_cast<int64_t>(index) };
-}
-
-// What a received fd is used as: memory (DMA-BUF, shared memory, Vulkan memory) or a fence.
-enum class FdUse : uint8_t { DmaBuf, SharedMemory, VulkanMemory, Fence };
-
-// Shared memory a consumer maps must not shrink under it (SIGBUS): sealed memfds only.
-Error notSealed(const std::string &field)
-{
-	return Error::format(ErrorCode::BadFd, field,
-			     "Frame transport: the shared memory sent for %s is not sealed against "
-			     "shrinking (F_SEAL_SHRINK), so it could vanish under a mapping.",
-			     field.c_str());
-}
-
-// The fd is what its field says it is: hostile peers may send a socket, a pipe, a directory or
-// a device where memory is expected, which must fail here rather than in mmap or an import.
-std::optional<Error> checkFdType(int fd, FdUse use, const Field &field)
-{
-	if (use == FdUse::SharedMemory) {
-		// ShmFd::create, which getShm calls next, reads the file's type, size and seals
-		// itself, and getShm then requires the shrink seal, which only memfds can carry:
-		// checking them here as well cost three system calls per frame.
-		const int flags = fcntl(fd, F_GETFL);
-		if (flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY)
-			return std::nullopt;
-		return Error::format(ErrorCode::BadFd, field.str(),
-				     "Frame transport: the fd sent for %s is not open for reading.",
-				     field.str().c_str());
-	}
-	struct stat st {};
-	struct statfs fs {};
-	if (fstat(fd, &st) != 0 || fstatfs(fd, &fs) != 0)
-		return Error::format(ErrorCode::BadFd, field.str(),
-				     "Frame transport: fd %d cannot be inspected (%s).", fd,
-				     std::strerror(errno));
-	const auto fsType = static_cast<unsigned long>(fs.f_type);
-	// An O_PATH or write-only fd passes fstat but cannot be mapped or read.
-	const int flags = fcntl(fd, F_GETFL);
-	const bool readable = flags >= 0 && !(flags & O_PATH) && (flags & O_ACCMODE) != O_WRONLY;
-	const bool shmem = S_ISREG(st.st_mode) &&
-			   (fsType == TMPFS_MAGIC || fsType == HUGETLBFS_MAGIC);
-	const int seals = shmem ? fcntl(fd, F_GET_SEALS) : 0;
-	const bool sealed = seals >= 0 && (seals & F_SEAL_SHRINK);
-	const bool dmabuf = fsType == DMA_BUF_MAGIC;
-	bool ok = false;
-	const char *wanted = "";
-	switch (use) {
-	case FdUse::DmaBuf:
-		// memfd-backed descriptors (udmabuf's source, software decoders) are DMA-BUF-like.
-		ok = dmabuf || shmem;
-		wanted = "a DMA-BUF or shared-memory fd";
-		break;
-	case FdUse::SharedMemory: // returned above
-		break;
-	case FdUse::VulkanMemory:
-		// Opaque fds are memfds on Mesa's software drivers, DMA-BUFs or driver-owned
-		// character-device fds elsewhere.
-		ok = dmabuf || shmem ||
-		     (S_ISCHR(st.st_mode) && major(st.st_rdev) == kNvidiaDeviceMajor);
-		wanted = "a Vulkan memory fd";
-		break;
-	case FdUse::Fence: {
-		// sync_file and eventfd are anonymous inodes; so are epoll or timer fds, which
-		// the link name tells apart.
-		if (fsType == ANON_INODE_FS_MAGIC) {
-			char path[64];
-			char target[64] = {};
-			std::snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-			const ssize_t n = readlink(path, target, sizeof target - 1);
-			const std::string_view link(target, n > 0 ? size_t(n) : 0);
-			ok = link == "anon_inode:sync_file" || link == "anon_inode:[eventfd]";
-		}
-		wanted = "a sync_file or eventfd";
-		break;
-	}
-	}
-	if (ok && !readable)
-		return Error::format(ErrorCode::BadFd, field.str(),
-				     "Frame transport: the fd sent for %s is not open for reading.",
-				     field.str().c_str());
-	if (ok && shmem && !sealed && use != FdUse::VulkanMemory)
-		return notSealed(field.str());
-	if (ok)
-		return std::nullopt;
-	return Error::format(ErrorCode::BadFd, field.str(),
-			     "Frame transport: the fd sent for %s is not %s (file type 0%o, file "
-			     "system 0x%lx).",
-			     field.str().c_str(), wanted, unsigned(st.st_mode & S_IFMT), fsType);
-}
-
-// The fds of one message: each may be taken once, by index; what is left is closed.
-class FdTable
-{
-public:
-	explicit FdTable(std::span<UniqueFd> fds) : fds_(fds) {}
-
-	Result<SharedFd> take(WireReader &r, FdUse use, const Field &field)
-	{
-		const uint32_t index = r.get<uint32_t>();
-		if (!r.ok())
-			return malformed(field.str(), "the message ends inside a record");
-		if (index >= fds_.size())
-			return Error::format(
-				ErrorCode::InvalidArgument, field.str(),
-				"Frame transport: fd index %u, but %zu fds came with the "
-				"message.",
-				index, fds_.size());
-		if (!fds_[index].isValid())
-			return Error::format(ErrorCode::InvalidArgument, field.str(),
-					     "Frame transport: fd index %u is used twice.", index);
-		if (auto e = checkFdType(fds_[index].get(), use, field))
-			return std::move(*e);
-		++used_;
-		return SharedFd(std::move(fds_[index]));
-	}
-	bool allUsed() const noexcept { return used_ == fds_.size(); }
-
-private:
-	std::span<UniqueFd> fds_;
-	size_t used_ = 0;
-};
+using CachedFiles = std::span<const std::optional<ShmFd>>;
 
 std::optional<Uuid> getUuid(WireReader &r)
 {
@@ -218,31 +61,41 @@ Result<Resource> getDmaBuf(WireReader &r, FdTable &fds, uint32_t index)
 	return Resource(std::move(*dmabuf));
 }
 
-Result<Resource> getShm(WireReader &r, FdTable &fds, uint32_t index)
+// A shared-memory resource: an fd of the message, or a file of the receiver's cache (the fd index
+// with kWireCachedFile set), cut to the frame's range without a system call.
+Result<Resource> getShm(WireReader &r, FdTable &fds, CachedFiles cached, uint32_t index)
 {
-	auto fd = fds.take(r, FdUse::SharedMemory, resourceField(index, "fd"));
-	if (!fd.ok())
-		return std::move(fd).error();
-	ShmFdDesc d;
-	d.fd = std::move(*fd);
-	d.offset = r.get<uint64_t>();
-	d.size = r.get<uint64_t>();
+	const Field field = resourceField(index, "fd");
+	const uint32_t fdIndex = r.get<uint32_t>();
+	if (!r.ok())
+		return malformed(field.str(), "the message ends inside a record");
+	// An fd of the message is checked before the rest of the record is read, as every fd is.
+	Result<SharedFd> fd = SharedFd();
+	if (!(fdIndex & kWireCachedFile)) {
+		fd = fds.takeIndex(fdIndex, FdUse::SharedMemory, field);
+		if (!fd.ok())
+			return std::move(fd).error();
+	}
+	const uint64_t offset = r.get<uint64_t>();
+	const uint64_t size = r.get<uint64_t>();
 	if (!r.ok())
 		return malformed(detail::indexed("resources", index, "size"),
 				 "the message ends inside a shared-memory record");
-	auto shm = ShmFd::create(std::move(d));
-	if (!shm.ok()) {
-		const Error &e = shm.error();
-		if (e.code() != ErrorCode::InvalidArgument || std::strcmp(e.field(), "fd") != 0)
-			return std::move(shm).error();
-		const std::string field = detail::indexed("resources", index, "fd");
-		return Error::format(ErrorCode::BadFd, field,
-				     "Frame transport: the fd sent for %s is not a memfd or "
-				     "shared-memory fd: %s",
-				     field.c_str(), e.message().c_str());
+	if (fdIndex & kWireCachedFile) {
+		const uint32_t slot = fdIndex & ~kWireCachedFile;
+		if (slot >= cached.size() || !cached[slot])
+			return Error::format(ErrorCode::InvalidArgument, field.str(),
+					     "Frame transport: cached file %u, but the receiver "
+					     "holds no file there.",
+					     slot);
+		auto part = cached[slot]->slice(offset, size);
+		if (!part.ok())
+			return std::move(part).error();
+		return Resource(std::move(*part));
 	}
-	if (!shm->isSealed())
-		return notSealed(detail::indexed("resources", index, "fd"));
+	auto shm = detail::receivedShm(std::move(*fd), offset, size, field);
+	if (!shm.ok())
+		return std::move(shm).error();
 	return Resource(std::move(*shm));
 }
 
@@ -278,12 +131,12 @@ Result<Resource> getVulkanMemory(WireReader &r, FdTable &fds, uint32_t index)
 	return Resource(std::move(*vk));
 }
 
-Result<Resource> getResource(WireReader &r, FdTable &fds, uint32_t index)
+Result<Resource> getResource(WireReader &r, FdTable &fds, CachedFiles cached, uint32_t index)
 {
 	const auto kind = static_cast<ResourceKind>(r.get<uint32_t>());
 	switch (kind) {
 	case ResourceKind::DmaBuf: return getDmaBuf(r, fds, index);
-	case ResourceKind::ShmFd: return getShm(r, fds, index);
+	case ResourceKind::ShmFd: return getShm(r, fds, cached, index);
 	case ResourceKind::VulkanMemoryFd: return getVulkanMemory(r, fds, index);
 	default:
 		return Error::format(ErrorCode::InvalidArgument,
@@ -291,20 +144,6 @@ Result<Resource> getResource(WireReader &r, FdTable &fds, uint32_t index)
 				     "Frame transport: resource kind %u cannot come over the wire.",
 				     static_cast<uint32_t>(kind));
 	}
-}
-
-// The header's type, already checked by decodeHeader; the decoders check it again so that each
-// may be called on its own (fuzzers do).
-std::optional<Error> expectType(std::span<const std::byte> bytes, WireType type, uint32_t numFds)
-{
-	auto header = decodeHeader(bytes, numFds);
-	if (!header.ok())
-		return std::move(header).error();
-	if (*header != type)
-		return Error::format(ErrorCode::InvalidArgument, "type",
-				     "Frame transport: a %s message where a %s was expected.",
-				     wireTypeName(*header), wireTypeName(type));
-	return std::nullopt;
 }
 
 } // namespace
@@ -331,7 +170,7 @@ Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds)
 				     "Frame transport: wire version %u; this library speaks %u.",
 				     version, kWireVersion);
 	if (type < static_cast<uint16_t>(WireType::Hello) ||
-	    type > static_cast<uint16_t>(WireType::Attachment))
+	    type > static_cast<uint16_t>(WireType::Forget))
 		return Error::format(ErrorCode::InvalidArgument, "type",
 				     "Frame transport: unknown message type %u.", type);
 	if (size != bytes.size())
@@ -347,13 +186,14 @@ Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds)
 
 namespace {
 
-Result<WireFrame> decodeFrameFds(std::span<const std::byte> bytes, std::span<UniqueFd> fds)
+Result<WireFrame> decodeFrameFds(std::span<const std::byte> bytes, std::span<UniqueFd> fds,
+				 CachedFiles cached)
 {
 	if (fds.size() > kWireMaxFds)
 		return Error::format(ErrorCode::InvalidArgument, "numFds",
 				     "Frame transport: %zu fds came with a frame (at most %u).",
 				     fds.size(), kWireMaxFds);
-	if (auto e = expectType(bytes, WireType::Frame, static_cast<uint32_t>(fds.size())))
+	if (auto e = detail::expectType(bytes, WireType::Frame, static_cast<uint32_t>(fds.size())))
 		return std::move(*e);
 	WireReader r(bytes);
 	FdTable table(fds);
@@ -370,10 +210,13 @@ Result<WireFrame> decodeFrameFds(std::span<const std::byte> bytes, std::span<Uni
 	d.numResources = r.get<uint32_t>();
 	if (!r.ok() || d.numResources == 0 || d.numResources > d.resources.size())
 		return malformed("numResources", "a frame needs 1 to 4 resources");
+	uint32_t fromCache = 0;
 	for (uint32_t i = 0; i < d.numResources; ++i) {
-		auto resource = getResource(r, table, i);
+		const size_t fdsBefore = table.used();
+		auto resource = getResource(r, table, cached, i);
 		if (!resource.ok())
 			return std::move(resource).error();
+		fromCache += resource->kind() == ResourceKind::ShmFd && table.used() == fdsBefore;
 		d.resources[i] = std::move(*resource);
 	}
 	d.numPlanes = r.get<uint32_t>();
@@ -407,14 +250,20 @@ Result<WireFrame> decodeFrameFds(std::span<const std::byte> bytes, std::span<Uni
 	auto frame = Frame::create(std::move(d));
 	if (!frame.ok())
 		return std::move(frame).error();
-	return WireFrame{ id, wantsRelease, std::move(*frame) };
+	return WireFrame{ id, wantsRelease, std::move(*frame), fromCache };
 }
 
 } // namespace
 
 Result<WireFrame> decodeFrame(std::span<const std::byte> bytes, std::span<UniqueFd> fds)
 {
-	auto frame = decodeFrameFds(bytes, fds);
+	return decodeFrame(bytes, fds, {});
+}
+
+Result<WireFrame> decodeFrame(std::span<const std::byte> bytes, std::span<UniqueFd> fds,
+			      std::span<const std::optional<ShmFd>> cachedFiles)
+{
+	auto frame = decodeFrameFds(bytes, fds, cachedFiles);
 	// Fds taken by resources are closed with them; on error the rest are closed now, so that
 	// a refused message holds nothing.
 	if (!frame.ok()) {
@@ -426,7 +275,7 @@ Result<WireFrame> decodeFrame(std::span<const std::byte> bytes, std::span<Unique
 
 Result<WireHello> decodeHello(std::span<const std::byte> bytes)
 {
-	if (auto e = expectType(bytes, WireType::Hello, 0))
+	if (auto e = detail::expectType(bytes, WireType::Hello, 0))
 		return std::move(*e);
 	WireReader r(bytes);
 	WireHello hello;
@@ -443,7 +292,7 @@ Result<WireHello> decodeHello(std::span<const std::byte> bytes)
 
 Result<std::string_view> decodeCaps(std::span<const std::byte> bytes)
 {
-	if (auto e = expectType(bytes, WireType::Caps, 0))
+	if (auto e = detail::expectType(bytes, WireType::Caps, 0))
 		return std::move(*e);
 	WireReader r(bytes);
 	const uint32_t capsSize = r.get<uint32_t>();
@@ -457,7 +306,7 @@ Result<std::string_view> decodeCaps(std::span<const std::byte> bytes)
 
 Result<uint64_t> decodeRelease(std::span<const std::byte> bytes)
 {
-	if (auto e = expectType(bytes, WireType::Release, 0))
+	if (auto e = detail::expectType(bytes, WireType::Release, 0))
 		return std::move(*e);
 	WireReader r(bytes);
 	const uint64_t id = r.get<uint64_t>();
@@ -468,7 +317,7 @@ Result<uint64_t> decodeRelease(std::span<const std::byte> bytes)
 
 Result<WireAttachment> decodeAttachment(std::span<const std::byte> bytes)
 {
-	if (auto e = expectType(bytes, WireType::Attachment, 0))
+	if (auto e = detail::expectType(bytes, WireType::Attachment, 0))
 		return std::move(*e);
 	WireReader r(bytes);
 	WireAttachment attachment;

@@ -102,6 +102,15 @@ std::optional<Error> capsTooLong(std::string_view caps)
 
 Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessage &out)
 {
+	return encodeFrame(frame, id, wantsRelease, {}, out);
+}
+
+Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
+		   std::span<const int32_t> cachedSlots, WireMessage &out)
+{
+	if (cachedSlots.size() > frame.numResources())
+		return Error(ErrorCode::InvalidArgument, "cachedSlots",
+			     "Frame transport: more cache slots than the frame has resources.");
 	out.numFds = 0;
 	WireWriter w(out);
 	w.put<uint64_t>(id);
@@ -128,7 +137,15 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 					"Frame transport: shared memory must be a memfd sealed "
 					"against shrinking (F_SEAL_SHRINK) to cross processes: a "
 					"consumer's mapping could otherwise fault.");
-			putFd(w, shm->desc().fd);
+			const int32_t slot = i < cachedSlots.size() ? cachedSlots[i] : -1;
+			if (slot >= int32_t(kWireMaxCachedFiles))
+				return Error::format(ErrorCode::InvalidArgument, "cachedSlots",
+						     "Frame transport: cache slot %d (at most %u).",
+						     slot, kWireMaxCachedFiles);
+			if (slot >= 0)
+				w.put<uint32_t>(kWireCachedFile | uint32_t(slot));
+			else
+				putFd(w, shm->desc().fd);
 			w.put<uint64_t>(shm->desc().offset);
 			w.put<uint64_t>(shm->desc().size);
 		} else if (const VulkanMemoryFd *vk = r.get<VulkanMemoryFd>()) {
@@ -136,6 +153,9 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 		} else {
 			return cannotCross("resource", resourceKindName(r.kind()), i);
 		}
+		if (i < cachedSlots.size() && cachedSlots[i] >= 0 && !r.get<ShmFd>())
+			return Error(ErrorCode::InvalidArgument, "cachedSlots",
+				     "Frame transport: only shared-memory files are cached.");
 	}
 	w.put<uint32_t>(frame.numPlanes());
 	for (uint32_t i = 0; i < frame.numPlanes(); ++i) {
@@ -230,6 +250,9 @@ const char *wireTypeName(WireType type) noexcept
 	case WireType::Bye: return "bye";
 	case WireType::Caps: return "caps";
 	case WireType::Attachment: return "attachment";
+	case WireType::Features: return "features";
+	case WireType::Remember: return "remember";
+	case WireType::Forget: return "forget";
 	}
 	return "unknown";
 }

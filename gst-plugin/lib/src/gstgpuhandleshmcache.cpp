@@ -42,6 +42,11 @@ struct GPUHANDLE_LOCAL ShmMemoryCache::Impl {
 		FileId id{};
 		GstMemory *parent = nullptr; // newSharedParent's; this cache's reference
 		uint64_t lastUse = 0;
+		// The fd the file came in first when it is owned, held open: while it is, a frame
+		// whose fd has its number is over this very file (FrameReceiver's file cache hands
+		// out the same fd again), known without a system call. A borrowed one is not kept:
+		// its anchor (someone's frame or buffer) would live as long as this entry.
+		SharedFd source{};
 	};
 
 	explicit Impl(uint32_t capacity)
@@ -73,8 +78,9 @@ struct GPUHANDLE_LOCAL ShmMemoryCache::Impl {
 		return false;
 	}
 	// The entry for the open file `fd` (of `id`): found, or made when it was seen before.
-	Entry *entryFor(int fd, const FileId &id, off_t fileSize)
+	Entry *entryFor(const SharedFd &source, const FileId &id, off_t fileSize)
 	{
+		const int fd = source.get();
 		for (Entry &e : entries) {
 			if (!e.parent || !(e.id == id))
 				continue;
@@ -99,6 +105,8 @@ struct GPUHANDLE_LOCAL ShmMemoryCache::Impl {
 		if (!oldest.parent)
 			return nullptr;
 		oldest.id = id;
+		if (source.isOwned())
+			oldest.source = source;
 		files++;
 		return &oldest;
 	}
@@ -113,10 +121,17 @@ struct GPUHANDLE_LOCAL ShmMemoryCache::Impl {
 	GstMemory *memoryFor(const SharedFd &fd, uint64_t offset, uint64_t size,
 			     const std::shared_ptr<const Frame> &keep)
 	{
+		Entry *e = nullptr;
+		for (Entry &cached : entries)
+			if (cached.parent && cached.source.get() == fd.get()) {
+				e = &cached;
+				break;
+			}
 		struct stat st {};
-		if (!kcmpAllowed || fstat(fd.get(), &st) != 0)
+		if (!e && (!kcmpAllowed || fstat(fd.get(), &st) != 0))
 			return nullptr;
-		Entry *e = entryFor(fd.get(), { st.st_dev, st.st_ino }, st.st_size);
+		if (!e)
+			e = entryFor(fd, { st.st_dev, st.st_ino }, st.st_size);
 		if (!e)
 			return nullptr;
 		if (offset > e->parent->maxsize || size > e->parent->maxsize - offset) {

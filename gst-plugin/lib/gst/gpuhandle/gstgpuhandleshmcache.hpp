@@ -23,9 +23,12 @@ namespace gst {
 //
 // A file is known again only when it is the same open file description as the cached one
 // (kcmp(2) KCMP_FILE, after fstat's inode): a producer that sends a new file per frame, or a
-// kernel or sandbox without kcmp, gets the uncached memories. A file seen once is not cached,
-// so that a producer without a pool does not leave dead files mapped here. At most `capacity`
-// files are kept (the least recently used goes). Not thread-safe: one streaming thread's.
+// kernel or sandbox without kcmp, gets the uncached memories. An owned fd the file first came in
+// (FrameReceiver's file cache hands out the same one for every frame over a file) is kept open
+// with the entry, and a frame with that fd number is known without a system call. A file seen once
+// is not cached, so that a producer without a pool does not leave dead files mapped here. At most
+// `capacity` files are kept (the least recently used goes). Not thread-safe: one streaming
+// thread's.
 class GST_GPUHANDLE_API ShmMemoryCache
 {
 public:

@@ -1,0 +1,148 @@
+// The wire format's file cache messages: Features, Remember and Forget (see wire_format.h).
+#include "wire_checks.h"
+
+#include <sys/stat.h>
+
+namespace gpuhandle {
+
+namespace {
+
+using detail::malformed;
+using detail::WireReader;
+using detail::WireWriter;
+
+Error slotOutOfRange(const char *field, uint32_t slot)
+{
+	return Error::format(ErrorCode::InvalidArgument, field,
+			     "Frame transport: cache slot %u (a consumer keeps at most %u files).",
+			     slot, kWireMaxCachedFiles);
+}
+
+} // namespace
+
+Status encodeFeatures(uint32_t cachedFiles, WireMessage &out)
+{
+	if (cachedFiles == 0 || cachedFiles > kWireMaxCachedFiles)
+		return Error::format(ErrorCode::InvalidArgument, "cachedFiles",
+				     "Frame transport: %u cached files (1 to %u).", cachedFiles,
+				     kWireMaxCachedFiles);
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint32_t>(cachedFiles);
+	w.finish(WireType::Features);
+	return {};
+}
+
+Status encodeRemember(uint32_t slot, int fd, WireMessage &out)
+{
+	if (slot >= kWireMaxCachedFiles)
+		return slotOutOfRange("slot", slot);
+	if (fd < 0)
+		return Error(ErrorCode::BadFd, "fd", "Frame transport: no file to remember.");
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint32_t>(slot);
+	w.put<uint32_t>(kWireFileSharedMemory);
+	uint32_t index = 0;
+	w.addFd(fd, index);
+	w.put<uint32_t>(index);
+	w.finish(WireType::Remember);
+	return {};
+}
+
+Status encodeForget(uint32_t slot, WireMessage &out)
+{
+	if (slot >= kWireMaxCachedFiles)
+		return slotOutOfRange("slot", slot);
+	out.numFds = 0;
+	WireWriter w(out);
+	w.put<uint32_t>(slot);
+	w.finish(WireType::Forget);
+	return {};
+}
+
+Result<uint32_t> decodeFeatures(std::span<const std::byte> bytes)
+{
+	if (auto e = detail::expectType(bytes, WireType::Features, 0))
+		return std::move(*e);
+	WireReader r(bytes);
+	const uint32_t cachedFiles = r.get<uint32_t>();
+	if (!r.atEnd())
+		return malformed("size", "the features message's length is wrong");
+	if (cachedFiles == 0 || cachedFiles > kWireMaxCachedFiles)
+		return Error::format(ErrorCode::InvalidArgument, "cachedFiles",
+				     "Frame transport: a consumer announced %u cached files (1 to "
+				     "%u).",
+				     cachedFiles, kWireMaxCachedFiles);
+	return cachedFiles;
+}
+
+namespace {
+
+Result<WireRemember> decodeRememberFds(std::span<const std::byte> bytes, std::span<UniqueFd> fds)
+{
+	if (auto e = detail::expectType(bytes, WireType::Remember,
+					static_cast<uint32_t>(fds.size())))
+		return std::move(*e);
+	WireReader r(bytes);
+	const uint32_t slot = r.get<uint32_t>();
+	const uint32_t use = r.get<uint32_t>();
+	const uint32_t index = r.get<uint32_t>();
+	if (!r.atEnd())
+		return malformed("size", "the remember message's length is wrong");
+	if (slot >= kWireMaxCachedFiles)
+		return slotOutOfRange("slot", slot);
+	if (use != kWireFileSharedMemory)
+		return Error::format(ErrorCode::InvalidArgument, "use",
+				     "Frame transport: a file to remember as %u; only shared "
+				     "memory (%u) is cached.",
+				     use, kWireFileSharedMemory);
+	if (fds.size() != 1)
+		return Error::format(
+			ErrorCode::InvalidArgument, "numFds",
+			"Frame transport: a remember message with %zu fds (1 expected).",
+			fds.size());
+	detail::FdTable table(fds);
+	const detail::Field field{ "fd" };
+	auto fd = table.takeIndex(index, detail::FdUse::SharedMemory, field);
+	if (!fd.ok())
+		return std::move(fd).error();
+	// The whole file, as it is now: sealed against shrinking, it stays at least this long.
+	struct stat st {};
+	if (fstat(fd->get(), &st) != 0 || st.st_size <= 0)
+		return Error(ErrorCode::BadFd, "fd",
+			     "Frame transport: the file to remember is empty or cannot be "
+			     "inspected.");
+	auto file =
+		detail::receivedShm(std::move(*fd), 0, static_cast<uint64_t>(st.st_size), field);
+	if (!file.ok())
+		return std::move(file).error();
+	return WireRemember{ slot, std::move(*file) };
+}
+
+} // namespace
+
+Result<WireRemember> decodeRemember(std::span<const std::byte> bytes, std::span<UniqueFd> fds)
+{
+	auto remember = decodeRememberFds(bytes, fds);
+	if (!remember.ok()) {
+		for (UniqueFd &fd : fds)
+			fd.reset();
+	}
+	return remember;
+}
+
+Result<uint32_t> decodeForget(std::span<const std::byte> bytes)
+{
+	if (auto e = detail::expectType(bytes, WireType::Forget, 0))
+		return std::move(*e);
+	WireReader r(bytes);
+	const uint32_t slot = r.get<uint32_t>();
+	if (!r.atEnd())
+		return malformed("size", "the forget message's length is wrong");
+	if (slot >= kWireMaxCachedFiles)
+		return slotOutOfRange("slot", slot);
+	return slot;
+}
+
+} // namespace gpuhandle
