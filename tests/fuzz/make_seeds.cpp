@@ -116,6 +116,17 @@ void wireSeeds(const std::string &dir)
 	write(dir, "release", wire(0, m));
 	encodeBye(m);
 	write(dir, "bye", wire(0, m));
+	// The file cache: a frame naming slot 0 (the harness keeps a memfd there), its messages.
+	const std::array<int32_t, 1> slot{ 0 };
+	const Frame pooled = nv12Shm(SyncPoint::noop());
+	(void)encodeFrame(pooled, 4, true, slot, m);
+	write(dir, "nv12-shm-cached", wire(0, m));
+	(void)encodeRemember(0, pooled.resource(0).get<ShmFd>()->desc().fd.get(), m);
+	write(dir, "remember", wire(1, m));
+	(void)encodeFeatures(kWireMaxCachedFiles, m);
+	write(dir, "features", wire(0, m));
+	(void)encodeForget(0, m);
+	write(dir, "forget", wire(0, m));
 }
 
 Bytes formats(PixelFormat f, uint32_t w, uint32_t h, uint8_t policy, uint32_t align)
