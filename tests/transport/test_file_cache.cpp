@@ -6,7 +6,11 @@
 #include "wire_test_frames.h"
 
 #include <chrono>
+#include <cstdio>
+#include <future>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <thread>
 
 // Last: Check's fail() macro breaks standard headers included after it.
@@ -69,6 +73,72 @@ START_TEST(control_messages_of_the_cache_round_trip)
 	ck_assert_error(encodeRemember(kWireMaxCachedFiles, file.get(), m),
 			ErrorCode::InvalidArgument, "slot");
 	ck_assert_error(encodeRemember(0, -1, m), ErrorCode::BadFd, "fd");
+
+	// The producer's Hello says whether it keeps files, in the in-flight field's bit 31.
+	for (const bool keeps : { false, true }) {
+		ck_assert_ok(encodeHello("video/x-raw", 4, m, keeps));
+		auto hello = decodeHello(m.data());
+		ck_assert_ok(hello);
+		ck_assert_uint_eq(hello->maxInFlight, 4);
+		ck_assert(hello->fileCache == keeps);
+	}
+	ck_assert_error(encodeHello("video/x-raw", kWireHelloFileCache | 4, m),
+			ErrorCode::InvalidArgument, "maxInFlight");
+}
+END_TEST
+
+namespace {
+
+// What a consumer sends a raw producer, whose Hello does or does not offer the file cache,
+// before anything else: the type of its first message, or 0 when it sent none.
+uint16_t firstFromConsumer(bool offer)
+{
+	const std::string path = socketPath(offer ? "offer" : "nooffer");
+	unlink(path.c_str());
+	UniqueFd listener(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0));
+	sockaddr_un address{};
+	address.sun_family = AF_UNIX;
+	std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
+	ck_assert_int_eq(
+		bind(listener.get(), reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
+	ck_assert_int_eq(listen(listener.get(), 1), 0);
+	uint16_t type = 0;
+	std::promise<void> consumed;
+	std::thread producer([&, done = consumed.get_future()] {
+		UniqueFd peer(accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
+		WireMessage m;
+		(void)encodeHello("video/x-raw", 4, m, offer);
+		(void)send(peer.get(), m.bytes.data(), m.size, MSG_NOSIGNAL);
+		encodeBye(m);
+		(void)send(peer.get(), m.bytes.data(), m.size, MSG_NOSIGNAL);
+		// Once the consumer read to the bye, anything it sent is queued here.
+		done.wait();
+		std::array<std::byte, kWireMaxMessage> bytes{};
+		if (recv(peer.get(), bytes.data(), bytes.size(), MSG_DONTWAIT) >= 8)
+			std::memcpy(&type, bytes.data() + 6, sizeof type);
+	});
+	FrameReceiverOptions o;
+	o.socketPath = path;
+	auto receiver = FrameReceiver::connect(o);
+	ck_assert_ok(receiver);
+	auto end = (*receiver)->receive(5s);
+	ck_assert_ok(end);
+	ck_assert(!end->has_value());
+	consumed.set_value();
+	producer.join();
+	receiver->reset();
+	unlink(path.c_str());
+	return type;
+}
+
+} // namespace
+
+// A producer that does not offer the cache (an older one, or one written from the version 1
+// format) never hears of it; one that offers it hears Features first.
+START_TEST(a_consumer_announces_its_cache_only_when_offered)
+{
+	ck_assert_uint_eq(firstFromConsumer(false), 0);
+	ck_assert_uint_eq(firstFromConsumer(true), static_cast<uint16_t>(WireType::Features));
 }
 END_TEST
 
@@ -381,6 +451,7 @@ int main()
 	Suite *s = suite_create("file_cache");
 	TCase *wire = tcase_create("wire");
 	tcase_add_test(wire, control_messages_of_the_cache_round_trip);
+	tcase_add_test(wire, a_consumer_announces_its_cache_only_when_offered);
 	tcase_add_test(wire, remember_refuses_what_a_frame_would);
 	tcase_add_test(wire, a_cached_frame_names_its_file_without_an_fd);
 	tcase_add_test(wire, hostile_cached_frames_are_refused);

@@ -55,7 +55,8 @@ GPUHANDLE_API const char *wireTypeName(WireType type) noexcept;
 
 // The file cache (types 7-9). A producer's pool sends the same files frame after frame; passing
 // each as an fd costs both processes an fd install, type and size checks and a close per frame.
-// A consumer that announces N slots (Features) may be sent each file once (Remember: slot, what
+// A producer that can says so in its Hello (kWireHelloFileCache); a consumer that announces N
+// slots (Features) may then be sent each file once (Remember: slot, what
 // the file is used as, the fd), checked then, and kept; a frame then names the file by slot: a
 // shared-memory resource's fd index with kWireCachedFile set is slot (index & ~kWireCachedFile)
 // of the receiver's cache, and its range is checked against the file as it was remembered.
@@ -64,6 +65,8 @@ GPUHANDLE_API const char *wireTypeName(WireType type) noexcept;
 // Only shared-memory files (sealed memfds) are cached so far.
 inline constexpr uint32_t kWireMaxCachedFiles = 32;
 inline constexpr uint32_t kWireCachedFile = 0x80000000u;
+// Hello's in-flight field: set when the producer keeps files for consumers that ask.
+inline constexpr uint32_t kWireHelloFileCache = 0x80000000u;
 // What a remembered file is used as (Remember's second field).
 inline constexpr uint32_t kWireFileSharedMemory = 1;
 
@@ -97,8 +100,12 @@ GPUHANDLE_API Status encodeFeatures(uint32_t cachedFiles, WireMessage &out);
 // out of range or the fd is negative.
 GPUHANDLE_API Status encodeRemember(uint32_t slot, int fd, WireMessage &out);
 GPUHANDLE_API Status encodeForget(uint32_t slot, WireMessage &out);
-// InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0.
-GPUHANDLE_API Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out);
+// InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0 (or has bit 31
+// set). `fileCache`: the producer keeps files for consumers (types 7 to 9): bit 31 of the
+// in-flight field, which a receiver that does not know it never reads (it checks the bound is
+// not 0), so only a consumer that sees it sends Features.
+GPUHANDLE_API Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out,
+				 bool fileCache = false);
 GPUHANDLE_API Status encodeCaps(std::string_view caps, WireMessage &out);
 GPUHANDLE_API void encodeRelease(uint64_t id, WireMessage &out) noexcept;
 // Bytes that travel with frame `id` (GStreamer metas, for gpuhandlesink): InvalidArgument when
@@ -145,6 +152,7 @@ GPUHANDLE_API Result<uint32_t> decodeForget(std::span<const std::byte> bytes);
 struct WireHello {
 	std::string_view caps; // points into the bytes given
 	uint32_t maxInFlight = 0;
+	bool fileCache = false; // the producer names kept files (the in-flight field's bit 31)
 };
 GPUHANDLE_API Result<WireHello> decodeHello(std::span<const std::byte> bytes);
 GPUHANDLE_API Result<std::string_view> decodeCaps(std::span<const std::byte> bytes);

@@ -314,6 +314,7 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 		return std::move(s).error();
 	// The sender greets first; anything else, or silence, is not a gpuhandle sender.
 	const Deadline deadline = Deadline::after(options.connectTimeout);
+	bool fileCache = false;
 	for (;;) {
 		auto ready = detail::pollReadable(impl->socket.get(), deadline.remaining());
 		if (!ready.ok())
@@ -342,18 +343,16 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 		if (!hello.ok())
 			return std::move(hello).error();
 		impl->caps.assign(hello->caps);
+		fileCache = hello->fileCache;
 		break;
 	}
-	// Announced at once, so that the first frames can name files already (a sender that
-	// does not know the message refuses it and sends fds every time).
-	if (options.cachedFiles) {
+	// Announced at once, to a sender that keeps files, so that its first frames can name
+	// them already. Not sent, the cache is unused: a sender that already said all it had and
+	// hung up is still read to its end.
+	if (options.cachedFiles && fileCache) {
 		WireMessage features;
-		if (Status s = encodeFeatures(options.cachedFiles, features); !s.ok())
-			return std::move(s).error();
-		if (Status s = detail::sendMessageWithin(impl->socket.get(), features,
-							 deadline.remaining());
-		    !s.ok())
-			return std::move(s).error();
+		if (encodeFeatures(options.cachedFiles, features).ok())
+			(void)detail::sendMessage(impl->socket.get(), features);
 	}
 	auto waiter = WaiterThread::create("gpuhandle-recv");
 	if (!waiter.ok())

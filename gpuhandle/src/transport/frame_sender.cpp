@@ -159,7 +159,7 @@ struct FrameSender::Impl {
 			return;
 		}
 		WireMessage hello;
-		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello);
+		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello, true);
 		    !s.ok()) {
 			log(s.error());
 			return;

@@ -279,7 +279,9 @@ Result<WireHello> decodeHello(std::span<const std::byte> bytes)
 		return std::move(*e);
 	WireReader r(bytes);
 	WireHello hello;
-	hello.maxInFlight = r.get<uint32_t>();
+	const uint32_t inFlight = r.get<uint32_t>();
+	hello.maxInFlight = inFlight & ~kWireHelloFileCache;
+	hello.fileCache = (inFlight & kWireHelloFileCache) != 0;
 	const uint32_t capsSize = r.get<uint32_t>();
 	if (!r.ok() || capsSize > kWireMaxCaps)
 		return malformed("caps", "caps longer than a message carries");

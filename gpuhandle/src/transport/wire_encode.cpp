@@ -182,16 +182,16 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
 	return {};
 }
 
-Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out)
+Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out, bool fileCache)
 {
 	if (auto e = capsTooLong(caps))
 		return std::move(*e);
-	if (!maxInFlight)
+	if (!maxInFlight || (maxInFlight & kWireHelloFileCache))
 		return Error(ErrorCode::InvalidArgument, "maxInFlight",
-			     "Frame transport: at least one frame must be allowed in flight.");
+			     "Frame transport: 1 to 2^31 - 1 frames may be allowed in flight.");
 	out.numFds = 0;
 	WireWriter w(out);
-	w.put<uint32_t>(maxInFlight);
+	w.put<uint32_t>(maxInFlight | (fileCache ? kWireHelloFileCache : 0));
 	w.put<uint32_t>(static_cast<uint32_t>(caps.size()));
 	w.putBytes(caps.data(), caps.size());
 	w.finish(WireType::Hello);
