@@ -35,7 +35,9 @@ GstStructure *statsStructure(SinkState &s)
 		static_cast<guint64>(sender.peersConnected), "consumers-lost", G_TYPE_UINT64,
 		static_cast<guint64>(sender.peersLost), "metas-left-out", G_TYPE_UINT64,
 		c.metasLeftOut.load(), "frames-released-late", G_TYPE_UINT64, c.releasedLate.load(),
-		nullptr);
+		"files-remembered", G_TYPE_UINT64, static_cast<guint64>(sender.filesRemembered),
+		"frames-over-kept-files", G_TYPE_UINT64,
+		static_cast<guint64>(sender.framesOverKeptFiles), nullptr);
 }
 
 void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
@@ -143,7 +145,9 @@ void installProperties(GObjectClass *object)
 				   "frames, frames-zero-copy, frames-copied, frames-dropped, "
 				   "frames-unsent, frames-sent, frames-skipped, "
 				   "frames-released-late, consumers, consumers-lost, "
-				   "metas-left-out (guint64)",
+				   "metas-left-out, files-remembered (memfds sent once for "
+				   "consumers to keep), frames-over-kept-files (frame messages "
+				   "that named such a file instead of sending its fd) (guint64)",
 				   GST_TYPE_STRUCTURE,
 				   static_cast<GParamFlags>(G_PARAM_READABLE |
 							    G_PARAM_STATIC_STRINGS)));

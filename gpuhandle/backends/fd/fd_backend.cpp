@@ -34,10 +34,10 @@ bool udmabufAvailable()
 	return true;
 }
 
-// A memfd charged to a budget: its reservation lives as long as the fd (the anchor owns both);
-// without a budget the SharedFd owns the fd itself, as before.
-struct ChargedMemfd final : KeepAlive {
-	UniqueFd fd{};
+// A memfd charged to a budget: its reservation lives as long as the fd (an anchor of the owned
+// fd). Owned, so that the frame transport's file cache may keep it: holding the fd keeps the
+// memory, and rightly its charge.
+struct MemfdCharge final : KeepAlive {
 	BudgetReservation charge{};
 };
 
@@ -45,11 +45,9 @@ SharedFd chargedFd(UniqueFd fd, BudgetReservation charge)
 {
 	if (charge.isEmpty())
 		return SharedFd(std::move(fd));
-	auto anchor = std::make_shared<ChargedMemfd>();
-	const int raw = fd.get();
-	anchor->fd = std::move(fd);
+	auto anchor = std::make_shared<MemfdCharge>();
 	anchor->charge = std::move(charge);
-	return SharedFd::borrow(raw, std::move(anchor));
+	return SharedFd(std::move(fd), std::move(anchor));
 }
 
 class FdBackend final : public HostMemoryBackend

@@ -40,6 +40,10 @@ public:
 	// Takes ownership (allocates one small control block). An invalid UniqueFd gives an empty
 	// SharedFd.
 	explicit SharedFd(UniqueFd fd);
+	// Takes ownership, and keeps `anchor` alive until the fd closes (a budget charge for the
+	// memory the fd holds, say). Owned: whoever holds a copy (a transport's file cache) keeps
+	// the anchor too, so it must not be something another pool waits for (a GstBuffer).
+	SharedFd(UniqueFd fd, KeepAliveRef anchor);
 	// Borrows `fd` from a producer that keeps it open while `anchor` lives.
 	static SharedFd borrow(int fd, KeepAliveRef anchor);
 

@@ -56,6 +56,12 @@ SharedFd::SharedFd(UniqueFd fd)
 	holder_ = std::move(holder);
 }
 
+SharedFd::SharedFd(UniqueFd fd, KeepAliveRef anchor) : SharedFd(std::move(fd))
+{
+	if (holder_)
+		std::const_pointer_cast<Holder>(holder_)->anchor = std::move(anchor);
+}
+
 SharedFd SharedFd::borrow(int fd, KeepAliveRef anchor)
 {
 	SharedFd shared;
