@@ -32,7 +32,7 @@ namespace {
 
 constexpr int kFps = 30;
 // The most channels the search tries (a machine that takes more reports this many).
-constexpr int kMostTried = 96;
+constexpr int kMostTried = 128;
 constexpr const char *kCaps = "video/x-raw,format=NV12,width=1920,height=1080,framerate=30/1";
 // A channel is on time when its consumer got at least this share of the frames the window holds
 // (one frame either side of a window edge is chance, not lateness).

@@ -15,6 +15,19 @@
 
 namespace gpuhandle::gst {
 
+namespace {
+
+// Both plugins (gpuhandle, gpuhandleav) link these helpers, each with its own statics: the enum
+// may have been registered by the other plugin's copy already.
+GType enumType(const char *name, const GEnumValue *values)
+{
+	if (GType known = g_type_from_name(name))
+		return known;
+	return g_enum_register_static(name, values);
+}
+
+} // namespace
+
 GType backendChoiceType()
 {
 	static GType type = 0;
@@ -30,8 +43,7 @@ GType backendChoiceType()
 		{ 0, nullptr, nullptr },
 	};
 	if (g_once_init_enter(&type))
-		g_once_init_leave(&type,
-				  g_enum_register_static("GstGpuHandleBackendChoice", values));
+		g_once_init_leave(&type, enumType("GstGpuHandleBackendChoice", values));
 	return type;
 }
 
@@ -64,8 +76,7 @@ GType storageChoiceType()
 		{ 0, nullptr, nullptr },
 	};
 	if (g_once_init_enter(&type))
-		g_once_init_leave(&type,
-				  g_enum_register_static("GstGpuHandleStorageChoice", values));
+		g_once_init_leave(&type, enumType("GstGpuHandleStorageChoice", values));
 	return type;
 }
 

@@ -1,14 +1,10 @@
-// The gpuhandle plugin: registers gpuhandleupload, gpuhandledownload, gpuhandlesink, gpuhandlesrc,
-// and gpuhandleavdec and gpuhandleavfilter where FFmpeg's libraries were found.
+// The gpuhandle plugin: registers gpuhandleupload, gpuhandledownload, gpuhandlesink and
+// gpuhandlesrc (FFmpeg's elements are the gpuhandleav plugin's: gstgpuhandleavplugin.cpp).
 #include "gpuhandle_i18n.h"
 #include "gstgpuhandledownload.h"
 #include "gstgpuhandlesink.h"
 #include "gstgpuhandlesrc.h"
 #include "gstgpuhandleupload.h"
-#if GPUHANDLE_PLUGIN_HAVE_AV
-#include "gstgpuhandleavdec.h"
-#include "gstgpuhandleavfilter.h"
-#endif
 
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 
@@ -20,15 +16,10 @@ gboolean pluginInit(GstPlugin *plugin)
 	// As GStreamer's plugins do: bind the domain (UTF-8), leave the program's own domain alone.
 	gpuhandle::i18n::bindDomain();
 	// Each element registers itself (GST_ELEMENT_REGISTER_DEFINE in its own file).
-	bool registered = GST_ELEMENT_REGISTER(gpuhandleupload, plugin) &&
-			  GST_ELEMENT_REGISTER(gpuhandledownload, plugin) &&
-			  GST_ELEMENT_REGISTER(gpuhandlesink, plugin) &&
-			  GST_ELEMENT_REGISTER(gpuhandlesrc, plugin);
-#if GPUHANDLE_PLUGIN_HAVE_AV
-	registered = registered && GST_ELEMENT_REGISTER(gpuhandleavdec, plugin) &&
-		     GST_ELEMENT_REGISTER(gpuhandleavfilter, plugin);
-#endif
-	return registered;
+	return GST_ELEMENT_REGISTER(gpuhandleupload, plugin) &&
+	       GST_ELEMENT_REGISTER(gpuhandledownload, plugin) &&
+	       GST_ELEMENT_REGISTER(gpuhandlesink, plugin) &&
+	       GST_ELEMENT_REGISTER(gpuhandlesrc, plugin);
 }
 
 } // namespace
@@ -37,7 +28,6 @@ GST_PLUGIN_DEFINE(
 	GST_VERSION_MAJOR, GST_VERSION_MINOR, gpuhandle,
 	"Typed GPU frames across APIs: gpuhandleupload and gpuhandledownload move "
 	"frames between GpuHandle memory and GStreamer's system, DMABuf, GL, Vulkan, "
-	"CUDA and VA memories; gpuhandlesink and gpuhandlesrc carry them between processes; "
-	"gpuhandleavdec decodes with FFmpeg, on a hardware device where asked; "
-	"gpuhandleavfilter runs FFmpeg filter graphs on GPU frames",
+	"CUDA and VA memories; gpuhandlesink and gpuhandlesrc carry them between processes "
+	"(FFmpeg's decoders and filters on GPU frames: the gpuhandleav plugin)",
 	pluginInit, VERSION, "MIT", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

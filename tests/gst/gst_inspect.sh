@@ -1,6 +1,7 @@
 #!/bin/sh
-# gst-inspect-1.0 documents every property and pad template of the gpuhandle elements, and the
-# plugin's description names every element it registers.
+# gst-inspect-1.0 documents every property and pad template of the gpuhandle elements, and each
+# plugin's description names every element it registers: gpuhandle the four that need no FFmpeg,
+# gpuhandleav FFmpeg's two; and the gpuhandle plugin loads without FFmpeg's libraries.
 if ! command -v gst-inspect-1.0 >/dev/null 2>&1; then
 	echo "SKIP: gst-inspect-1.0 (Debian package gstreamer1.0-tools) is not installed"
 	exit 77
@@ -31,18 +32,27 @@ check gpuhandlesink 'SINK template' 'memory:GpuHandle' 'socket-path *:' 'socket-
 	'max-consumers *:' 'max-in-flight *:' 'allowed-uids *:' 'wait-for-consumers *:' 'stats *:'
 check gpuhandlesrc 'SRC template' 'socket-path *:' 'connect-timeout *:' 'allowed-uids *:'
 # gpuhandleavdec and gpuhandleavfilter where FFmpeg's libraries were found (GPUHANDLE_PLUGIN_HAVE_AV: meson passes it).
-elements=4
 if [ "${GPUHANDLE_PLUGIN_HAVE_AV:-0}" = 1 ]; then
-	elements=6
 	check gpuhandleavdec 'SINK template' 'SRC template' 'memory:GpuHandle' 'video/x-h264' \
 		'video/x-h265' 'video/x-vp9' 'video/x-av1' 'video/x-prores' 'video/x-ffv' 'image/jpeg' \
 		'decoder *:' 'hwaccel *:' 'hw-device *:' 'hwaccel-fallback *:' 'threads *:' 'stats *:' \
 		'(0): software' '(1): error' 'Rank *none'
 	check gpuhandleavfilter 'SINK template' 'SRC template' 'memory:GpuHandle' 'graph *:' \
 		'hw-device *:' 'stats *:'
+	check gpuhandleav 'Description.*gpuhandleavdec' 'Description.*gpuhandleavfilter' \
+		'2 elements'
 fi
-# The plugin: its description names each element, and it registers those and no other.
+# The plugins: each description names its elements, and each registers those and no other.
 check gpuhandle 'Description.*gpuhandleupload' 'Description.*gpuhandledownload' \
-	'Description.*gpuhandlesink' 'Description.*gpuhandlesrc' "$elements elements"
-[ "$elements" = 4 ] || check gpuhandle 'Description.*gpuhandleavdec' 'Description.*gpuhandleavfilter'
+	'Description.*gpuhandlesink' 'Description.*gpuhandlesrc' '4 elements'
+# The gpuhandle plugin needs none of FFmpeg's libraries (the gpuhandleav plugin does).
+plugin=$(gst-inspect-1.0 gpuhandle 2>/dev/null | sed -n 's/^ *Filename *//p')
+if [ -n "$plugin" ] && command -v ldd >/dev/null 2>&1; then
+	if ldd "$plugin" | grep -q -e libavcodec -e libavformat -e libavfilter; then
+		echo "FAIL: $plugin links FFmpeg's libraries"
+		failed=1
+	else
+		echo "ok: $plugin links none of FFmpeg's libraries"
+	fi
+fi
 exit $failed
