@@ -1,4 +1,5 @@
-/* The C API's frame transport: a C producer and a C consumer process, and bad arguments. */
+/* The C API's frame transport: a C producer and a C consumer process (with the wire's file cache
+ * and without), and bad arguments. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
@@ -17,14 +18,18 @@ static void socket_path(char *path, size_t size)
 	snprintf(path, size, "/tmp/gpuhandle-capi-transport-%d.sock", (int)getpid());
 }
 
-/* The consumer process: FRAMES frames stamped 0, 1, ... in their first byte, then the end. */
-static int consume(const char *path)
+/* The consumer process: FRAMES frames stamped 0, 1, ... in their first byte, then the end. With
+ * `keep_files` it connects as gpuhandle_frame_receiver_connect does (a 32-file cache): the one
+ * memfd crosses once and every frame names it; without, it keeps none and every frame brings it. */
+static int consume(const char *path, int keep_files)
 {
 	gpuhandle_frame_receiver_options options;
 	memset(&options, 0, sizeof options);
 	options.socket_path = path;
 	gpuhandle_frame_receiver *receiver = NULL;
-	if (gpuhandle_frame_receiver_connect(&options, &receiver, NULL) != GPUHANDLE_OK)
+	if ((keep_files ? gpuhandle_frame_receiver_connect(&options, &receiver, NULL)
+			: gpuhandle_frame_receiver_connect_with_file_cache(&options, 0, &receiver,
+									   NULL)) != GPUHANDLE_OK)
 		return 2;
 	char caps[64];
 	if (gpuhandle_frame_receiver_get_caps(receiver, caps, sizeof caps) != 11 ||
@@ -60,6 +65,15 @@ static int consume(const char *path)
 		gpuhandle_release_gate_unref(gate);
 		gpuhandle_frame_unref(frame);
 	}
+	gpuhandle_frame_transport_file_stats files;
+	memset(&files, 0xff, sizeof files);
+	gpuhandle_frame_receiver_get_file_stats(receiver, &files);
+	/* Frame 0 may cross before the producer has read which files this consumer keeps. */
+	if (keep_files ? files.files_remembered != 1 || files.frames_over_kept_files < FRAMES - 1 ||
+				 files.frames_over_kept_files > FRAMES || files.files_held != 1
+		       : files.files_remembered != 0 || files.frames_over_kept_files != 0 ||
+				 files.files_held != 0)
+		return 10;
 	gpuhandle_frame *end = SENTINEL;
 	if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &end, NULL) != GPUHANDLE_OK ||
 	    end)
@@ -70,13 +84,15 @@ static int consume(const char *path)
 	return stats.frames_received == FRAMES ? 0 : 8;
 }
 
+/* _i: 0, the consumer keeps the producer's files; 1, it keeps none. */
 START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 {
+	const int keep_files = _i == 0;
 	char path[108];
 	socket_path(path, sizeof path);
 	const pid_t child = fork();
 	if (child == 0)
-		_exit(consume(path));
+		_exit(consume(path, keep_files));
 	const int fds_before = open_fd_count();
 	gpuhandle_frame_sender_options options;
 	memset(&options, 0, sizeof options);
@@ -148,6 +164,15 @@ START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 	gpuhandle_frame_sender_get_stats(sender, &stats);
 	ck_assert_uint_eq(stats.frames_sent, FRAMES);
 	ck_assert_uint_eq(stats.releases, FRAMES);
+	gpuhandle_frame_transport_file_stats files;
+	memset(&files, 0xff, sizeof files);
+	gpuhandle_frame_sender_get_file_stats(sender, &files);
+	ck_assert_uint_eq(files.files_remembered, keep_files ? 1 : 0);
+	/* Frame 0 may go before the consumer's Features is read; every later one waits for the
+	 * release of the one before, which the consumer sent after its Features. */
+	ck_assert_uint_ge(files.frames_over_kept_files, keep_files ? FRAMES - 1 : 0);
+	ck_assert_uint_le(files.frames_over_kept_files, keep_files ? FRAMES : 0);
+	ck_assert_uint_eq(files.files_held, 0);
 	gpuhandle_frame_sender_free(sender); /* says bye: the consumer sees the end */
 	int status = 0;
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
@@ -182,6 +207,14 @@ START_TEST(bad_arguments_are_named)
 	gpuhandle_frame_receiver *receiver = SENTINEL;
 	ck_assert_failed(gpuhandle_frame_receiver_connect(&ro, &receiver, &error), receiver, error,
 			 GPUHANDLE_ERROR_TIMEOUT, "socketPath");
+	receiver = SENTINEL;
+	ck_assert_failed(gpuhandle_frame_receiver_connect_with_file_cache(&ro, 33, &receiver,
+									  &error),
+			 receiver, error, GPUHANDLE_ERROR_OUT_OF_RANGE, "cachedFiles");
+	receiver = SENTINEL;
+	ck_assert_failed(gpuhandle_frame_receiver_connect_with_file_cache(NULL, 0, &receiver,
+									  &error),
+			 receiver, error, GPUHANDLE_ERROR_NULL_HANDLE, "options");
 	uint32_t delivered = 7;
 	ck_assert_int_eq(gpuhandle_frame_sender_send(NULL, NULL, &delivered, NULL),
 			 GPUHANDLE_ERROR_NULL_HANDLE);
@@ -198,6 +231,16 @@ START_TEST(bad_arguments_are_named)
 	memset(&stats, 0xff, sizeof stats);
 	gpuhandle_frame_sender_get_stats(NULL, &stats);
 	ck_assert_uint_eq(stats.frames_sent, 0);
+	gpuhandle_frame_transport_file_stats files;
+	memset(&files, 0xff, sizeof files);
+	gpuhandle_frame_sender_get_file_stats(NULL, &files);
+	ck_assert_uint_eq(files.files_remembered, 0);
+	ck_assert_uint_eq(files.files_held, 0);
+	memset(&files, 0xff, sizeof files);
+	gpuhandle_frame_receiver_get_file_stats(NULL, &files);
+	ck_assert_uint_eq(files.frames_over_kept_files, 0);
+	gpuhandle_frame_sender_get_file_stats(NULL, NULL);
+	gpuhandle_frame_receiver_get_file_stats(NULL, NULL);
 	gpuhandle_frame_sender_free(NULL);
 	gpuhandle_frame_receiver_free(NULL);
 }
@@ -207,7 +250,7 @@ int main(void)
 {
 	TCase *tc = tcase_create("transport");
 	tcase_set_timeout(tc, 60);
-	tcase_add_test(tc, frames_cross_from_a_c_producer_to_a_c_consumer);
+	tcase_add_loop_test(tc, frames_cross_from_a_c_producer_to_a_c_consumer, 0, 2);
 	tcase_add_test(tc, bad_arguments_are_named);
 	return run_one_case("capi_transport", tc);
 }

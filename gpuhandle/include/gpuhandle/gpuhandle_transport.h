@@ -75,6 +75,18 @@ GPUHANDLE_API void
 gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
 				 gpuhandle_frame_sender_stats *out) GPUHANDLE_NOEXCEPT;
 
+/* What the wire's file cache did (a struct of its own: the stats structs keep their layout). */
+typedef struct gpuhandle_frame_transport_file_stats {
+	uint64_t files_remembered; /* files sent once to be kept (sender: to every consumer) */
+	uint64_t frames_over_kept_files; /* frame messages that named a kept file, not its fd */
+	uint32_t files_held;             /* receiver: the files it keeps now; sender: 0 */
+} gpuhandle_frame_transport_file_stats;
+
+/* sender, out: non-null (otherwise *out, when non-null, is zeroed). */
+GPUHANDLE_API void
+gpuhandle_frame_sender_get_file_stats(const gpuhandle_frame_sender *sender,
+				      gpuhandle_frame_transport_file_stats *out) GPUHANDLE_NOEXCEPT;
+
 typedef struct gpuhandle_frame_receiver_options {
 	const char *socket_path;     /* non-null */
 	uint64_t connect_timeout_ns; /* 0: 5 s */
@@ -90,10 +102,17 @@ typedef struct gpuhandle_frame_receiver_stats {
 } gpuhandle_frame_receiver_stats;
 
 /* Connects within connect_timeout_ns (TIMEOUT) and reads the sender's hello. options: non-null;
- * *out: a new receiver or NULL. */
+ * *out: a new receiver or NULL. The receiver keeps up to 32 of the sender's shared-memory files
+ * (the wire's file cache, docs/transport.md): a pooled memfd crosses once, then frames name it. */
 GPUHANDLE_API gpuhandle_status gpuhandle_frame_receiver_connect(
 	const gpuhandle_frame_receiver_options *options, gpuhandle_frame_receiver **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* As gpuhandle_frame_receiver_connect, keeping at most cached_files of the sender's files: 0 keeps
+ * none (every fd crosses with its frame), 32 is the most (OUT_OF_RANGE, field "cachedFiles",
+ * above). */
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_receiver_connect_with_file_cache(
+	const gpuhandle_frame_receiver_options *options, uint32_t cached_files,
+	gpuhandle_frame_receiver **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Nullable (no-op). Frames received earlier stay valid. */
 GPUHANDLE_API void
 gpuhandle_frame_receiver_free(gpuhandle_frame_receiver *receiver) GPUHANDLE_NOEXCEPT;
@@ -111,6 +130,10 @@ GPUHANDLE_API size_t gpuhandle_frame_receiver_get_caps(const gpuhandle_frame_rec
 GPUHANDLE_API void
 gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver,
 				   gpuhandle_frame_receiver_stats *out) GPUHANDLE_NOEXCEPT;
+/* receiver, out: non-null (otherwise *out, when non-null, is zeroed). */
+GPUHANDLE_API void gpuhandle_frame_receiver_get_file_stats(
+	const gpuhandle_frame_receiver *receiver,
+	gpuhandle_frame_transport_file_stats *out) GPUHANDLE_NOEXCEPT;
 /* The attachment of the frame the last receive returned (valid until the next receive): copies
  * up to size bytes of it into buffer (nullable when size is 0) and returns its full length (0:
  * the frame came without one, or receiver is NULL). */

@@ -51,6 +51,32 @@ gpuhandle_status call(const char *function, gpuhandle_error **error,
 	});
 }
 
+// Both connect functions; `name` is the caller's, for error messages.
+gpuhandle_status connectReceiver(const char *name, const gpuhandle_frame_receiver_options *options,
+				 uint32_t cachedFiles, gpuhandle_frame_receiver **out,
+				 gpuhandle_error **error) noexcept
+{
+	if (out)
+		*out = nullptr;
+	return call(name, error, { { options, "options" }, { out, "out" } },
+		    [&]() -> gpuhandle_status {
+			    if (!options->socket_path)
+				    return failNull(error, name, "options->socket_path");
+			    FrameReceiverOptions o;
+			    o.socketPath = options->socket_path;
+			    o.cachedFiles = cachedFiles;
+			    if (options->connect_timeout_ns)
+				    o.connectTimeout = nanoseconds(options->connect_timeout_ns);
+			    o.peers = peerRule(options->allow_uids, options->num_allow_uids,
+					       options->any_user);
+			    auto receiver = FrameReceiver::connect(std::move(o));
+			    if (!receiver)
+				    return fail(error, std::move(receiver).error());
+			    *out = new gpuhandle_frame_receiver{ std::move(*receiver) };
+			    return GPUHANDLE_OK;
+		    });
+}
+
 } // namespace
 
 extern "C" {
@@ -155,29 +181,30 @@ void gpuhandle_frame_sender_get_stats(const gpuhandle_frame_sender *sender,
 		 s.peersLost,  s.badMessages,   s.peersConnected, s.peersWithRoom };
 }
 
+void gpuhandle_frame_sender_get_file_stats(const gpuhandle_frame_sender *sender,
+					   gpuhandle_frame_transport_file_stats *out) noexcept
+{
+	if (!out)
+		return;
+	*out = {};
+	if (!sender)
+		return;
+	const FrameSenderStats s = sender->value->stats();
+	*out = { s.filesRemembered, s.framesOverKeptFiles, 0 };
+}
+
 gpuhandle_status gpuhandle_frame_receiver_connect(const gpuhandle_frame_receiver_options *options,
 						  gpuhandle_frame_receiver **out,
 						  gpuhandle_error **error) noexcept
 {
-	if (out)
-		*out = nullptr;
-	return call(__func__, error, { { options, "options" }, { out, "out" } },
-		    [&]() -> gpuhandle_status {
-			    if (!options->socket_path)
-				    return failNull(error, "gpuhandle_frame_receiver_connect",
-						    "options->socket_path");
-			    FrameReceiverOptions o;
-			    o.socketPath = options->socket_path;
-			    if (options->connect_timeout_ns)
-				    o.connectTimeout = nanoseconds(options->connect_timeout_ns);
-			    o.peers = peerRule(options->allow_uids, options->num_allow_uids,
-					       options->any_user);
-			    auto receiver = FrameReceiver::connect(std::move(o));
-			    if (!receiver)
-				    return fail(error, std::move(receiver).error());
-			    *out = new gpuhandle_frame_receiver{ std::move(*receiver) };
-			    return GPUHANDLE_OK;
-		    });
+	return connectReceiver(__func__, options, kWireMaxCachedFiles, out, error);
+}
+
+gpuhandle_status gpuhandle_frame_receiver_connect_with_file_cache(
+	const gpuhandle_frame_receiver_options *options, uint32_t cached_files,
+	gpuhandle_frame_receiver **out, gpuhandle_error **error) noexcept
+{
+	return connectReceiver(__func__, options, cached_files, out, error);
 }
 
 void gpuhandle_frame_receiver_free(gpuhandle_frame_receiver *receiver) noexcept
@@ -232,6 +259,18 @@ void gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver
 		return;
 	const FrameReceiverStats s = receiver->value->stats();
 	*out = { s.framesReceived, s.releasesSent, s.badMessages };
+}
+
+void gpuhandle_frame_receiver_get_file_stats(const gpuhandle_frame_receiver *receiver,
+					     gpuhandle_frame_transport_file_stats *out) noexcept
+{
+	if (!out)
+		return;
+	*out = {};
+	if (!receiver)
+		return;
+	const FrameReceiverStats s = receiver->value->stats();
+	*out = { s.filesRemembered, s.framesOverKeptFiles, s.filesHeld };
 }
 
 size_t gpuhandle_frame_receiver_get_attachment(const gpuhandle_frame_receiver *receiver,
