@@ -245,10 +245,13 @@ void checkReleasesWakeNoWaiter(const char *name, const std::string &producerTail
 	gst_object_unref(producer);
 	ck_assert_int_eq(pulled, kPulled);
 	ck_assert_int_ge(sinkSleeps, 0);
-	// Before: about one wake-up each per frame (180). A few for start-up stragglers.
-	ck_assert_msg(sinkWoke < 10, "%s: the sink's waiter thread woke %ld times in %d frames",
+	// Before: about one wake-up each per frame (180). A few for start-up stragglers. Under
+	// valgrind (one thread at a time, 5-50 times slower) one run in three saw 10 or 11 (29
+	// once): timing, not a wake-up per frame, which the looser bound still catches.
+	const long most = gpuhandle::test::slowRuntime() ? (kPulled - kWarmUp) / 4 : 10;
+	ck_assert_msg(sinkWoke < most, "%s: the sink's waiter thread woke %ld times in %d frames",
 		      name, sinkWoke, kPulled - kWarmUp);
-	ck_assert_msg(receiverWoke < 10,
+	ck_assert_msg(receiverWoke < most,
 		      "%s: the receiver's waiter thread woke %ld times in %d frames", name,
 		      receiverWoke, kPulled - kWarmUp);
 }
