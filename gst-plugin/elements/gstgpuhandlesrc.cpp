@@ -5,6 +5,7 @@
 
 #include <chrono>
 
+#include <gst/allocators/allocators.h>
 #include <gst/gpuhandle/gstgpuhandleconvert.hpp>
 #include <gst/gpuhandle/gstgpuhandlememory.hpp>
 #include <gst/gpuhandle/gstgpuhandlemetabytes.hpp>
@@ -230,18 +231,22 @@ Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame, bool gpuHandl
 	}
 	SrcState &s = stateOf(bsrc);
 	const uint64_t hitsBefore = s.shmFiles.hits();
-	Result<GstBuffer *> buffer = fdBufferFromFrame(frame, s.shmFiles);
+	// A peer without GstVideoMeta gets the caps' default layout: the producer's pool for these
+	// caps is in it, so the buffer is made so (no meta to add and remove per frame).
+	Result<GstBuffer *> buffer =
+		s.downstreamVideoMeta ? fdBufferFromFrame(frame, s.shmFiles)
+				      : defaultLayoutBufferFromFrame(frame, s.shmFiles, s.info);
 	if (!buffer)
 		return buffer;
 	if (s.shmFiles.hits() != hitsBefore)
 		s.framesOverCachedFiles++;
 	// The producer's memory: a writer gets a copy (gst_memory_make_mapped), never the memfd.
+	// (A frame copied into the default layout is in memory of its own.)
 	for (guint i = 0; i < gst_buffer_n_memory(*buffer); ++i) {
 		GstMemory *mem = gst_buffer_peek_memory(*buffer, i);
-		mem->mini_object.flags |= GST_MEMORY_FLAG_READONLY;
+		if (gst_is_fd_memory(mem))
+			mem->mini_object.flags |= GST_MEMORY_FLAG_READONLY;
 	}
-	if (!s.downstreamVideoMeta)
-		return toDefaultLayout(*buffer, s.info);
 	return buffer;
 }
 

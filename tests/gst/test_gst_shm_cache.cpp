@@ -1,6 +1,7 @@
 // ShmMemoryCache: a memfd sent again is mapped once and each frame's memory is a share of it; the
 // frame lives until every share made since is freed (its own, and a downstream element's); a file
-// seen once is not kept; an owned fd handed out again is known by its number; nothing leaks.
+// seen once is not kept; an owned fd handed out again is known by its number; a peer without
+// GstVideoMeta gets the default layout; nothing leaks.
 #include <gpuhandle/fd_resources.h>
 
 #include <cstring>
@@ -41,11 +42,10 @@ GstVideoInfo nv12Info()
 	return info;
 }
 
-// An NV12 frame over the whole of `memfd`, through its own fd (as a receiver gets a new fd for
-// the same open file per frame: dup shares the open file), holding a Slot that sets `gone`.
-Frame frameOver(int memfd, bool &gone)
+// An NV12 frame over `memfd` (`fileSize` bytes) with its luma rows `stride` bytes apart and its
+// chroma plane right after them: GStreamer's default layout when stride is kWidth.
+Frame paddedFrameOver(int memfd, bool &gone, uint32_t stride, uint64_t fileSize)
 {
-	const GstVideoInfo info = nv12Info();
 	auto slot = std::make_shared<Slot>(gone, memfd);
 	FrameDesc d;
 	d.format = PixelFormat::NV12;
@@ -53,14 +53,21 @@ Frame frameOver(int memfd, bool &gone)
 	d.height = kHeight;
 	d.numResources = 1;
 	d.resources[0] =
-		*ShmFd::create({ .fd = SharedFd::borrow(slot->fd.get(), slot), .size = info.size });
+		*ShmFd::create({ .fd = SharedFd::borrow(slot->fd.get(), slot), .size = fileSize });
 	d.numPlanes = 2;
-	for (uint32_t p = 0; p < 2; p++)
-		d.planes[p] = { 0, 0, GST_VIDEO_INFO_PLANE_OFFSET(&info, p),
-				static_cast<uint32_t>(GST_VIDEO_INFO_PLANE_STRIDE(&info, p)) };
+	d.planes[0] = { 0, 0, 0, stride };
+	d.planes[1] = { 0, 0, uint64_t{ stride } * kHeight, stride };
 	Result<Frame> frame = Frame::create(d);
 	ck_assert(frame.ok());
 	return *frame;
+}
+
+// An NV12 frame over the whole of `memfd` in the default layout, through its own fd (as a
+// receiver gets a new fd for the same open file per frame: dup shares the open file), holding a
+// Slot that sets `gone`.
+Frame frameOver(int memfd, bool &gone)
+{
+	return paddedFrameOver(memfd, gone, kWidth, nv12Info().size);
 }
 
 // The address the buffer's first memory maps at (read), or null.
@@ -231,6 +238,69 @@ START_TEST(an_owned_fd_handed_out_again_is_kept_open)
 }
 END_TEST
 
+// A peer without GstVideoMeta gets exactly the caps' frame in the default layout. A frame that
+// is laid out so (in a page-rounded file) is a share of the cached file, cut to the frame's size,
+// with no video meta; a padded one is copied into the default layout. Either way the bytes read
+// are the frame's and the frame goes with the buffer.
+START_TEST(a_peer_without_video_meta_gets_the_default_layout)
+{
+	const int fdsBefore = test::openFdCount();
+	const GstVideoInfo info = nv12Info();
+	{
+		gst::ShmMemoryCache cache;
+		for (const uint32_t stride : { kWidth, kWidth + 64 }) {
+			const uint64_t fileSize =
+				(uint64_t{ stride } * kHeight * 3 / 2 + 4095) / 4096 * 4096;
+			UniqueFd memfd = test::makeMemfd(fileSize, true);
+			auto *bytes = static_cast<uint8_t *>(
+				mmap(nullptr, fileSize, PROT_WRITE, MAP_SHARED, memfd.get(), 0));
+			ck_assert(bytes != MAP_FAILED);
+			// Each row's first byte is its row number; chroma rows start at 0x80.
+			for (uint32_t row = 0; row < kHeight * 3 / 2; row++)
+				bytes[uint64_t{ row } * stride] = static_cast<uint8_t>(
+					row < kHeight ? row : 0x80 + row - kHeight);
+			munmap(bytes, fileSize);
+			const bool laidOut = stride == kWidth;
+			for (int i = 0; i < 3; i++) {
+				bool gone = false;
+				Result<GstBuffer *> buffer = gst::defaultLayoutBufferFromFrame(
+					paddedFrameOver(memfd.get(), gone, stride, fileSize), cache,
+					info);
+				ck_assert(buffer.ok());
+				ck_assert_uint_eq(gst_buffer_get_size(*buffer), info.size);
+				ck_assert(gst_buffer_get_video_meta(*buffer) == nullptr);
+				GstMemory *mem = gst_buffer_peek_memory(*buffer, 0);
+				ck_assert_msg(gst_is_fd_memory(mem) == laidOut,
+					      "stride %u: the file's memory %s", stride,
+					      laidOut ? "expected" : "where a copy was due");
+				if (laidOut)
+					ck_assert((mem->parent != nullptr) == (i > 0));
+				GstVideoFrame frame;
+				GstVideoInfo mapInfo = info;
+				ck_assert(gst_video_frame_map(&frame, &mapInfo, *buffer,
+							      GST_MAP_READ));
+				for (uint32_t row = 0; row < kHeight; row++)
+					ck_assert_uint_eq(static_cast<const uint8_t *>(
+								  GST_VIDEO_FRAME_PLANE_DATA(
+									  &frame, 0))[row * kWidth],
+							  row);
+				for (uint32_t row = 0; row < kHeight / 2; row++)
+					ck_assert_uint_eq(static_cast<const uint8_t *>(
+								  GST_VIDEO_FRAME_PLANE_DATA(
+									  &frame, 1))[row * kWidth],
+							  0x80 + row);
+				gst_video_frame_unmap(&frame);
+				gst_buffer_unref(*buffer);
+				ck_assert_msg(gone, "frame %d outlived its buffer", i);
+			}
+		}
+		// Frames 1 and 2 of each file (the padded one's are copied from their share).
+		ck_assert_uint_eq(cache.hits(), 4);
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	gst_init(&argc, &argv);
@@ -242,6 +312,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, a_downstream_share_keeps_the_frame);
 	tcase_add_test(tc, new_files_are_not_kept_and_clear_lets_go);
 	tcase_add_test(tc, an_owned_fd_handed_out_again_is_kept_open);
+	tcase_add_test(tc, a_peer_without_video_meta_gets_the_default_layout);
 	suite_add_tcase(s, tc);
 	return test::runSuite(s);
 }

@@ -90,6 +90,27 @@ Status addVideoMeta(GstBuffer *buffer, const Frame &frame, GstVideoFormat format
 	return {};
 }
 
+// The bytes a frame over one ShmFd resource shows a peer without GstVideoMeta, when its planes
+// lie where GStreamer's default layout for `info` puts them (and the resource holds them all);
+// 0 when they do not, and the buffer needs its video meta.
+gsize defaultLayoutSize(const Frame &frame, GstVideoFormat format, const GstVideoInfo &info)
+{
+	if (frame.numResources() != 1 || !frame.resource(0).get<ShmFd>() ||
+	    format != GST_VIDEO_INFO_FORMAT(&info) ||
+	    frame.width() != static_cast<uint32_t>(GST_VIDEO_INFO_WIDTH(&info)) ||
+	    frame.height() != static_cast<uint32_t>(GST_VIDEO_INFO_HEIGHT(&info)) ||
+	    frame.numPlanes() != GST_VIDEO_INFO_N_PLANES(&info))
+		return 0;
+	for (uint32_t p = 0; p < frame.numPlanes(); p++) {
+		const PlaneView &view = frame.plane(p);
+		if (view.offset != GST_VIDEO_INFO_PLANE_OFFSET(&info, p) ||
+		    static_cast<gint>(view.stride) != GST_VIDEO_INFO_PLANE_STRIDE(&info, p))
+			return 0;
+	}
+	const gsize size = GST_VIDEO_INFO_SIZE(&info);
+	return frame.resource(0).byteSize(0) >= size ? size : 0;
+}
+
 // A GstFdMemory (or GstDmaBufMemory) over a duplicate of `fd`, showing `size` bytes from
 // `offset`; the memory owns and closes the duplicate.
 Result<GstMemory *> fdMemory(const SharedFd &fd, uint64_t offset, uint64_t size, bool dmaBuf)
@@ -174,7 +195,8 @@ Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, bool allowShm)
 }
 
 Result<GstBuffer *> detail::fdBufferFromFrameWith(const Frame &frame, bool allowShm,
-						  ShmMemorySource source, void *sourceData)
+						  ShmMemorySource source, void *sourceData,
+						  const GstVideoInfo *defaultLayout, bool *laidOut)
 {
 	initConvert();
 	const bool dmaBuf = everyResource(frame, ResourceKind::DmaBuf);
@@ -186,6 +208,11 @@ Result<GstBuffer *> detail::fdBufferFromFrameWith(const Frame &frame, bool allow
 	Result<GstVideoFormat> format = videoFormatOf(frame.format());
 	if (!format)
 		return std::move(format).error();
+	// The bytes of the one memory a frame in the default layout shows (0: all, with a meta).
+	const gsize exactSize = defaultLayout ? defaultLayoutSize(frame, *format, *defaultLayout)
+					      : 0;
+	if (laidOut)
+		*laidOut = exactSize != 0;
 	auto keep = std::allocate_shared<const Frame>(Recycled<Frame>{}, frame);
 	GstBuffer *buffer = gst_buffer_new();
 	std::array<std::array<gsize, 4>, 4> starts{};
@@ -195,16 +222,17 @@ Result<GstBuffer *> detail::fdBufferFromFrameWith(const Frame &frame, bool allow
 		const uint32_t parts = dmaBuf ? resource.get<DmaBuf>()->desc().numObjects : 1;
 		for (uint32_t o = 0; o < parts; o++) {
 			const ShmFd *shm = resource.get<ShmFd>();
-			GstMemory *shared = source && shm ? source(sourceData, shm->desc().fd,
-								   shm->desc().offset,
-								   resource.byteSize(0), keep)
-							  : nullptr;
+			const uint64_t shmSize = exactSize ? exactSize : resource.byteSize(0);
+			GstMemory *shared = source && shm
+						    ? source(sourceData, shm->desc().fd,
+							     shm->desc().offset, shmSize, keep)
+						    : nullptr;
 			Result<GstMemory *> mem =
 				shared   ? Result<GstMemory *>(shared)
 				: dmaBuf ? fdMemory(resource.get<DmaBuf>()->desc().objects[o].fd, 0,
 						    resource.byteSize(o), true)
-					 : fdMemory(shm->desc().fd, shm->desc().offset,
-						    resource.byteSize(0), false);
+					 : fdMemory(shm->desc().fd, shm->desc().offset, shmSize,
+						    false);
 			if (!mem) {
 				gst_buffer_unref(buffer);
 				return std::move(mem).error();
@@ -216,7 +244,8 @@ Result<GstBuffer *> detail::fdBufferFromFrameWith(const Frame &frame, bool allow
 			total += (*mem)->size;
 		}
 	}
-	if (Status meta = addVideoMeta(buffer, frame, *format, starts); !meta) {
+	if (Status meta = exactSize ? Status{} : addVideoMeta(buffer, frame, *format, starts);
+	    !meta) {
 		gst_buffer_unref(buffer);
 		return std::move(meta).error();
 	}

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <gst/allocators/allocators.h>
+#include <gst/gpuhandle/gstgpuhandlepeerlayout.hpp>
 #include <gst/gpuhandle/gstgpuhandleshmcache.hpp>
 
 #define GST_CAT_DEFAULT gst_gpu_handle_convert_debug
@@ -183,13 +184,27 @@ uint64_t ShmMemoryCache::filesCached() const noexcept
 	return impl_->files;
 }
 
+GstMemory *ShmMemoryCache::memoryFrom(void *impl, const SharedFd &fd, uint64_t offset,
+				      uint64_t size, const std::shared_ptr<const Frame> &keep)
+{
+	return static_cast<Impl *>(impl)->memoryFor(fd, offset, size, keep);
+}
+
 Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache)
 {
-	auto source = [](void *impl, const SharedFd &fd, uint64_t offset, uint64_t size,
-			 const std::shared_ptr<const Frame> &keep) -> GstMemory * {
-		return static_cast<ShmMemoryCache::Impl *>(impl)->memoryFor(fd, offset, size, keep);
-	};
-	return detail::fdBufferFromFrameWith(frame, true, source, cache.impl_.get());
+	return detail::fdBufferFromFrameWith(frame, true, ShmMemoryCache::memoryFrom,
+					     cache.impl_.get());
+}
+
+Result<GstBuffer *> defaultLayoutBufferFromFrame(const Frame &frame, ShmMemoryCache &cache,
+						 const GstVideoInfo &info)
+{
+	bool laidOut = false;
+	Result<GstBuffer *> buffer = detail::fdBufferFromFrameWith(
+		frame, true, ShmMemoryCache::memoryFrom, cache.impl_.get(), &info, &laidOut);
+	if (!buffer || laidOut)
+		return buffer;
+	return toDefaultLayout(*buffer, info);
 }
 
 } // namespace gpuhandle::gst

@@ -9,6 +9,7 @@
 
 #include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
+#include <gst/video/video.h>
 
 namespace GST_GPUHANDLE_API gpuhandle {
 namespace gst {
@@ -46,13 +47,29 @@ public:
 
 private:
 	friend Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache);
+	friend Result<GstBuffer *> defaultLayoutBufferFromFrame(const Frame &frame,
+								ShmMemoryCache &cache,
+								const GstVideoInfo &info);
 	struct GPUHANDLE_LOCAL Impl;
+	// The memory source the conversions take memories from (`impl` is an Impl).
+	GPUHANDLE_LOCAL static GstMemory *memoryFrom(void *impl, const SharedFd &fd,
+						     uint64_t offset, uint64_t size,
+						     const std::shared_ptr<const Frame> &keep);
 	std::unique_ptr<Impl> impl_;
 };
 
 // fdBufferFromFrame(frame, true) with each ShmFd resource's memory a share of `cache`'s memory
 // for its file when it has (or now makes) one; other resources, and files not cached, as there.
 GST_GPUHANDLE_API Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache);
+
+// What a peer without GstVideoMeta must receive (toDefaultLayout()'s rule), made from `frame` as
+// above. A frame over one shared-memory file whose planes lie where GStreamer's default layout
+// for `info` puts them (a producer's pool for these caps) is a share of exactly
+// GST_VIDEO_INFO_SIZE(info) bytes with no GstVideoMeta: no meta made and removed, no resize, per
+// frame. Any other frame goes through toDefaultLayout() (trimmed in place, or copied into the
+// default layout). Errors: those of both.
+GST_GPUHANDLE_API Result<GstBuffer *>
+defaultLayoutBufferFromFrame(const Frame &frame, ShmMemoryCache &cache, const GstVideoInfo &info);
 
 } // namespace gst
 } // namespace gpuhandle
