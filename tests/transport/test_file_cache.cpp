@@ -2,6 +2,7 @@
 // a sender and receiver that send each pooled memfd once and let it go when the producer does.
 #include <gpuhandle/frame_transport.h>
 
+#include "raw_sender.h"
 #include "transport_fixture.h"
 #include "wire_test_frames.h"
 
@@ -355,6 +356,97 @@ Run runPool(const char *name, uint32_t cachedFiles, size_t files, uint64_t frame
 
 } // namespace
 
+namespace {
+
+// A sealed memfd of `size` bytes whose first byte is `stamp`.
+UniqueFd stampedFile(uint64_t size, uint8_t stamp)
+{
+	UniqueFd fd = makeMemfd(size, true);
+	ck_assert_int_eq(pwrite(fd.get(), &stamp, 1, 0), 1);
+	return fd;
+}
+
+// The first byte of the file frame's resource 0 shows.
+uint8_t firstByte(const Frame &frame)
+{
+	const ShmFd *shm = frame.resource(0).get<ShmFd>();
+	ck_assert_ptr_nonnull(shm);
+	uint8_t byte = 0;
+	ck_assert_int_eq(pread(shm->desc().fd.get(), &byte, 1, off_t(shm->desc().offset)), 1);
+	return byte;
+}
+
+} // namespace
+
+// A pool's frame comes as the same bytes every time but for its id; the receiver checks it once
+// and gives the same frame again. The same bytes after another file took the slot name that
+// file: a frame over the new file, or, when the new file is too small for it, a refusal; never
+// the frame that was checked over the old one.
+START_TEST(a_frame_sent_again_names_the_file_its_slot_holds_now)
+{
+	const std::string path = socketPath("checked");
+	const int listener = listenAt(path);
+	ck_assert_int_ge(listener, 0);
+	const UniqueFd fileA = stampedFile(kNv12Bytes, 0xa1);
+	const UniqueFd fileB = stampedFile(kNv12Bytes + 4096, 0xb2);
+	const UniqueFd small = stampedFile(kNv12Bytes - 1, 0xc3);
+	bool sent = true; // every message encoded and taken whole (no assertion off this thread)
+	std::thread producer([&] {
+		const int peer = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+		WireMessage m;
+		sent = encodeHello("video/x-raw", 4, m, true).ok() && sendRaw(peer, m);
+		const Frame frame = nv12Shm();
+		const std::array<int32_t, 1> slot{ 0 };
+		auto sendFrame = [&](uint64_t id) {
+			sent = encodeFrame(frame, id, false, slot, m).ok() && sendRaw(peer, m) &&
+			       sent;
+		};
+		for (const int fd : { fileA.get(), fileB.get(), small.get() }) {
+			sent = encodeRemember(0, fd, m).ok() && sendRaw(peer, m) && sent;
+			const uint64_t first = fd == fileA.get() ? 1 : fd == fileB.get() ? 4 : 6;
+			sendFrame(first);
+			sendFrame(first + 1);
+			if (fd == fileA.get())
+				sendFrame(3);
+		}
+		encodeBye(m);
+		sent = sendRaw(peer, m) && sent;
+		close(peer);
+	});
+	FrameReceiverOptions o;
+	o.socketPath = path;
+	o.cachedFiles = 4;
+	auto receiver = FrameReceiver::connect(o);
+	ck_assert_ok(receiver);
+	std::optional<Frame> firstOverA;
+	for (uint64_t n = 1; n <= 5; ++n) {
+		auto frame = (*receiver)->receive(5s);
+		ck_assert_ok(frame);
+		ck_assert_msg(frame->has_value(), "frame %lu did not come", n);
+		ck_assert_uint_eq(firstByte(**frame), n <= 3 ? 0xa1 : 0xb2);
+		ck_assert_uint_eq((*frame)->numPlanes(), 2);
+		ck_assert_uint_eq((*frame)->plane(1).offset, uint64_t(kW) * kH);
+		if (n == 1)
+			firstOverA = **frame;
+		for (uint32_t p = 0; p < 2; ++p)
+			ck_assert((*frame)->plane(p) == firstOverA->plane(p));
+	}
+	// Frames 6 and 7 name the small file: refused (its size is checked as for a new frame).
+	auto end = (*receiver)->receive(5s);
+	ck_assert_ok(end);
+	ck_assert(!end->has_value());
+	const FrameReceiverStats stats = (*receiver)->stats();
+	ck_assert_uint_eq(stats.badMessages, 2);
+	ck_assert_uint_eq(stats.framesReceived, 5);
+	ck_assert_uint_eq(stats.framesOverKeptFiles, 5);
+	ck_assert_uint_eq(stats.filesRemembered, 3);
+	producer.join();
+	ck_assert(sent);
+	close(listener);
+	unlink(path.c_str());
+}
+END_TEST
+
 START_TEST(pooled_files_cross_once)
 {
 	const int fdsBefore = openFdCount();
@@ -455,6 +547,7 @@ int main()
 	tcase_add_test(wire, remember_refuses_what_a_frame_would);
 	tcase_add_test(wire, a_cached_frame_names_its_file_without_an_fd);
 	tcase_add_test(wire, hostile_cached_frames_are_refused);
+	tcase_add_test(wire, a_frame_sent_again_names_the_file_its_slot_holds_now);
 	suite_add_tcase(s, wire);
 	TCase *transport = tcase_create("transport");
 	tcase_set_timeout(transport, 60);

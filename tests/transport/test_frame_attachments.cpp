@@ -2,6 +2,7 @@
 #include <gpuhandle/frame_transport.h>
 #include <gpuhandle/wire_format.h>
 
+#include "raw_sender.h"
 #include "transport_fixture.h"
 #include "wire_test_frames.h"
 
@@ -38,26 +39,6 @@ Result<std::unique_ptr<FrameReceiver>> connectTo(const std::string &path)
 	FrameReceiverOptions o;
 	o.socketPath = path;
 	return FrameReceiver::connect(std::move(o));
-}
-
-// Sends one encoded message with its fds, as the sender does.
-void sendRaw(int socket, const WireMessage &m)
-{
-	msghdr msg{};
-	iovec iov{ const_cast<std::byte *>(m.bytes.data()), m.size };
-	msg.msg_iov = &iov;
-	msg.msg_iovlen = 1;
-	alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kWireMaxFds)] = {};
-	if (m.numFds) {
-		msg.msg_control = control;
-		msg.msg_controllen = CMSG_SPACE(sizeof(int) * m.numFds);
-		cmsghdr *c = CMSG_FIRSTHDR(&msg);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int) * m.numFds);
-		std::memcpy(CMSG_DATA(c), m.fds.data(), sizeof(int) * m.numFds);
-	}
-	ck_assert_int_eq(sendmsg(socket, &msg, MSG_NOSIGNAL), static_cast<ssize_t>(m.size));
 }
 
 } // namespace
@@ -143,42 +124,39 @@ END_TEST
 START_TEST(an_attachment_belongs_only_to_the_frame_right_after_it)
 {
 	const std::string path = socketPath("attach-raw");
-	unlink(path.c_str());
-	const int listener = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	sockaddr_un address{};
-	address.sun_family = AF_UNIX;
-	std::snprintf(address.sun_path, sizeof address.sun_path, "%s", path.c_str());
-	ck_assert_int_eq(bind(listener, reinterpret_cast<sockaddr *>(&address), sizeof address), 0);
-	ck_assert_int_eq(listen(listener, 1), 0);
+	const int listener = listenAt(path);
+	ck_assert_int_ge(listener, 0);
 	const std::vector<std::byte> bytes = pattern(64, 2);
+	bool sent = true; // every message the socket took whole (no assertion off the test's
+			  // thread)
 	std::thread producer([&] {
 		const int peer = accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
 		WireMessage m;
 		(void)encodeHello("video/x-raw", 4, m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		const Frame frame = nv12Shm();
 		(void)encodeAttachment(5, bytes, m); // for frame 5, which never comes
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeFrame(frame, 6, false, m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeAttachment(7, bytes, m); // a caps message comes between
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeCaps("video/x-raw,width=2", m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeFrame(frame, 7, false, m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeAttachment(8, bytes, m); // malformed: its length field overruns
 		Received r = receive(m);
 		r.patch<uint32_t>(kWireHeaderBytes + 8, 65);
 		(void)send(peer, r.bytes.data(), r.size, MSG_NOSIGNAL);
 		(void)encodeFrame(frame, 8, false, m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeAttachment(9, bytes, m); // right
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		(void)encodeFrame(frame, 9, false, m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		encodeBye(m);
-		sendRaw(peer, m);
+		sent = sendRaw(peer, m) && sent;
 		close(peer);
 	});
 	auto receiver = connectTo(path);
@@ -200,6 +178,7 @@ START_TEST(an_attachment_belongs_only_to_the_frame_right_after_it)
 	ck_assert_uint_eq(stats.badMessages, 1);
 	ck_assert_uint_eq(stats.attachmentsReceived, 1);
 	producer.join();
+	ck_assert(sent);
 	close(listener);
 	unlink(path.c_str());
 }

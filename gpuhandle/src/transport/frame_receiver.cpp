@@ -3,6 +3,7 @@
 #include <gpuhandle/release_gate.h>
 #include <gpuhandle/waiter_thread.h>
 
+#include "checked_frames.h"
 #include "unix_socket.h"
 
 #include <algorithm>
@@ -47,6 +48,8 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	// The files the sender gave this receiver to keep (Remember), by slot: the first
 	// options.cachedFiles slots; receive()'s.
 	std::array<std::optional<ShmFd>, kWireMaxCachedFiles> cachedFiles{};
+	// Frames over those files, checked once: a pool's frame sent again is not decoded again.
+	detail::CheckedFrames checkedFrames;
 
 	mutable std::mutex capsMutex;
 	std::string caps;
@@ -184,6 +187,9 @@ struct FrameReceiver::Impl final : ReleaseListener,
 		std::optional<ShmFd> &kept = cachedFiles[slot];
 		filesHeld += uint32_t(file.has_value()) - uint32_t(kept.has_value());
 		kept = std::move(file);
+		// A frame kept names the files by slot: with another file there it is another
+		// frame.
+		checkedFrames.clear();
 	}
 
 	// The slot a Remember in `incoming` names, read without checking the rest
@@ -194,6 +200,22 @@ struct FrameReceiver::Impl final : ReleaseListener,
 		if (incoming.size >= kWireHeaderBytes + sizeof slot)
 			std::memcpy(&slot, incoming.bytes.data() + kWireHeaderBytes, sizeof slot);
 		return slot;
+	}
+
+	// The Frame message in `incoming`: a copy of the frame an equal message over the same kept
+	// files gave (checked then), else decoded and checked now, and kept when it came over kept
+	// files only.
+	Result<WireFrame> decodeFrameMessage()
+	{
+		const auto numFds = static_cast<uint32_t>(incoming.numFds);
+		if (std::optional<WireFrame> checked = checkedFrames.find(incoming.data(), numFds))
+			return std::move(*checked);
+		Result<WireFrame> wire =
+			decodeFrame(incoming.data(), incoming.fdSpan(),
+				    std::span(cachedFiles.data(), options.cachedFiles));
+		if (wire.ok())
+			checkedFrames.keep(incoming.data(), numFds, *wire);
+		return wire;
 	}
 
 	// The message now in `incoming`: a frame to hand out, or nothing (handled or refused).
@@ -220,8 +242,7 @@ struct FrameReceiver::Impl final : ReleaseListener,
 			return std::optional<Frame>();
 		}
 		case WireType::Frame: {
-			auto wire = decodeFrame(incoming.data(), incoming.fdSpan(),
-						std::span(cachedFiles.data(), options.cachedFiles));
+			auto wire = decodeFrameMessage();
 			if (!wire.ok())
 				return std::move(wire).error();
 			framesReceived++;
@@ -358,6 +379,7 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 	if (!waiter.ok())
 		return std::move(waiter).error();
 	impl->waiter = std::move(*waiter);
+	impl->checkedFrames = detail::CheckedFrames(options.cachedFiles);
 	impl->options = std::move(options);
 	return std::unique_ptr<FrameReceiver>(new FrameReceiver(std::move(impl)));
 }

@@ -1,0 +1,65 @@
+// CheckedFrames: frames over kept files, decoded and checked once (see checked_frames.h).
+#include "checked_frames.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gpuhandle::detail {
+
+namespace {
+
+// A Frame message: the header, the frame's id (u64), whether it wants a release (u8), then what
+// describes the frame. The id is all that differs between two sends of a pool's frame.
+constexpr size_t kIdBytes = sizeof(uint64_t);
+constexpr size_t kBodyStart = kWireHeaderBytes + kIdBytes;
+
+std::span<const std::byte> bodyOf(std::span<const std::byte> bytes)
+{
+	return bytes.size() > kBodyStart ? bytes.subspan(kBodyStart) : std::span<const std::byte>{};
+}
+
+} // namespace
+
+CheckedFrames::CheckedFrames(uint32_t capacity)
+	: entries_(std::min<uint32_t>(capacity, kWireMaxCachedFiles))
+{
+}
+
+std::optional<WireFrame> CheckedFrames::find(std::span<const std::byte> bytes,
+					     uint32_t numFds) const
+{
+	const std::span<const std::byte> body = bodyOf(bytes);
+	if (numFds != 0 || body.empty())
+		return std::nullopt;
+	for (const Entry &e : entries_) {
+		if (!e.frame || e.body.size() != body.size() ||
+		    std::memcmp(e.body.data(), body.data(), body.size()) != 0)
+			continue;
+		uint64_t id = 0;
+		std::memcpy(&id, bytes.data() + kWireHeaderBytes, sizeof id);
+		// The byte after the id (wantsRelease) is part of the body compared.
+		return WireFrame{ id, body[0] != std::byte{ 0 }, *e.frame, e.cachedResources };
+	}
+	return std::nullopt;
+}
+
+void CheckedFrames::keep(std::span<const std::byte> bytes, uint32_t numFds, const WireFrame &frame)
+{
+	const std::span<const std::byte> body = bodyOf(bytes);
+	if (entries_.empty() || numFds != 0 || body.empty() ||
+	    frame.cachedResources != frame.frame.numResources())
+		return;
+	Entry &e = entries_[next_];
+	next_ = (next_ + 1) % entries_.size();
+	e.body.assign(body.begin(), body.end()); // capacity kept: no allocation once it fits
+	e.frame = frame.frame;
+	e.cachedResources = frame.cachedResources;
+}
+
+void CheckedFrames::clear() noexcept
+{
+	for (Entry &e : entries_)
+		e.frame.reset();
+}
+
+} // namespace gpuhandle::detail
