@@ -3,6 +3,8 @@
 #include <gpuhandle/cpu_fence.h>
 #include <gpuhandle/format_mappings.h>
 
+#include "wrapped_bytes.h"
+
 #include <chrono>
 #include <cstring>
 #include <iterator>
@@ -26,6 +28,8 @@
 
 using namespace gpuhandle;
 using namespace std::chrono_literals;
+using test::freeWrapped;
+using test::WrappedBytes;
 
 namespace {
 
@@ -380,19 +384,6 @@ START_TEST(system_buffers_become_frames_without_a_copy)
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
 END_TEST
-
-// Wrapped bytes and whether GStreamer gave them back (then freed).
-struct WrappedBytes {
-	guint8 *bytes = nullptr;
-	bool freed = false;
-};
-
-void freeWrapped(gpointer data)
-{
-	auto *wrapped = static_cast<WrappedBytes *>(data);
-	g_free(wrapped->bytes);
-	wrapped->freed = true;
-}
 
 // The frame holds the buffer (freed only after the frame's last copy); a read-write frame
 // writes into it; its sync meta becomes the frame's acquire point and release gate.

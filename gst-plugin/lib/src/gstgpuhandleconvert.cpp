@@ -6,6 +6,7 @@
 #include "thread_block_cache.h"
 
 #include <array>
+#include <atomic>
 #include <cerrno>
 #include <cinttypes>
 #include <cstring>
@@ -49,11 +50,16 @@ namespace gpuhandle::gst::detail {
 
 void initConvert()
 {
+	// Per buffer: a plain load once done (std::call_once costs a TLS lookup per call).
+	static std::atomic<bool> done{ false };
+	if (done.load(std::memory_order_acquire))
+		return;
 	static std::once_flag once;
 	std::call_once(once, [] {
 		gst_gpu_handle_init();
 		GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_convert_debug, "gpuhandleconvert", 0,
 					"gpuhandle buffer conversions");
+		done.store(true, std::memory_order_release);
 	});
 }
 
@@ -116,17 +122,60 @@ GstMapFlags mapFlagsOf(MapAccess access)
 	return static_cast<GstMapFlags>(GST_MAP_READ | GST_MAP_WRITE);
 }
 
-// The anchor of a frame over mapped system memory: the GstVideoFrame map, which also holds a
-// reference to the buffer (gst_video_frame_map() takes one; the unmap drops it).
-struct VideoFrameAnchor final : KeepAlive {
-	~VideoFrameAnchor() override
+// The anchor of a frame over mapped system memory, which holds a reference to the buffer: the
+// GstVideoFrame map (gst_video_frame_map() takes one; the unmap drops it), or, for a buffer of
+// one memory, a plain map of it with a reference of its own.
+struct SystemBufferAnchor final : KeepAlive {
+	~SystemBufferAnchor() override
 	{
-		if (mapped)
+		if (videoMapped)
 			gst_video_frame_unmap(&frame);
+		if (bufferMapped) {
+			gst_buffer_unmap(buffer, &map);
+			gst_buffer_unref(buffer);
+		}
+	}
+	GstBuffer *mappedBuffer() const
+	{
+		return videoMapped ? frame.buffer : bufferMapped ? buffer : nullptr;
 	}
 	GstVideoFrame frame{};
-	bool mapped = false;
+	bool videoMapped = false;
+	GstBuffer *buffer = nullptr;
+	GstMapInfo map{};
+	bool bufferMapped = false;
 };
+
+// The map function gst_buffer_add_video_meta_full() gives a video meta (GStreamer's default),
+// to tell it from a producer's own.
+using VideoMetaMap = decltype(GstVideoMeta::map);
+VideoMetaMap defaultVideoMetaMap()
+{
+	static const VideoMetaMap fn = [] {
+		GstBuffer *probe = gst_buffer_new();
+		GstVideoMeta *meta = gst_buffer_add_video_meta(probe, GST_VIDEO_FRAME_FLAG_NONE,
+							       GST_VIDEO_FORMAT_GRAY8, 2, 2);
+		VideoMetaMap found = meta ? meta->map : nullptr;
+		gst_buffer_unref(probe);
+		return found;
+	}();
+	return fn;
+}
+
+// Whether a plain map of the buffer's one memory reads it as gst_video_frame_map() would: no
+// video meta, or one that agrees with the caps and maps the default way. Per buffer, the plain
+// map costs a third of a GstVideoFrame's (which maps each plane and checks the meta).
+bool mapsAsOneMemory(GstBuffer *buffer, const GstVideoInfo &info)
+{
+	if (gst_buffer_n_memory(buffer) != 1)
+		return false;
+	const GstVideoMeta *meta = gst_buffer_get_video_meta(buffer);
+	return !meta || (meta->map != nullptr && meta->map == defaultVideoMetaMap() &&
+			 meta->format == GST_VIDEO_INFO_FORMAT(&info) &&
+			 meta->n_planes == GST_VIDEO_INFO_N_PLANES(&info) &&
+			 meta->width >= static_cast<guint>(GST_VIDEO_INFO_WIDTH(&info)) &&
+			 meta->height >= static_cast<guint>(GST_VIDEO_INFO_HEIGHT(&info)));
+}
 
 // The anchor of a frame over fd memories: the buffer reference (the producer's pool slot) and
 // the frame's own duplicates of the memories' fds, closed when the last copy of the frame goes.
@@ -144,6 +193,31 @@ Frame withSyncOf(Frame frame, GstBuffer *buffer)
 		frame.setRelease(gst::syncMetaRelease(meta));
 	}
 	return frame;
+}
+
+// A frame over one mapped range of bytes (`planes` into it), kept alive by `anchor`, with the
+// buffer's sync meta.
+Result<Frame> frameOverOneRange(const GstMapInfo &range, const std::array<PlaneView, 4> &planes,
+				PixelFormat format, const FrameLayout &layout,
+				const GstVideoInfo &info, KeepAliveRef anchor, GstBuffer *buffer)
+{
+	FrameDesc frameDesc;
+	frameDesc.format = format;
+	frameDesc.width = layout.width;
+	frameDesc.height = layout.height;
+	frameDesc.colorimetry = gst::colorimetryOf(info);
+	frameDesc.numResources = 1;
+	frameDesc.numPlanes = layout.numPlanes;
+	for (uint32_t p = 0; p < layout.numPlanes; p++)
+		frameDesc.planes[p] = planes[p];
+	Result<CpuBytes> bytes = CpuBytes::create({ range.data, range.size, std::move(anchor) });
+	if (!bytes)
+		return std::move(bytes).error();
+	frameDesc.resources[0] = std::move(*bytes);
+	Result<Frame> frame = Frame::create(std::move(frameDesc));
+	if (!frame)
+		return std::move(frame).error();
+	return withSyncOf(std::move(*frame), buffer);
 }
 
 // Where plane `p` of `layout` lies: memory `index`, `skip` bytes into it. InvalidArgument when
@@ -229,8 +303,29 @@ Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 			ErrorCode::InvalidArgument, "buffer",
 			"The buffer is shared (not writable), so it cannot be mapped for writing.");
 	// Made and dropped per buffer: its block is reused on the streaming thread.
-	auto anchor = std::allocate_shared<VideoFrameAnchor>(
-		::gpuhandle::detail::ThreadRecyclingAllocator<VideoFrameAnchor>{});
+	auto anchor = std::allocate_shared<SystemBufferAnchor>(
+		::gpuhandle::detail::ThreadRecyclingAllocator<SystemBufferAnchor>{});
+	const PixelFormatInfo &pf = **pixelFormatInfo(*format);
+	// One memory (the usual system buffer): one range of bytes with the planes at their
+	// offsets, which a consumer of the GpuHandle memory maps as one, as it would the original.
+	if (mapsAsOneMemory(buffer, info)) {
+		if (!gst_buffer_map(buffer, &anchor->map, mapFlagsOf(access)))
+			return Error::format(
+				ErrorCode::InvalidArgument, "buffer",
+				"gst_buffer_map() failed on the %s %dx%d buffer (a memory of type "
+				"%s that does not map on the CPU?).",
+				gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
+				GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info),
+				memTypeOf(gst_buffer_peek_memory(buffer, 0)));
+		anchor->buffer = gst_buffer_ref(buffer);
+		anchor->bufferMapped = true;
+		std::array<PlaneView, 4> planes{};
+		for (uint32_t p = 0; p < pf.numPlanes; p++)
+			planes[p] = PlaneView{ 0, 0, layout->planes[p].offset,
+					       layout->planes[p].stride };
+		return frameOverOneRange(anchor->map, planes, *format, *layout, info, anchor,
+					 buffer);
+	}
 	GstVideoInfo mapInfo = info; // gst_video_frame_map() takes a non-const info
 	if (!gst_video_frame_map(&anchor->frame, &mapInfo, buffer, mapFlagsOf(access)))
 		return Error::format(
@@ -240,34 +335,18 @@ Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 			gst_video_format_to_string(GST_VIDEO_INFO_FORMAT(&info)),
 			GST_VIDEO_INFO_WIDTH(&info), GST_VIDEO_INFO_HEIGHT(&info),
 			memTypeOf(gst_buffer_peek_memory(buffer, 0)));
-	anchor->mapped = true;
-	const PixelFormatInfo &pf = **pixelFormatInfo(*format);
-	// One memory (the usual system buffer): one range of bytes with the planes at their
-	// offsets, which a consumer of the GpuHandle memory maps as one, as it would the original.
+	anchor->videoMapped = true;
 	const GstMapInfo &whole = anchor->frame.map[0];
 	if (gst_buffer_n_memory(buffer) == 1 && whole.data) {
-		FrameDesc frameDesc;
-		frameDesc.format = *format;
-		frameDesc.width = layout->width;
-		frameDesc.height = layout->height;
-		frameDesc.colorimetry = colorimetryOf(info);
-		frameDesc.numResources = 1;
-		frameDesc.numPlanes = pf.numPlanes;
+		std::array<PlaneView, 4> planes{};
 		for (uint32_t p = 0; p < pf.numPlanes; p++)
-			frameDesc.planes[p] = PlaneView{
+			planes[p] = PlaneView{
 				0, 0,
 				static_cast<uint64_t>(
 					static_cast<uint8_t *>(anchor->frame.data[p]) - whole.data),
 				static_cast<uint32_t>(anchor->frame.info.stride[p])
 			};
-		Result<CpuBytes> bytes = CpuBytes::create({ whole.data, whole.size, anchor });
-		if (!bytes)
-			return std::move(bytes).error();
-		frameDesc.resources[0] = std::move(*bytes);
-		Result<Frame> frame = Frame::create(std::move(frameDesc));
-		if (!frame)
-			return std::move(frame).error();
-		return withSyncOf(std::move(*frame), buffer);
+		return frameOverOneRange(whole, planes, *format, *layout, info, anchor, buffer);
 	}
 	CpuPlanesDesc desc;
 	desc.numPlanes = pf.numPlanes;
@@ -298,10 +377,9 @@ GstBuffer *sourceBufferOf(const Frame &frame)
 		kept = &bytes->desc().anchor;
 	if (!kept)
 		return nullptr;
-	const auto *anchor = dynamic_cast<const VideoFrameAnchor *>(kept->get());
-	if (!anchor || !anchor->mapped)
-		return nullptr;
-	return gst_buffer_ref(anchor->frame.buffer);
+	const auto *anchor = dynamic_cast<const SystemBufferAnchor *>(kept->get());
+	GstBuffer *mapped = anchor ? anchor->mappedBuffer() : nullptr;
+	return mapped ? gst_buffer_ref(mapped) : nullptr;
 }
 
 Result<Frame> frameFromFdBuffer(GstBuffer *buffer, const GstVideoInfo &info, uint64_t modifier)

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <new>
@@ -85,7 +86,9 @@ G_DEFINE_TYPE(GstGpuHandleAllocator, gst_gpu_handle_allocator, GST_TYPE_ALLOCATO
 
 namespace {
 
-GstAllocator *gAllocator = nullptr; // the registered one; set once by gst_gpu_handle_init()
+// The registered allocator, set once by gst_gpu_handle_init(); atomic because
+// gst_is_gpu_handle_memory() reads it on any thread, maybe while another sets it.
+std::atomic<GstAllocator *> gAllocator{ nullptr };
 
 MemoryState *stateOf(GstMemory *mem)
 {
@@ -316,6 +319,11 @@ static void gst_gpu_handle_allocator_init(GstGpuHandleAllocator *self)
 
 void gst_gpu_handle_init(void)
 {
+	// Called on every per-buffer path: once done, a plain load (std::call_once takes a TLS
+	// lookup and a pthread_once per call).
+	static std::atomic<bool> done{ false };
+	if (done.load(std::memory_order_acquire))
+		return;
 	// Needs gst_init() first (the allocator table is made there).
 	static std::once_flag once;
 	std::call_once(once, [] {
@@ -327,20 +335,24 @@ void gst_gpu_handle_init(void)
 		// Registered allocators live until gst_deinit(); the leaks tracer should not list
 		// it.
 		GST_OBJECT_FLAG_SET(allocator, GST_OBJECT_FLAG_MAY_BE_LEAKED);
-		gAllocator = allocator;
+		gAllocator.store(allocator, std::memory_order_release);
 		gst_allocator_register(GST_GPU_HANDLE_MEMORY_TYPE,
 				       static_cast<GstAllocator *>(gst_object_ref(allocator)));
+		done.store(true, std::memory_order_release);
 	});
 }
 
 GstAllocator *gst_gpu_handle_allocator_get(void)
 {
 	gst_gpu_handle_init();
-	return static_cast<GstAllocator *>(gst_object_ref(gAllocator));
+	return static_cast<GstAllocator *>(gst_object_ref(gAllocator.load()));
 }
 
 gboolean gst_is_gpu_handle_memory(GstMemory *mem)
 {
+	if (mem != nullptr && mem->allocator != nullptr &&
+	    mem->allocator == gAllocator.load(std::memory_order_relaxed))
+		return TRUE; // the registered allocator: no string compare or type check per call
 	return mem != nullptr && mem->allocator != nullptr &&
 	       gst_memory_is_type(mem, GST_GPU_HANDLE_MEMORY_TYPE) &&
 	       G_TYPE_CHECK_INSTANCE_TYPE(mem->allocator, GST_TYPE_GPU_HANDLE_ALLOCATOR);
@@ -386,7 +398,7 @@ GstMemory *wrapResource(const Frame &frame, uint32_t index, const BackendRef &ba
 	new (m->storage) MemoryState(frame, index, backend);
 	gst_memory_init(&m->mem,
 			readOnly ? GST_MEMORY_FLAG_READONLY : static_cast<GstMemoryFlags>(0),
-			gAllocator, nullptr, static_cast<gsize>(size), 0, 0,
+			gAllocator.load(), nullptr, static_cast<gsize>(size), 0, 0,
 			static_cast<gsize>(size));
 	return &m->mem;
 }

@@ -24,10 +24,36 @@ bool hasDefaultLayout(GstBuffer *buffer, const GstVideoInfo &info)
 
 namespace {
 
+bool hasOnlyVideoMetas(GstBuffer *buffer)
+{
+	gpointer state = nullptr;
+	while (GstMeta *meta = gst_buffer_iterate_meta(buffer, &state))
+		if (meta->info->api != GST_VIDEO_META_API_TYPE)
+			return false;
+	return true;
+}
+
 // The video meta goes (the peer did not ask for it, and a stale one would be wrong after a
 // trim); so does a size past the frame's (a page-rounded memfd, a padded pool slot).
 GstBuffer *trimInPlace(GstBuffer *buffer, const GstVideoInfo &info)
 {
+	if (!gst_buffer_is_writable(buffer) && hasOnlyVideoMetas(buffer)) {
+		// Shared, as a buffer passed on usually is: a new one over the same memories (cut
+		// to the frame) with its timestamps and flags, rather than a copy of its metas
+		// whose one video meta is then removed (half the cost per buffer).
+		GstBuffer *out = gst_buffer_new();
+		gst_buffer_copy_into(out, buffer,
+				     static_cast<GstBufferCopyFlags>(GST_BUFFER_COPY_FLAGS |
+								     GST_BUFFER_COPY_TIMESTAMPS |
+								     GST_BUFFER_COPY_MEMORY),
+				     0, GST_VIDEO_INFO_SIZE(&info));
+		// A region short of the whole buffer leaves the duration and end offset behind
+		// (gst_buffer_copy_into's rule for parts of a buffer); this is the whole frame.
+		GST_BUFFER_DURATION(out) = GST_BUFFER_DURATION(buffer);
+		GST_BUFFER_OFFSET_END(out) = GST_BUFFER_OFFSET_END(buffer);
+		gst_buffer_unref(buffer);
+		return out;
+	}
 	buffer = gst_buffer_make_writable(buffer); // a shallow copy when shared: memories stay
 	if (GstVideoMeta *meta = gst_buffer_get_video_meta(buffer))
 		gst_buffer_remove_meta(buffer, &meta->meta);

@@ -143,6 +143,11 @@ Result<GstVideoFormat> videoFormatOf(PixelFormat format)
 Colorimetry colorimetryOf(const GstVideoInfo &info)
 {
 	const GstVideoColorimetry &c = info.colorimetry;
+	// Per buffer on the upload path: every field known is the usual case, one lookup.
+	if (Result<Colorimetry> whole = fromGstColorimetry(GstColorimetry{
+		    static_cast<uint32_t>(c.range), static_cast<uint32_t>(c.matrix),
+		    static_cast<uint32_t>(c.transfer), static_cast<uint32_t>(c.primaries) }))
+		return *whole;
 	Colorimetry out;
 	out.range = fieldFromGst(GstColorimetry{ static_cast<uint32_t>(c.range), 0, 0, 0 },
 				 &Colorimetry::range);
