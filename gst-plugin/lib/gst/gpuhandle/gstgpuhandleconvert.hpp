@@ -33,11 +33,10 @@ GST_GPUHANDLE_API BufferMemory bufferMemoryOf(GstBuffer *buffer);
 // memory (mapped with gst_buffer_map, or with gst_video_frame_map where its video meta has a map
 // function of the producer's own), else CpuPlanes through gst_video_frame_map (`access` read or
 // read-write); the map and a buffer reference are the resource's anchor, released when the last
-// copy of the frame goes. Layout from the video meta
-// or `info`; colorimetry from `info`. The buffer's GstGpuHandleSyncMeta, when present, becomes
-// the frame's acquire point and release gate. Errors: NotSupported (format), InvalidArgument
-// (a buffer too small for `info`, write access to a shared buffer, a failed map: the message
-// says which), NullHandle (no buffer).
+// copy of the frame goes. Layout from the video meta or `info`; colorimetry from `info`. The
+// buffer's GstGpuHandleSyncMeta, when present, becomes the frame's acquire point and release
+// gate. Errors: NotSupported (format), InvalidArgument (a buffer too small for `info`, write
+// access to a shared buffer, a failed map: the message says which), NullHandle (no buffer).
 GST_GPUHANDLE_API Result<Frame> frameFromSystemBuffer(GstBuffer *buffer, const GstVideoInfo &info,
 						      MapAccess access = MapAccess::Read);
 
