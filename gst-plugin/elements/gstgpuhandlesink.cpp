@@ -319,6 +319,22 @@ GstFlowReturn render(GstBaseSink *bsink, GstBuffer *buffer)
 	return sendCopy(bsink, buffer);
 }
 
+// EOS ends the stream at every consumer too (their gpuhandlesrc pushes EOS), after the frames
+// already sent, as GStreamer's unixfdsink does; the connections stay for a next stream.
+gboolean event(GstBaseSink *bsink, GstEvent *event)
+{
+	if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+		SinkState &s = stateOf(bsink);
+		std::lock_guard<std::mutex> lock(s.mutex);
+		if (s.sender) {
+			Result<uint32_t> told = s.sender->endStream();
+			GST_DEBUG_OBJECT(bsink, "end of stream sent to %u consumers",
+					 told.ok() ? *told : 0u);
+		}
+	}
+	return GST_BASE_SINK_CLASS(gst_gpu_handle_sink_parent_class)->event(bsink, event);
+}
+
 // Upstream writes straight into memfds: a pool of GpuHandle memory over the fd backend's
 // sealed memfds, which render() sends without a copy.
 gboolean proposeAllocation(GstBaseSink *bsink, GstQuery *query)
@@ -413,6 +429,7 @@ static void gst_gpu_handle_sink_class_init(GstGpuHandleSinkClass *klass)
 	base->stop = stop;
 	base->set_caps = setCaps;
 	base->render = render;
+	base->event = event;
 	base->propose_allocation = proposeAllocation;
 	base->unlock = unlock;
 	base->unlock_stop = unlockStop;

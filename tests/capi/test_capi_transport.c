@@ -74,10 +74,14 @@ static int consume(const char *path, int keep_files)
 		       : files.files_remembered != 0 || files.frames_over_kept_files != 0 ||
 				 files.files_held != 0)
 		return 10;
-	gpuhandle_frame *end = SENTINEL;
-	if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &end, NULL) != GPUHANDLE_OK ||
-	    end)
-		return 7;
+	/* The producer ends the stream, then says bye: NULL for each. */
+	for (int i = 0; i < 2; i++) {
+		gpuhandle_frame *end = SENTINEL;
+		if (gpuhandle_frame_receiver_receive(receiver, 5 * SECOND, &end, NULL) !=
+			    GPUHANDLE_OK ||
+		    end)
+			return 7;
+	}
 	gpuhandle_frame_receiver_stats stats;
 	gpuhandle_frame_receiver_get_stats(receiver, &stats);
 	gpuhandle_frame_receiver_free(receiver);
@@ -173,6 +177,9 @@ START_TEST(frames_cross_from_a_c_producer_to_a_c_consumer)
 	ck_assert_uint_ge(files.frames_over_kept_files, keep_files ? FRAMES - 1 : 0);
 	ck_assert_uint_le(files.frames_over_kept_files, keep_files ? FRAMES : 0);
 	ck_assert_uint_eq(files.files_held, 0);
+	uint32_t told = 0;
+	ck_assert_int_eq(gpuhandle_frame_sender_end_stream(sender, &told, NULL), GPUHANDLE_OK);
+	ck_assert_uint_eq(told, 1);
 	gpuhandle_frame_sender_free(sender); /* says bye: the consumer sees the end */
 	int status = 0;
 	ck_assert_int_eq(waitpid(child, &status, 0), child);
@@ -219,6 +226,13 @@ START_TEST(bad_arguments_are_named)
 	ck_assert_int_eq(gpuhandle_frame_sender_send(NULL, NULL, &delivered, NULL),
 			 GPUHANDLE_ERROR_NULL_HANDLE);
 	ck_assert_uint_eq(delivered, 0);
+	uint32_t told = 7;
+	ck_assert_int_eq(gpuhandle_frame_sender_end_stream(NULL, &told, &error),
+			 GPUHANDLE_ERROR_NULL_HANDLE);
+	ck_assert_uint_eq(told, 0);
+	ck_assert_str_eq(gpuhandle_error_get_field(error), "sender");
+	gpuhandle_error_unref(error);
+	error = NULL;
 	ck_assert_uint_eq(gpuhandle_frame_receiver_get_caps(NULL, NULL, 0), 0);
 	ck_assert_uint_eq(gpuhandle_frame_receiver_get_attachment(NULL, NULL, 0), 0);
 	ck_assert_int_eq(gpuhandle_frame_sender_send_with_attachment(NULL, NULL, NULL, 4,

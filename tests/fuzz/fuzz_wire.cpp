@@ -47,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WireType::Caps: (void)decodeCaps(bytes); break;
 	case WireType::Release: (void)decodeRelease(bytes); break;
 	case WireType::Bye: break;
+	case WireType::EndOfStream: break;
 	case WireType::Features: (void)decodeFeatures(bytes); break;
 	case WireType::Forget: (void)decodeForget(bytes); break;
 	case WireType::Remember: {

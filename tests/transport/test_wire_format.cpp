@@ -5,6 +5,7 @@
 
 #include "wire_test_frames.h"
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -191,6 +192,15 @@ START_TEST(control_messages_round_trip)
 	// A control message is not taken for another type.
 	ck_assert(!decodeRelease(m.data()).ok());
 	ck_assert(!decodeHello(m.data()).ok());
+
+	encodeEndOfStream(m);
+	ck_assert_uint_eq(m.size, kWireHeaderBytes);
+	ck_assert(decodeHeader(m.data(), 0).value() == WireType::EndOfStream);
+	ck_assert_str_eq(wireTypeName(WireType::EndOfStream), "end-of-stream");
+	// The type after the last known one is still refused.
+	uint16_t next = static_cast<uint16_t>(WireType::EndOfStream) + 1;
+	std::memcpy(m.bytes.data() + 6, &next, sizeof next);
+	ck_assert_error(decodeHeader(m.data(), 0), ErrorCode::InvalidArgument, "type");
 }
 END_TEST
 

@@ -87,6 +87,11 @@ public:
 	// Caps for the frames that follow (sent to every consumer now, and to later ones on
 	// connect).
 	Status setCaps(std::string caps);
+	// Ends the stream (GStreamer's EOS) for every connected consumer, after the frames already
+	// sent: their receive() answers end of stream once, and the connection stays for the
+	// frames of a next stream. Returns how many consumers were told; one whose queue stays
+	// full for a second is dropped (its frames released), as for caps.
+	Result<uint32_t> endStream();
 	FrameSenderStats stats() const;
 	// Waits up to `timeout` for at least `count` consumers (Timeout when fewer came).
 	Status waitForPeers(uint32_t count, WaitDuration timeout);
@@ -113,6 +118,7 @@ struct FrameReceiverStats {
 	uint64_t framesReceived = 0;
 	uint64_t attachmentsReceived = 0; // frames that came with an attachment
 	uint64_t releasesSent = 0;
+	uint64_t streamsEnded = 0;        // end-of-stream messages received
 	uint64_t badMessages = 0;         // refused messages from the sender (logged, skipped)
 	uint64_t filesRemembered = 0;     // files the sender gave this receiver to keep
 	uint64_t framesOverKeptFiles = 0; // frames naming one of them instead of an fd
@@ -137,9 +143,10 @@ public:
 	// How many caps messages have come since connect(): a caller that remembers the count
 	// calls caps() (a string copy) only when it moved.
 	uint64_t capsMessages() const noexcept;
-	// The next frame; nullopt at the end of the stream (the sender said Bye); Timeout when no
-	// frame came within `timeout`; Io when the sender went away without Bye (crashed). Messages
-	// that fail validation are logged, counted and skipped.
+	// The next frame; nullopt at the end of a stream: the sender ended it (endStream; the call
+	// after waits for the frames of a next stream) or said Bye (every later call answers the
+	// same). Timeout when no frame came within `timeout`; Io when the sender went away without
+	// Bye (crashed). Messages that fail validation are logged, counted and skipped.
 	Result<std::optional<Frame>> receive(WaitDuration timeout);
 	// The attachment of the frame the last receive() returned (empty when it came without
 	// one); valid until the next receive().

@@ -66,6 +66,11 @@ GPUHANDLE_API gpuhandle_status gpuhandle_frame_sender_send_with_attachment(
 GPUHANDLE_API gpuhandle_status
 gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender, const char *caps,
 				gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Ends the stream (GStreamer's EOS) at every connected consumer, after the frames already sent:
+ * their next receive gives NULL once, and the connection stays for the frames of a next stream.
+ * told: nullable; receives how many consumers were told. */
+GPUHANDLE_API gpuhandle_status gpuhandle_frame_sender_end_stream(
+	gpuhandle_frame_sender *sender, uint32_t *told, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
 /* Blocks until `count` consumers are connected or timeout_ns passes (TIMEOUT). */
 GPUHANDLE_API gpuhandle_status gpuhandle_frame_sender_wait_for_peers(
 	gpuhandle_frame_sender *sender, uint32_t count, uint64_t timeout_ns,
@@ -116,9 +121,11 @@ GPUHANDLE_API gpuhandle_status gpuhandle_frame_receiver_connect_with_file_cache(
 /* Nullable (no-op). Frames received earlier stay valid. */
 GPUHANDLE_API void
 gpuhandle_frame_receiver_free(gpuhandle_frame_receiver *receiver) GPUHANDLE_NOEXCEPT;
-/* *out: the next frame (a new reference), or NULL with GPUHANDLE_OK at the end of the stream.
- * TIMEOUT when none came in time; IO when the sender went away without ending the stream.
- * Signal the frame's release gate (gpuhandle_frame_get_release) when done reading it. */
+/* *out: the next frame (a new reference), or NULL with GPUHANDLE_OK at the end of a stream: the
+ * sender ended it (gpuhandle_frame_sender_end_stream; the next call waits for a next stream) or
+ * said bye (every later call gives NULL). TIMEOUT when none came in time; IO when the sender went
+ * away without ending the stream. Signal the frame's release gate (gpuhandle_frame_get_release)
+ * when done reading it. */
 GPUHANDLE_API gpuhandle_status
 gpuhandle_frame_receiver_receive(gpuhandle_frame_receiver *receiver, uint64_t timeout_ns,
 				 gpuhandle_frame **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;

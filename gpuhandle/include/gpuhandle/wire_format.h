@@ -50,6 +50,10 @@ enum class WireType : uint16_t {
 	Remember = 8,
 	// producer -> consumer: slot N's file is gone at the producer; let it go
 	Forget = 9,
+	// producer -> consumer: the stream ended (GStreamer's EOS) and the connection stays; frames
+	// after it begin a next stream (a receiver that does not know the type refuses it and
+	// waits for the next frame or Bye, as before)
+	EndOfStream = 10,
 };
 GPUHANDLE_API const char *wireTypeName(WireType type) noexcept;
 
@@ -113,6 +117,7 @@ GPUHANDLE_API void encodeRelease(uint64_t id, WireMessage &out) noexcept;
 GPUHANDLE_API Status encodeAttachment(uint64_t id, std::span<const std::byte> bytes,
 				      WireMessage &out);
 GPUHANDLE_API void encodeBye(WireMessage &out) noexcept;
+GPUHANDLE_API void encodeEndOfStream(WireMessage &out) noexcept;
 
 // The header of a received message, checked (magic, version, known type, size equal to the
 // bytes received, fd count equal to the fds received). InvalidArgument says which field.

@@ -158,6 +158,21 @@ gpuhandle_status gpuhandle_frame_sender_set_caps(gpuhandle_frame_sender *sender,
 		    });
 }
 
+gpuhandle_status gpuhandle_frame_sender_end_stream(gpuhandle_frame_sender *sender, uint32_t *told,
+						   gpuhandle_error **error) noexcept
+{
+	if (told)
+		*told = 0;
+	return call(__func__, error, { { sender, "sender" } }, [&]() -> gpuhandle_status {
+		Result<uint32_t> n = sender->value->endStream();
+		if (!n)
+			return fail(error, std::move(n).error());
+		if (told)
+			*told = *n;
+		return GPUHANDLE_OK;
+	});
+}
+
 gpuhandle_status gpuhandle_frame_sender_wait_for_peers(gpuhandle_frame_sender *sender,
 						       uint32_t count, uint64_t timeout_ns,
 						       gpuhandle_error **error) noexcept

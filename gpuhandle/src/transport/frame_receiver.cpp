@@ -38,6 +38,7 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	std::shared_ptr<WaiterThread> waiter; // watches the release gates of frames handed out
 	detail::ReceivedMessage incoming;     // receive()'s
 	bool ended = false;                   // Bye seen
+	bool streamEnded = false;             // EndOfStream just handled: receive() answers it
 	// The last Attachment's bytes; they belong to the frame after it when its id matches.
 	std::array<std::byte, kWireMaxAttachment> attachmentBytes{};
 	uint32_t attachmentSize = 0;
@@ -76,6 +77,7 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	std::atomic<uint64_t> framesReceived{ 0 };
 	std::atomic<uint64_t> attachmentsReceived{ 0 };
 	std::atomic<uint64_t> releasesSent{ 0 };
+	std::atomic<uint64_t> streamsEnded{ 0 };
 	std::atomic<uint64_t> badMessages{ 0 };
 	std::atomic<uint64_t> filesRemembered{ 0 };
 	std::atomic<uint64_t> framesOverKeptFiles{ 0 };
@@ -307,6 +309,14 @@ struct FrameReceiver::Impl final : ReleaseListener,
 					     "Frame transport: a bye message with contents.");
 			ended = true;
 			return std::optional<Frame>();
+		case WireType::EndOfStream:
+			if (incoming.size != kWireHeaderBytes || incoming.numFds)
+				return Error(ErrorCode::InvalidArgument, "size",
+					     "Frame transport: an end-of-stream message with "
+					     "contents.");
+			streamEnded = true;
+			streamsEnded++;
+			return std::optional<Frame>();
 		default:
 			return Error::format(ErrorCode::InvalidArgument, "type",
 					     "Frame transport: a %s message from the sender.",
@@ -436,7 +446,7 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 		auto handled = d.handle();
 		if (!handled.ok())
 			d.refuse(handled.error());
-		else if (*handled || d.ended)
+		else if (*handled || d.ended || std::exchange(d.streamEnded, false))
 			return std::move(*handled);
 		// A sender that keeps sending what is refused (or only caps) must not hold this
 		// call past its deadline.
@@ -457,6 +467,7 @@ FrameReceiverStats FrameReceiver::stats() const
 	s.framesReceived = impl_->framesReceived.load();
 	s.attachmentsReceived = impl_->attachmentsReceived.load();
 	s.releasesSent = impl_->releasesSent.load();
+	s.streamsEnded = impl_->streamsEnded.load();
 	s.badMessages = impl_->badMessages.load();
 	s.filesRemembered = impl_->filesRemembered.load();
 	s.framesOverKeptFiles = impl_->framesOverKeptFiles.load();

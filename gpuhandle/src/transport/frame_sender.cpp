@@ -98,6 +98,27 @@ struct FrameSender::Impl {
 		roomChanged();
 	}
 
+	// Sends `message`, encoded last (caps, end of stream), to every connected consumer (under
+	// mutex). Such a message must not be lost: a queue that stays full for kControlTimeout
+	// (all of them together) is a consumer that stopped reading, and it is dropped. Returns how
+	// many got it.
+	uint32_t sendToAll()
+	{
+		uint32_t told = 0;
+		const Deadline deadline = Deadline::after(kControlTimeout);
+		for (size_t i = 0; i < peers.size(); ++i) {
+			if (!peers[i].socket.isValid())
+				continue;
+			if (Status s = detail::sendMessageWithin(peers[i].socket.get(), message,
+								 deadline.remaining());
+			    s.ok())
+				told++;
+			else
+				dropPeer(i, s.error());
+		}
+		return told;
+	}
+
 	// Under mutex; the gate is signalled by signalReleased() once the lock is let go.
 	void releaseHolder(Outstanding &o, uint64_t bit)
 	{
@@ -440,20 +461,21 @@ Status FrameSender::setCaps(std::string caps)
 	if (Status s = encodeCaps(caps, d.message); !s.ok())
 		return s;
 	d.options.caps = std::move(caps);
-	const Deadline deadline = Deadline::after(kControlTimeout);
-	for (size_t i = 0; i < d.peers.size(); ++i) {
-		if (!d.peers[i].socket.isValid())
-			continue;
-		// Caps must not be lost: a queue that stays full is a consumer that stopped
-		// reading.
-		if (Status s = detail::sendMessageWithin(d.peers[i].socket.get(), d.message,
-							 deadline.remaining());
-		    !s.ok())
-			d.dropPeer(i, s.error());
-	}
+	d.sendToAll();
 	lock.unlock();
 	d.signalReleased();
 	return {};
+}
+
+Result<uint32_t> FrameSender::endStream()
+{
+	Impl &d = *impl_;
+	std::unique_lock lock(d.mutex);
+	encodeEndOfStream(d.message);
+	const uint32_t told = d.sendToAll();
+	lock.unlock();
+	d.signalReleased();
+	return told;
 }
 
 FrameSenderStats FrameSender::stats() const

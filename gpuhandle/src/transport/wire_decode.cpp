@@ -170,7 +170,7 @@ Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds)
 				     "Frame transport: wire version %u; this library speaks %u.",
 				     version, kWireVersion);
 	if (type < static_cast<uint16_t>(WireType::Hello) ||
-	    type > static_cast<uint16_t>(WireType::Forget))
+	    type > static_cast<uint16_t>(WireType::EndOfStream))
 		return Error::format(ErrorCode::InvalidArgument, "type",
 				     "Frame transport: unknown message type %u.", type);
 	if (size != bytes.size())

@@ -241,6 +241,13 @@ void encodeBye(WireMessage &out) noexcept
 	w.finish(WireType::Bye);
 }
 
+void encodeEndOfStream(WireMessage &out) noexcept
+{
+	out.numFds = 0;
+	WireWriter w(out);
+	w.finish(WireType::EndOfStream);
+}
+
 const char *wireTypeName(WireType type) noexcept
 {
 	switch (type) {
@@ -253,6 +260,7 @@ const char *wireTypeName(WireType type) noexcept
 	case WireType::Features: return "features";
 	case WireType::Remember: return "remember";
 	case WireType::Forget: return "forget";
+	case WireType::EndOfStream: return "end-of-stream";
 	}
 	return "unknown";
 }
