@@ -1,9 +1,13 @@
-// Shared by the element tests: caps strings, a videotestsrc source of them, the appsink.
+// Shared by the element tests: caps strings, a videotestsrc source of them, the appsink, the odd
+// size and the formats gpuhandleupload advertises.
 #pragma once
 
 #include "pipeline_run.h"
 
 #include <string>
+#include <vector>
+
+#include <gst/gst.h>
 
 namespace gpuhandle::test::elements {
 
@@ -21,5 +25,43 @@ inline std::string source(const char *format, Size size, int buffers = 2)
 }
 
 inline constexpr const char *kSink = "appsink name=sink sync=false";
+
+// Odd in both directions: a chroma plane's last column and row hold one pixel's share, and no
+// stride is the row's width.
+inline constexpr Size kOddSize{ 33, 17 };
+
+// The formats of the first plain `video/x-raw` structure (system memory) of gpuhandleupload's
+// sink pad template.
+inline std::vector<std::string> advertisedFormats()
+{
+	GstElementFactory *factory = gst_element_factory_find("gpuhandleupload");
+	ck_assert_msg(factory != nullptr, "gpuhandleupload is not registered");
+	std::vector<std::string> formats;
+	for (const GList *l = gst_element_factory_get_static_pad_templates(factory); l;
+	     l = l->next) {
+		auto *tmpl = static_cast<GstStaticPadTemplate *>(l->data);
+		if (tmpl->direction != GST_PAD_SINK)
+			continue;
+		GstCaps *caps = gst_static_pad_template_get_caps(tmpl);
+		for (guint i = 0; i < gst_caps_get_size(caps) && formats.empty(); ++i) {
+			GstCapsFeatures *features = gst_caps_get_features(caps, i);
+			if (features && !gst_caps_features_is_any(features) &&
+			    !gst_caps_features_is_equal(features,
+							GST_CAPS_FEATURES_MEMORY_SYSTEM_MEMORY))
+				continue;
+			const GValue *list =
+				gst_structure_get_value(gst_caps_get_structure(caps, i), "format");
+			ck_assert(list != nullptr && GST_VALUE_HOLDS_LIST(list));
+			for (guint f = 0; f < gst_value_list_get_size(list); ++f)
+				formats.emplace_back(
+					g_value_get_string(gst_value_list_get_value(list, f)));
+		}
+		gst_caps_unref(caps);
+	}
+	gst_object_unref(factory);
+	// The template lists 61 formats on GStreamer 1.22; fewer would mean the lookup went wrong.
+	ck_assert_uint_ge(formats.size(), 40);
+	return formats;
+}
 
 } // namespace gpuhandle::test::elements

@@ -159,4 +159,47 @@ inline std::string firstDifference(const std::vector<uint8_t> &a, const std::vec
 	return {};
 }
 
+// `describe(buffer)` for each buffer that reached the appsink "sink" of `description`, in order.
+template<typename Describe>
+auto eachBuffer(const std::string &description, Describe describe)
+{
+	std::vector<decltype(describe(static_cast<GstBuffer *>(nullptr)))> results;
+	GError *error = nullptr;
+	GstElement *pipeline = gst_parse_launch(description.c_str(), &error);
+	ck_assert_msg(pipeline && !error, "%s: %s", description.c_str(),
+		      error ? error->message : "?");
+	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
+	ck_assert(sink != nullptr);
+	g_object_set(sink, "sync", FALSE, nullptr);
+	ck_assert(gst_element_set_state(pipeline, GST_STATE_PLAYING) != GST_STATE_CHANGE_FAILURE);
+	const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+	while (std::chrono::steady_clock::now() < deadline &&
+	       !gst_app_sink_is_eos(GST_APP_SINK(sink))) {
+		GstSample *sample =
+			gst_app_sink_try_pull_sample(GST_APP_SINK(sink), 50 * GST_MSECOND);
+		if (!sample) {
+			GstBus *bus = gst_element_get_bus(pipeline);
+			GstMessage *msg = gst_bus_pop_filtered(bus, GST_MESSAGE_ERROR);
+			gst_object_unref(bus);
+			if (msg) {
+				GError *err = nullptr;
+				gst_message_parse_error(msg, &err, nullptr);
+				const std::string text = err ? err->message : "?";
+				g_clear_error(&err);
+				gst_message_unref(msg);
+				ck_abort_msg("%s: %s", description.c_str(), text.c_str());
+			}
+			continue;
+		}
+		results.push_back(describe(gst_sample_get_buffer(sample)));
+		gst_sample_unref(sample);
+	}
+	ck_assert_msg(gst_app_sink_is_eos(GST_APP_SINK(sink)), "%s: no EOS within 60 s",
+		      description.c_str());
+	gst_object_unref(sink);
+	gst_element_set_state(pipeline, GST_STATE_NULL);
+	gst_object_unref(pipeline);
+	return results;
+}
+
 } // namespace gpuhandle::test

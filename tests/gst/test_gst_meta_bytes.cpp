@@ -165,6 +165,54 @@ START_TEST(a_buffer_without_such_metas_writes_nothing)
 }
 END_TEST
 
+// The flags that describe the frame cross, before the metas; those of the producer's process and
+// pipeline (TAG_MEMORY, LIVE, SYNC_AFTER) do not. A buffer with only those writes nothing.
+START_TEST(frame_flags_cross_and_process_flags_stay)
+{
+	const guint frameFlags = GST_VIDEO_BUFFER_FLAG_INTERLACED | GST_VIDEO_BUFFER_FLAG_TFF |
+				 GST_VIDEO_BUFFER_FLAG_RFF | GST_BUFFER_FLAG_CORRUPTED |
+				 GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DISCONT;
+	const guint processFlags = GST_BUFFER_FLAG_TAG_MEMORY | GST_BUFFER_FLAG_LIVE |
+				   GST_BUFFER_FLAG_SYNC_AFTER;
+	GstBuffer *in = gst_buffer_new();
+	GST_BUFFER_FLAG_SET(in, frameFlags | processFlags);
+	gst_buffer_add_video_bar_meta(in, 0, FALSE, 1, 2);
+	std::vector<std::byte> bytes(4068);
+	unsigned dropped = 0;
+	const size_t size = write(in, bytes, dropped);
+	ck_assert_uint_gt(size, 0);
+	GstBuffer *out = gst_buffer_new();
+	ck_assert_ok(addMetasFromBytes(std::span(bytes).first(size), out));
+	ck_assert_uint_eq(GST_BUFFER_FLAGS(out), frameFlags);
+	const std::string got = describe(out), expected = describe(in);
+	ck_assert_str_eq(got.c_str(), expected.c_str());
+	gst_buffer_unref(out);
+	// Only the process's flags: nothing to send.
+	GST_BUFFER_FLAGS(in) = processFlags;
+	gst_buffer_remove_meta(in, gst_buffer_get_meta(in, GST_VIDEO_BAR_META_API_TYPE));
+	ck_assert_uint_eq(write(in, bytes, dropped), 0);
+	gst_buffer_unref(in);
+	// A newer writer's flags: those this version does not carry are left unset.
+	const uint32_t all = 0xffffffffu;
+	std::vector<std::byte> record{ std::byte(1), std::byte(9), std::byte(0), std::byte(4),
+				       std::byte(0), std::byte(0), std::byte(0) };
+	for (int i = 0; i < 4; ++i)
+		record.push_back(std::byte(all >> (8 * i)));
+	out = gst_buffer_new();
+	ck_assert_ok(addMetasFromBytes(record, out));
+	ck_assert(GST_BUFFER_FLAG_IS_SET(out, GST_VIDEO_BUFFER_FLAG_INTERLACED));
+	ck_assert_uint_eq(GST_BUFFER_FLAGS(out) & processFlags, 0);
+	gst_buffer_unref(out);
+	// A record of the wrong size refuses the set.
+	record.pop_back();
+	record[3] = std::byte(3);
+	out = gst_buffer_new();
+	ck_assert_error(addMetasFromBytes(record, out), ErrorCode::InvalidArgument, "metas");
+	ck_assert_uint_eq(GST_BUFFER_FLAGS(out), 0);
+	gst_buffer_unref(out);
+}
+END_TEST
+
 // Metas that do not fit are counted and left out; the smaller ones after them still go.
 START_TEST(what_does_not_fit_is_counted_and_left_out)
 {
@@ -351,6 +399,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, every_kind_round_trips_in_order);
 	tcase_add_test(tc, a_buffer_without_such_metas_writes_nothing);
+	tcase_add_test(tc, frame_flags_cross_and_process_flags_stay);
 	tcase_add_test(tc, what_does_not_fit_is_counted_and_left_out);
 	tcase_add_test(tc, malformed_bytes_add_nothing);
 	tcase_add_test(tc, random_bytes_are_refused_or_added_safely);

@@ -32,7 +32,22 @@ enum class Kind : uint16_t {
 	Crop = 6,
 	RegionOfInterest = 7,
 	ReferenceTimestamp = 8,
+	// Not a meta: the buffer's flags that describe its frame (kFrameFlags), written first
+	BufferFlags = 9,
 };
+
+// The buffer flags that say something about the frame itself, and so cross with it (as
+// unixfdsink carries them): interlacing and field order (a mixed-mode stream says per buffer
+// which frames are interlaced), views, and GAP, CORRUPTED, DISCONT, MARKER, HEADER, DROPPABLE,
+// NON_DROPPABLE, DELTA_UNIT, DECODE_ONLY. Not: TAG_MEMORY (this process's memory), LIVE and
+// SYNC_AFTER (the producer's pipeline's).
+constexpr guint kFrameFlags =
+	GST_BUFFER_FLAG_DISCONT | GST_BUFFER_FLAG_CORRUPTED | GST_BUFFER_FLAG_MARKER |
+	GST_BUFFER_FLAG_HEADER | GST_BUFFER_FLAG_GAP | GST_BUFFER_FLAG_DROPPABLE |
+	GST_BUFFER_FLAG_DELTA_UNIT | GST_BUFFER_FLAG_NON_DROPPABLE | GST_BUFFER_FLAG_DECODE_ONLY |
+	GST_VIDEO_BUFFER_FLAG_INTERLACED | GST_VIDEO_BUFFER_FLAG_TFF | GST_VIDEO_BUFFER_FLAG_RFF |
+	GST_VIDEO_BUFFER_FLAG_ONEFIELD | GST_VIDEO_BUFFER_FLAG_MULTIPLE_VIEW |
+	GST_VIDEO_BUFFER_FLAG_FIRST_IN_BUNDLE;
 
 // The kind `meta` is written as; 0 when it has no bytes (SEI and caption metas without data
 // included: GStreamer makes none such).
@@ -136,6 +151,7 @@ void writePayload(Writer &w, Kind kind, GstMeta *meta)
 		writeStructure(w, gst_caps_get_structure(m->reference, 0));
 		break;
 	}
+	case Kind::BufferFlags: break; // written by writeMetaBytes itself
 	}
 }
 
@@ -278,6 +294,15 @@ Status readRecord(Kind kind, Reader &r, GstBuffer *target)
 		gst_caps_unref(caps);
 		return {};
 	}
+	case Kind::BufferFlags: {
+		const uint32_t flags = r.get<uint32_t>();
+		if (!r.atEnd())
+			return malformed("a buffer flags record of the wrong size");
+		// Flags a newer writer carries and this version does not know are left unset.
+		if (target)
+			GST_BUFFER_FLAG_SET(target, flags & kFrameFlags);
+		return {};
+	}
 	}
 	return {}; // a kind of a newer writer: skipped
 }
@@ -315,6 +340,16 @@ size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> out, unsigned &dro
 	if (!header.ok())
 		return 0;
 	size_t used = header.pos();
+	// Only when it has some: most buffers of a progressive stream have none, and then a
+	// buffer without metas writes nothing (no attachment message per frame).
+	if (const guint flags = GST_BUFFER_FLAGS(buffer) & kFrameFlags) {
+		Writer w(out, used);
+		w.put<uint16_t>(uint16_t(Kind::BufferFlags));
+		w.put<uint32_t>(sizeof(uint32_t));
+		w.put<uint32_t>(flags);
+		if (w.ok())
+			used = w.pos();
+	}
 	gpointer state = nullptr;
 	while (GstMeta *meta = gst_buffer_iterate_meta(buffer, &state)) {
 		const uint16_t kind = kindOf(meta);

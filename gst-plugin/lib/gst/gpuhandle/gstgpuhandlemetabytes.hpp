@@ -24,14 +24,17 @@ namespace gst {
 // sync points) and do not cross.
 GST_GPUHANDLE_API bool metaHasBytes(const GstMeta *meta) noexcept;
 
-// Writes `buffer`'s metas that have bytes into `out`, in the buffer's order; returns the bytes
-// used (0 when it has none). A meta that does not fit in what is left is left out (`dropped`
-// counts those); the others still go. Allocates nothing.
+// Writes `buffer`'s metas that have bytes into `out`, in the buffer's order, after its flags that
+// describe the frame (interlacing and field order, views, GAP, CORRUPTED, DISCONT, MARKER, HEADER,
+// DROPPABLE, NON_DROPPABLE, DELTA_UNIT, DECODE_ONLY; not TAG_MEMORY, LIVE or SYNC_AFTER) when it
+// has any; returns the bytes used (0 when it has neither). A meta that does not fit in what is
+// left is left out (`dropped` counts those); the others still go. Allocates nothing.
 // Format (little-endian): a version byte (1), then records of u16 kind, u32 length, payload.
 GST_GPUHANDLE_API size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> out,
 					unsigned &dropped);
 
-// Adds to `buffer` (writable) the metas `bytes` holds, as writeMetaBytes wrote them. Records of
+// Adds to `buffer` (writable) the metas `bytes` holds, as writeMetaBytes wrote them, and sets the
+// flags it holds (those it does not know it leaves unset). Records of
 // kinds this version does not know are skipped (a newer writer). InvalidArgument, with nothing
 // added, when anything is malformed: the version, a length past the end, a field out of its
 // range (time code, caption type, AFD, field numbers), a structure or field name GStreamer would
