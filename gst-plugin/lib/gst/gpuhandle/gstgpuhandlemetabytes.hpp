@@ -34,8 +34,8 @@ GST_GPUHANDLE_API size_t writeMetaBytes(GstBuffer *buffer, std::span<std::byte> 
 					unsigned &dropped);
 
 // Adds to `buffer` (writable) the metas `bytes` holds, as writeMetaBytes wrote them, and sets the
-// flags it holds (those it does not know it leaves unset). Records of
-// kinds this version does not know are skipped (a newer writer). InvalidArgument, with nothing
+// flags it holds (flags this version does not know it leaves unset). Records of kinds this version
+// does not know are skipped (a newer writer). InvalidArgument, with nothing
 // added, when anything is malformed: the version, a length past the end, a field out of its
 // range (time code, caption type, AFD, field numbers), a structure or field name GStreamer would
 // refuse, a string that is not UTF-8, an unknown field type. Never hands the bytes to
