@@ -26,6 +26,26 @@ inline std::string source(const char *format, Size size, int buffers = 2)
 
 inline constexpr const char *kSink = "appsink name=sink sync=false";
 
+// One format at one size through gpuhandleupload backend=`backend` ! gpuhandledownload and back:
+// the same visible pixels as the same source without gpuhandle, both elements counting its two
+// frames. Fails the test otherwise; returns the frames compared.
+inline guint64 checkRoundTrip(const char *backend, const char *format, Size size)
+{
+	Run reference = runPipeline(source(format, size) + " ! " + kSink);
+	ck_assert_msg(reference.error.empty(), "%s", reference.error.c_str());
+	Run run = runPipeline(
+		source(format, size) + " ! gpuhandleupload name=up backend=" + backend +
+		" ! gpuhandledownload name=down ! " + rawCaps(format, size) + " ! " + kSink);
+	ck_assert_msg(run.error.empty(), "%s %s %dx%d: %s", backend, format, size.width,
+		      size.height, run.error.c_str());
+	ck_assert_uint_eq(run.frames, 2);
+	ck_assert_msg(run.bytes == reference.bytes, "%s %s %dx%d: bytes differ%s", backend, format,
+		      size.width, size.height, firstDifference(run.bytes, reference.bytes).c_str());
+	ck_assert_uint_eq(run.stat("up", "frames"), 2);
+	ck_assert_uint_eq(run.stat("down", "frames"), 2);
+	return run.frames;
+}
+
 // Odd in both directions: a chroma plane's last column and row hold one pixel's share, and no
 // stride is the row's width.
 inline constexpr Size kOddSize{ 33, 17 };

@@ -84,21 +84,7 @@ unsigned roundTrips(const char *backend)
 	unsigned cases = 0;
 	for (const char *format : kFormats) {
 		for (size_t i = 0; i < sizeCount(); ++i) {
-			const Size size = kSizes[i];
-			Run reference = runPipeline(source(format, size) + " ! " + kSink);
-			ck_assert_msg(reference.error.empty(), "%s", reference.error.c_str());
-			Run run = runPipeline(source(format, size) +
-					      " ! gpuhandleupload name=up backend=" + backend +
-					      " ! gpuhandledownload name=down ! " +
-					      rawCaps(format, size) + " ! " + kSink);
-			ck_assert_msg(run.error.empty(), "%s %s %dx%d: %s", backend, format,
-				      size.width, size.height, run.error.c_str());
-			ck_assert_uint_eq(run.frames, 2);
-			ck_assert_msg(run.bytes == reference.bytes, "%s %s %dx%d: bytes differ%s",
-				      backend, format, size.width, size.height,
-				      firstDifference(run.bytes, reference.bytes).c_str());
-			ck_assert_uint_eq(run.stat("up", "frames"), 2);
-			ck_assert_uint_eq(run.stat("down", "frames"), 2);
+			ck_assert_uint_eq(checkRoundTrip(backend, format, kSizes[i]), 2);
 			++cases;
 		}
 	}
