@@ -28,7 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (!type.ok())
 		return 0;
 	switch (*type) {
-	case WireType::Frame: {
+	case WireType::Frame:
+	case WireType::TimedFrame: {
 		std::array<std::optional<ShmFd>, 2> cached;
 		if (UniqueFd file = fuzz::fuzzFd(false, memSize);
 		    file.isValid() && memSize % (1u << 22)) {
@@ -48,7 +49,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case WireType::Release: (void)decodeRelease(bytes); break;
 	case WireType::Bye: break;
 	case WireType::EndOfStream: break;
-	case WireType::Features: (void)decodeFeatures(bytes); break;
+	case WireType::Features: {
+		auto features = decodeFeatures(bytes);
+		if (features.ok() && features->cachedFiles > kWireMaxCachedFiles)
+			__builtin_trap(); // bounded
+		break;
+	}
+	case WireType::Timeline: {
+		auto line = decodeTimeline(bytes);
+		if (line.ok() && (line->rate == 0.0 || line->rate != line->rate))
+			__builtin_trap(); // a decoded timeline is a valid segment
+		break;
+	}
 	case WireType::Forget: (void)decodeForget(bytes); break;
 	case WireType::Remember: {
 		auto remember = decodeRemember(bytes, std::span<UniqueFd>(fds.data(), count));

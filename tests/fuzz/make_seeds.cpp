@@ -127,6 +127,22 @@ void wireSeeds(const std::string &dir)
 	write(dir, "features", wire(0, m));
 	(void)encodeForget(0, m);
 	write(dir, "forget", wire(0, m));
+	// Timing: a timed frame (over slot 0 too), the longer Features, a timeline.
+	FrameTiming times;
+	times.pts = 40'000'000;
+	times.duration = 40'000'000;
+	times.clockTime = 1'000'000'000;
+	(void)encodeFrame(nv12Shm(SyncPoint::noop()), 5, true, {}, &times, m);
+	write(dir, "nv12-shm-timed", wire(1, m));
+	(void)encodeFrame(pooled, 6, true, slot, &times, m);
+	write(dir, "nv12-shm-cached-timed", wire(0, m));
+	(void)encodeFeatures(WireFeatures{ kWireMaxCachedFiles, true, true }, m);
+	write(dir, "features-timing", wire(0, m));
+	StreamTiming line;
+	line.rate = 2.0;
+	line.latency = 33'000'000;
+	(void)encodeTimeline(line, m);
+	write(dir, "timeline", wire(0, m));
 }
 
 Bytes formats(PixelFormat f, uint32_t w, uint32_t h, uint8_t policy, uint32_t align)

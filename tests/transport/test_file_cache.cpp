@@ -45,7 +45,8 @@ START_TEST(control_messages_of_the_cache_round_trip)
 	ck_assert_ok(encodeFeatures(16, m));
 	auto features = decodeFeatures(m.data());
 	ck_assert_ok(features);
-	ck_assert_uint_eq(*features, 16);
+	ck_assert_uint_eq(features->cachedFiles, 16);
+	ck_assert(!features->timing && !features->extended);
 	ck_assert_error(encodeFeatures(0, m), ErrorCode::InvalidArgument, "cachedFiles");
 	ck_assert_error(encodeFeatures(kWireMaxCachedFiles + 1, m), ErrorCode::InvalidArgument,
 			"cachedFiles");

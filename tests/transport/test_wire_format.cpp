@@ -198,7 +198,7 @@ START_TEST(control_messages_round_trip)
 	ck_assert(decodeHeader(m.data(), 0).value() == WireType::EndOfStream);
 	ck_assert_str_eq(wireTypeName(WireType::EndOfStream), "end-of-stream");
 	// The type after the last known one is still refused.
-	uint16_t next = static_cast<uint16_t>(WireType::EndOfStream) + 1;
+	uint16_t next = static_cast<uint16_t>(WireType::Timeline) + 1;
 	std::memcpy(m.bytes.data() + 6, &next, sizeof next);
 	ck_assert_error(decodeHeader(m.data(), 0), ErrorCode::InvalidArgument, "type");
 }

@@ -3,10 +3,12 @@
 
 #include <gpuhandle/export.h>
 #include <gpuhandle/frame.h>
+#include <gpuhandle/frame_timing.h>
 #include <gpuhandle/result.h>
 #include <gpuhandle/sync_waiter.h>
 #include <gpuhandle/wire_format.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -30,13 +32,20 @@ struct PeerRule {
 using TransportLog = std::function<void(const Error &)>;
 
 struct FrameSenderOptions {
-	std::string socketPath;     // created; an existing socket file there is replaced
+	// Created; a socket file there is replaced only when nobody listens on it (a crashed
+	// producer's); a live producer's is refused (InvalidState), and so is any other file.
+	// At the end, only the socket file this sender made is removed.
+	std::string socketPath;
 	uint32_t socketMode = 0600; // owner-only unless widened
 	PeerRule peers{};
 	uint32_t maxPeers = 8; // 1..64 consumers at once; more are refused
 	// Frames a consumer may hold before it is skipped (1..1024)
 	uint32_t maxInFlightPerPeer = 4;
 	std::string caps{}; // sent to each consumer on connect (GStreamer caps, ...)
+	// Greet consumers only once caps are known (here or by setCaps): one that connects sooner
+	// waits in the socket's backlog for its hello, within its connectTimeout. gpuhandlesink
+	// binds its socket when it starts, before any caps came.
+	bool waitForCaps = false;
 	TransportLog log{};
 	// Called when stats().peersWithRoom or peersConnected may have moved: a Release brought a
 	// consumer below its in-flight bound, or one came or went. So a producer waiting for room
@@ -84,9 +93,18 @@ public:
 	// application's that travel with the frame (gpuhandlesink: the buffer's metas), at most
 	// kWireMaxAttachment (InvalidArgument, nothing sent).
 	Result<uint32_t> send(const Frame &frame, std::span<const std::byte> attachment = {});
+	// The same with the frame's times (frame_timing.h), which reach the consumers that read
+	// them (FrameReceiver::timing); the others get the frame as send() above sends it.
+	Result<uint32_t> send(const Frame &frame, const FrameTiming &timing,
+			      std::span<const std::byte> attachment = {});
 	// Caps for the frames that follow (sent to every consumer now, and to later ones on
 	// connect).
 	Status setCaps(std::string caps);
+	// The timeline of the frames that follow (GStreamer's segment and the producer's latency):
+	// sent now to every consumer that reads times, and to later ones once they connect.
+	// InvalidArgument when it is not valid (encodeTimeline); the same timeline again sends
+	// nothing.
+	Status setStreamTiming(const StreamTiming &timing);
 	// Ends the stream (GStreamer's EOS) for every connected consumer, after the frames already
 	// sent: their receive() answers end of stream once, and the connection stays for the
 	// frames of a next stream. Returns how many consumers were told; one whose queue stays
@@ -112,6 +130,12 @@ struct FrameReceiverOptions {
 	// sends each file once and then names it (0..kWireMaxCachedFiles; 0: every fd every time).
 	// A file is held until the producer lets it go, or replaces it, or the receiver goes.
 	uint32_t cachedFiles = kWireMaxCachedFiles;
+	// Ask a producer that can for each frame's times and their timeline (timing(),
+	// streamTiming()); false: frames only, as from an earlier version.
+	bool timing = true;
+	// connect() gives up (Cancelled) once this reads true (checked every 10 to 50 ms): a
+	// GStreamer source's unlock. Borrowed: must outlive connect().
+	const std::atomic<bool> *cancel = nullptr;
 };
 
 struct FrameReceiverStats {
@@ -119,6 +143,7 @@ struct FrameReceiverStats {
 	uint64_t attachmentsReceived = 0; // frames that came with an attachment
 	uint64_t releasesSent = 0;
 	uint64_t streamsEnded = 0;        // end-of-stream messages received
+	uint64_t timedFrames = 0;         // frames that came with their times
 	uint64_t badMessages = 0;         // refused messages from the sender (logged, skipped)
 	uint64_t filesRemembered = 0;     // files the sender gave this receiver to keep
 	uint64_t framesOverKeptFiles = 0; // frames naming one of them instead of an fd
@@ -151,6 +176,25 @@ public:
 	// The attachment of the frame the last receive() returned (empty when it came without
 	// one); valid until the next receive().
 	std::span<const std::byte> attachment() const noexcept;
+	// The times of the frame the last receive() returned: nullopt when it came without (a
+	// producer of an earlier version, one that sent none, or timing off in the options).
+	std::optional<FrameTiming> timing() const noexcept;
+	// Frames handed out whose release gate is not signalled yet, and how many the producer
+	// lets this consumer hold (its hello's bound): a consumer that keeps frames (an encoder's
+	// queue) reaches the bound and the producer skips it; at bound - 1 a consumer should copy
+	// (gpuhandlesrc does, as v4l2src does when its pool runs low).
+	uint32_t framesHeld() const noexcept;
+	uint32_t maxInFlight() const noexcept;
+	// Whether the producer said Bye: it went away for good (an end of stream receive() answered
+	// is the producer's EOS when this is false).
+	bool saidBye() const noexcept;
+	// Whether the producer sends times to this receiver (it offered them, and the options
+	// asked): when false, timing() stays empty for the whole connection.
+	bool producerSendsTiming() const noexcept;
+	// The producer's latest timeline (nullopt until one came), and how many have come (a
+	// caller that remembers the count reads the timeline only when it moved). Any thread.
+	std::optional<StreamTiming> streamTiming() const;
+	uint64_t streamTimingMessages() const noexcept;
 	FrameReceiverStats stats() const;
 
 	struct GPUHANDLE_LOCAL Impl;

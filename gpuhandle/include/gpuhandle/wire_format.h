@@ -5,6 +5,7 @@
 #include <gpuhandle/fd.h>
 #include <gpuhandle/fd_resources.h>
 #include <gpuhandle/frame.h>
+#include <gpuhandle/frame_timing.h>
 #include <gpuhandle/result.h>
 
 #include <array>
@@ -16,12 +17,12 @@
 
 namespace GPUHANDLE_API gpuhandle {
 
-// Version 1. Every message starts with a 16-byte header: magic "GHW1", version (u16), type
-// (u16), total size in bytes including the header (u32), number of fds sent with it (u32).
-// Fields are little-endian and packed; messages fit in kWireMaxMessage bytes, so a
-// SOCK_SEQPACKET socket carries each in one datagram with its fds (SCM_RIGHTS).
-// A receiver accepts a message only when every field checks out: known type, exact size,
-// counts within bounds, every fd index naming one of the fds that came with it, each fd used
+// Version 1 (types 11 and 12 added later, negotiated: see Timing below). Every message starts with
+// a 16-byte header: magic "GHW1", version (u16), type (u16), total size in bytes including the
+// header (u32), number of fds sent with it (u32). Fields are little-endian and packed; messages fit
+// in kWireMaxMessage bytes, so a SOCK_SEQPACKET socket carries each in one datagram with its fds
+// (SCM_RIGHTS). A receiver accepts a message only when every field checks out: known type, exact
+// size, counts within bounds, every fd index naming one of the fds that came with it, each fd used
 // once and of the kind its field needs; nothing is imported or mapped before that.
 inline constexpr uint32_t kWireMagic = 0x31574847; // "GHW1"
 inline constexpr uint16_t kWireVersion = 1;
@@ -54,6 +55,12 @@ enum class WireType : uint16_t {
 	// after it begin a next stream (a receiver that does not know the type refuses it and
 	// waits for the next frame or Bye, as before)
 	EndOfStream = 10,
+	// producer -> consumer (only one that asked for timing in Features): a Frame with its
+	// times (FrameTiming) between the id and the rest of the frame
+	TimedFrame = 11,
+	// producer -> consumer (only one that asked for timing): the timeline (StreamTiming) of
+	// the frames that follow; sent after the consumer's Features and whenever it changes
+	Timeline = 12,
 };
 GPUHANDLE_API const char *wireTypeName(WireType type) noexcept;
 
@@ -73,6 +80,27 @@ inline constexpr uint32_t kWireCachedFile = 0x80000000u;
 inline constexpr uint32_t kWireHelloFileCache = 0x80000000u;
 // What a remembered file is used as (Remember's second field).
 inline constexpr uint32_t kWireFileSharedMemory = 1;
+
+// Timing (types 11 and 12). A producer that can send each frame's times says so in its Hello
+// (kWireHelloTiming, bit 30 of the in-flight field: a receiver that does not know it masks only
+// bit 31 and reads a large in-flight bound, which it never uses). Only then does a consumer send
+// the longer Features (its second field: kWireFeatureTiming), which a producer that does not know
+// it would refuse; the producer then sends it TimedFrame instead of Frame, and Timeline messages.
+// So a producer and a consumer of different versions exchange plain frames, as before.
+inline constexpr uint32_t kWireHelloTiming = 0x40000000u;
+inline constexpr uint32_t kWireFeatureTiming = 1u;
+// The bytes of a TimedFrame's times and of a Timeline's body.
+inline constexpr uint32_t kWireTimingBytes = 48;
+inline constexpr uint32_t kWireTimelineBytes = 88;
+
+// What a consumer announces in Features: the files it keeps (0 to kWireMaxCachedFiles in the
+// longer form, 1 to kWireMaxCachedFiles in the first one) and whether it reads frame times.
+struct WireFeatures {
+	uint32_t cachedFiles = 0;
+	bool timing = false;
+	// The longer form (cachedFiles, then flags); false: cachedFiles alone, as version 1 sent it
+	bool extended = true;
+};
 
 // One encoded message. The fds are borrowed from the frame that was encoded (they stay open
 // while it lives) and travel as SCM_RIGHTS with the bytes. Fixed size: encoding allocates
@@ -98,18 +126,28 @@ GPUHANDLE_API Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRele
 // shared memory.
 GPUHANDLE_API Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
 				 std::span<const int32_t> cachedSlots, WireMessage &out);
-// InvalidArgument when cachedFiles is 0 or above kWireMaxCachedFiles.
+// The same with the frame's times: a TimedFrame when `timing` is given (for a consumer that asked
+// for them), else a Frame.
+GPUHANDLE_API Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
+				 std::span<const int32_t> cachedSlots, const FrameTiming *timing,
+				 WireMessage &out);
+// InvalidArgument when cachedFiles is 0 or above kWireMaxCachedFiles (the first form).
 GPUHANDLE_API Status encodeFeatures(uint32_t cachedFiles, WireMessage &out);
+// Either form (features.extended); InvalidArgument when cachedFiles is out of the form's range.
+GPUHANDLE_API Status encodeFeatures(const WireFeatures &features, WireMessage &out);
+// InvalidArgument when a rate is 0 or not finite, or start is past stop.
+GPUHANDLE_API Status encodeTimeline(const StreamTiming &timing, WireMessage &out);
 // `fd` (borrowed, a sealed shared-memory file) for slot `slot`; InvalidArgument when the slot is
 // out of range or the fd is negative.
 GPUHANDLE_API Status encodeRemember(uint32_t slot, int fd, WireMessage &out);
 GPUHANDLE_API Status encodeForget(uint32_t slot, WireMessage &out);
-// InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0 (or has bit 31
-// set). `fileCache`: the producer keeps files for consumers (types 7 to 9): bit 31 of the
+// InvalidArgument when caps are longer than kWireMaxCaps or maxInFlight is 0 (or has bit 30 or
+// 31 set). `fileCache`: the producer keeps files for consumers (types 7 to 9): bit 31 of the
 // in-flight field, which a receiver that does not know it never reads (it checks the bound is
-// not 0), so only a consumer that sees it sends Features.
+// not 0), so only a consumer that sees it sends Features. `timing`: the producer sends frame
+// times to consumers that ask (types 11 and 12, kWireHelloTiming).
 GPUHANDLE_API Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out,
-				 bool fileCache = false);
+				 bool fileCache = false, bool timing = false);
 GPUHANDLE_API Status encodeCaps(std::string_view caps, WireMessage &out);
 GPUHANDLE_API void encodeRelease(uint64_t id, WireMessage &out) noexcept;
 // Bytes that travel with frame `id` (GStreamer metas, for gpuhandlesink): InvalidArgument when
@@ -126,8 +164,9 @@ GPUHANDLE_API Result<WireType> decodeHeader(std::span<const std::byte> bytes, ui
 struct WireFrame {
 	uint64_t id;
 	bool wantsRelease;
-	Frame frame;                  // no release gate: the transport attaches one
-	uint32_t cachedResources = 0; // resources named by cache slot, not sent as fds
+	Frame frame;                         // no release gate: the transport attaches one
+	uint32_t cachedResources = 0;        // resources named by cache slot, not sent as fds
+	std::optional<FrameTiming> timing{}; // a TimedFrame's times
 };
 // Takes every fd in `fds` (each is closed unless the returned frame holds it: on error all
 // are closed). Checks each fd's type (memory fds: memfd / shm / DMA-BUF / device memory; fence
@@ -142,8 +181,10 @@ GPUHANDLE_API Result<WireFrame> decodeFrame(std::span<const std::byte> bytes,
 					    std::span<UniqueFd> fds,
 					    std::span<const std::optional<ShmFd>> cachedFiles);
 
-// Features: the slots the consumer keeps (1..kWireMaxCachedFiles).
-GPUHANDLE_API Result<uint32_t> decodeFeatures(std::span<const std::byte> bytes);
+// Features, either form: the slots the consumer keeps and whether it reads frame times (flags
+// this version does not know are ignored, for later versions' features).
+GPUHANDLE_API Result<WireFeatures> decodeFeatures(std::span<const std::byte> bytes);
+GPUHANDLE_API Result<StreamTiming> decodeTimeline(std::span<const std::byte> bytes);
 struct WireRemember {
 	uint32_t slot;
 	ShmFd file; // the whole file: sealed against shrinking, checked like a Frame's memfd
@@ -158,6 +199,7 @@ struct WireHello {
 	std::string_view caps; // points into the bytes given
 	uint32_t maxInFlight = 0;
 	bool fileCache = false; // the producer names kept files (the in-flight field's bit 31)
+	bool timing = false;    // the producer sends frame times (bit 30)
 };
 GPUHANDLE_API Result<WireHello> decodeHello(std::span<const std::byte> bytes);
 GPUHANDLE_API Result<std::string_view> decodeCaps(std::span<const std::byte> bytes);

@@ -1,6 +1,8 @@
 // CheckedFrames: frames over kept files, decoded and checked once (see checked_frames.h).
 #include "checked_frames.h"
 
+#include "wire_timing.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -9,13 +11,20 @@ namespace gpuhandle::detail {
 namespace {
 
 // A Frame message: the header, the frame's id (u64), whether it wants a release (u8), then what
-// describes the frame. The id is all that differs between two sends of a pool's frame.
+// describes the frame. The id is all that differs between two sends of a pool's frame; a
+// TimedFrame has the frame's times after the id, which differ too and are not compared.
 constexpr size_t kIdBytes = sizeof(uint64_t);
 constexpr size_t kBodyStart = kWireHeaderBytes + kIdBytes;
 
+size_t bodyStart(std::span<const std::byte> bytes)
+{
+	return kBodyStart + (detail::isTimedFrame(bytes) ? kWireTimingBytes : 0);
+}
+
 std::span<const std::byte> bodyOf(std::span<const std::byte> bytes)
 {
-	return bytes.size() > kBodyStart ? bytes.subspan(kBodyStart) : std::span<const std::byte>{};
+	const size_t start = bodyStart(bytes);
+	return bytes.size() > start ? bytes.subspan(start) : std::span<const std::byte>{};
 }
 
 } // namespace
@@ -35,10 +44,14 @@ std::optional<WireFrame> CheckedFrames::find(std::span<const std::byte> bytes,
 		if (!e.frame || e.body.size() != body.size() ||
 		    std::memcmp(e.body.data(), body.data(), body.size()) != 0)
 			continue;
-		uint64_t id = 0;
-		std::memcpy(&id, bytes.data() + kWireHeaderBytes, sizeof id);
-		// The byte after the id (wantsRelease) is part of the body compared.
-		return WireFrame{ id, body[0] != std::byte{ 0 }, *e.frame, e.cachedResources };
+		detail::WireReader r(bytes);
+		const uint64_t id = r.get<uint64_t>();
+		std::optional<FrameTiming> timing;
+		if (detail::isTimedFrame(bytes))
+			timing = detail::getTiming(r);
+		// The byte after the id and times (wantsRelease) is part of the body compared.
+		return WireFrame{ id, body[0] != std::byte{ 0 }, *e.frame, e.cachedResources,
+				  timing };
 	}
 	return std::nullopt;
 }

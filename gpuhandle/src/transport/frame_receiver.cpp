@@ -43,9 +43,13 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	std::array<std::byte, kWireMaxAttachment> attachmentBytes{};
 	uint32_t attachmentSize = 0;
 	uint64_t attachmentId = 0;
-	bool attachmentPending = false; // received, its frame not yet
-	uint32_t frameAttachment = 0;   // bytes of it that belong to the frame handed out
-	std::optional<Error> lost;      // the sender went away
+	bool attachmentPending = false;         // received, its frame not yet
+	uint32_t frameAttachment = 0;           // bytes of it that belong to the frame handed out
+	std::optional<FrameTiming> frameTiming; // the times of the frame handed out
+	uint32_t maxInFlight = 0;               // the hello's bound
+	std::atomic<uint32_t> held{ 0 };        // frames handed out, gates not yet signalled
+	bool producerTiming = false;            // the producer sends times here (its hello)
+	std::optional<Error> lost;              // the sender went away
 	// The files the sender gave this receiver to keep (Remember), by slot: the first
 	// options.cachedFiles slots; receive()'s.
 	std::array<std::optional<ShmFd>, kWireMaxCachedFiles> cachedFiles{};
@@ -55,6 +59,8 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	mutable std::mutex capsMutex;
 	std::string caps;
 	std::atomic<uint64_t> capsMessages{ 0 };
+	std::optional<StreamTiming> timeline; // under capsMutex
+	std::atomic<uint64_t> timelineMessages{ 0 };
 
 	std::mutex sendMutex; // release messages come from consumers' threads and the waiter thread
 	WireMessage release;
@@ -78,6 +84,7 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	std::atomic<uint64_t> attachmentsReceived{ 0 };
 	std::atomic<uint64_t> releasesSent{ 0 };
 	std::atomic<uint64_t> streamsEnded{ 0 };
+	std::atomic<uint64_t> timedFrames{ 0 };
 	std::atomic<uint64_t> badMessages{ 0 };
 	std::atomic<uint64_t> filesRemembered{ 0 };
 	std::atomic<uint64_t> framesOverKeptFiles{ 0 };
@@ -138,6 +145,7 @@ struct FrameReceiver::Impl final : ReleaseListener,
 	void gateSignalled(uint64_t tag, const SyncPoint &consumerDone) noexcept override
 	{
 		auto *slot = reinterpret_cast<GateSlot *>(static_cast<uintptr_t>(tag));
+		held.fetch_sub(1, std::memory_order_relaxed);
 		if (consumerDone.isNoop() && trySendRelease(slot->id))
 			return;
 		if (Status watched = watchRelease(slot);
@@ -243,11 +251,15 @@ struct FrameReceiver::Impl final : ReleaseListener,
 			attachmentPending = true;
 			return std::optional<Frame>();
 		}
-		case WireType::Frame: {
+		case WireType::Frame:
+		case WireType::TimedFrame: {
 			auto wire = decodeFrameMessage();
 			if (!wire.ok())
 				return std::move(wire).error();
 			framesReceived++;
+			frameTiming = wire->timing;
+			if (frameTiming)
+				timedFrames++;
 			if (wire->cachedResources)
 				framesOverKeptFiles++;
 			frameAttachment = hadAttachment && attachmentId == wire->id ? attachmentSize
@@ -263,6 +275,7 @@ struct FrameReceiver::Impl final : ReleaseListener,
 				if (Status s = (*slot)->gate.listen(weak_from_this(), tag); !s.ok())
 					return std::move(s).error();
 				wire->frame.setRelease((*slot)->gate);
+				held.fetch_add(1, std::memory_order_relaxed);
 			}
 			return std::optional<Frame>(std::move(wire->frame));
 		}
@@ -273,6 +286,15 @@ struct FrameReceiver::Impl final : ReleaseListener,
 			std::lock_guard lock(capsMutex);
 			caps.assign(*newCaps);
 			capsMessages.fetch_add(1, std::memory_order_release);
+			return std::optional<Frame>();
+		}
+		case WireType::Timeline: {
+			auto line = decodeTimeline(incoming.data());
+			if (!line.ok())
+				return std::move(line).error();
+			std::lock_guard lock(capsMutex);
+			timeline = *line;
+			timelineMessages.fetch_add(1, std::memory_order_release);
 			return std::optional<Frame>();
 		}
 		case WireType::Remember: {
@@ -337,7 +359,8 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 				     "Frame transport: cachedFiles is %u; 0 to %u are allowed.",
 				     options.cachedFiles, kWireMaxCachedFiles);
 	auto impl = std::make_shared<Impl>();
-	auto socket = detail::connectUnix(options.socketPath, options.connectTimeout);
+	auto socket =
+		detail::connectUnix(options.socketPath, options.connectTimeout, options.cancel);
 	if (!socket.ok())
 		return std::move(socket).error();
 	impl->socket = std::move(*socket);
@@ -346,8 +369,10 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 	// The sender greets first; anything else, or silence, is not a gpuhandle sender.
 	const Deadline deadline = Deadline::after(options.connectTimeout);
 	bool fileCache = false;
+	bool timing = false;
 	for (;;) {
-		auto ready = detail::pollReadable(impl->socket.get(), deadline.remaining());
+		auto ready = detail::pollReadable(impl->socket.get(), deadline.remaining(),
+						  options.cancel);
 		if (!ready.ok())
 			return std::move(ready).error();
 		if (!*ready)
@@ -374,16 +399,27 @@ Result<std::unique_ptr<FrameReceiver>> FrameReceiver::connect(FrameReceiverOptio
 		if (!hello.ok())
 			return std::move(hello).error();
 		impl->caps.assign(hello->caps);
+		impl->maxInFlight = hello->maxInFlight;
 		fileCache = hello->fileCache;
+		timing = hello->timing;
 		break;
 	}
-	// Announced at once, to a sender that keeps files, so that its first frames can name
-	// them already. Not sent, the cache is unused: a sender that already said all it had and
-	// hung up is still read to its end.
-	if (options.cachedFiles && fileCache) {
-		WireMessage features;
-		if (encodeFeatures(options.cachedFiles, features).ok())
-			(void)detail::sendMessage(impl->socket.get(), features);
+	// Announced at once, to a sender that keeps files or sends times, so that its first
+	// frames can name them already. The longer form goes only to a sender that said it reads
+	// it (its hello offers times); an earlier sender gets the first form, or nothing. Not
+	// sent, the cache is unused: a sender that already said all it had and hung up is still
+	// read to its end.
+	WireFeatures features;
+	features.cachedFiles = fileCache ? options.cachedFiles : 0;
+	features.timing = timing && options.timing;
+	// A sender that offers times waits (briefly) for an answer before the first frame: it
+	// always gets one, the longer form, even one that asks for nothing.
+	features.extended = timing;
+	if (features.cachedFiles || features.extended) {
+		WireMessage message;
+		if (encodeFeatures(features, message).ok() &&
+		    detail::sendMessage(impl->socket.get(), message).ok())
+			impl->producerTiming = features.timing;
 	}
 	auto waiter = WaiterThread::create("gpuhandle-recv");
 	if (!waiter.ok())
@@ -409,6 +445,7 @@ Result<std::optional<Frame>> FrameReceiver::receive(WaitDuration timeout)
 {
 	Impl &d = *impl_;
 	d.frameAttachment = 0;
+	d.frameTiming.reset();
 	if (d.ended)
 		return std::optional<Frame>();
 	if (d.lost)
@@ -461,6 +498,42 @@ std::span<const std::byte> FrameReceiver::attachment() const noexcept
 	return { impl_->attachmentBytes.data(), impl_->frameAttachment };
 }
 
+std::optional<FrameTiming> FrameReceiver::timing() const noexcept
+{
+	return impl_->frameTiming;
+}
+
+uint32_t FrameReceiver::framesHeld() const noexcept
+{
+	return impl_->held.load(std::memory_order_relaxed);
+}
+
+uint32_t FrameReceiver::maxInFlight() const noexcept
+{
+	return impl_->maxInFlight;
+}
+
+bool FrameReceiver::saidBye() const noexcept
+{
+	return impl_->ended;
+}
+
+bool FrameReceiver::producerSendsTiming() const noexcept
+{
+	return impl_->producerTiming;
+}
+
+std::optional<StreamTiming> FrameReceiver::streamTiming() const
+{
+	std::lock_guard lock(impl_->capsMutex);
+	return impl_->timeline;
+}
+
+uint64_t FrameReceiver::streamTimingMessages() const noexcept
+{
+	return impl_->timelineMessages.load(std::memory_order_acquire);
+}
+
 FrameReceiverStats FrameReceiver::stats() const
 {
 	FrameReceiverStats s;
@@ -468,6 +541,7 @@ FrameReceiverStats FrameReceiver::stats() const
 	s.attachmentsReceived = impl_->attachmentsReceived.load();
 	s.releasesSent = impl_->releasesSent.load();
 	s.streamsEnded = impl_->streamsEnded.load();
+	s.timedFrames = impl_->timedFrames.load();
 	s.badMessages = impl_->badMessages.load();
 	s.filesRemembered = impl_->filesRemembered.load();
 	s.framesOverKeptFiles = impl_->framesOverKeptFiles.load();

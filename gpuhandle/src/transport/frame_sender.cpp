@@ -5,6 +5,7 @@
 #include "unix_socket.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
@@ -24,12 +25,21 @@ constexpr uint32_t kMaxInFlightLimit = 1024;
 constexpr uint32_t kMaxPeersLimit = 64; // holders are a 64-bit mask
 // How long a caps or bye message may wait for room in a consumer's queue.
 constexpr WaitDuration kControlTimeout = std::chrono::seconds(1);
+// How long after its hello a consumer's first frame waits for its Features: a consumer of this
+// version answers a hello that offers times at once; one of version 1 that keeps no files sends
+// nothing, and gets its first frame this much later.
+constexpr auto kGreetingWait = std::chrono::milliseconds(200);
 
 struct Peer {
 	UniqueFd socket{};
 	uint32_t inFlight = 0;
 	uint32_t badMessages = 0;
 	uint32_t cachedFiles = 0; // the file cache slots it announced (0: fds every time)
+	bool timing = false;      // it reads frame times: TimedFrame and Timeline
+	// Its Features came (or it is taken for a consumer that sends none): until then its
+	// first frame waits for them, bounded, so that it comes in the form it asked for
+	bool greeted = false;
+	std::chrono::steady_clock::time_point acceptedAt{};
 };
 
 // A frame some consumers still hold: its release gate is signalled when `holders` empties.
@@ -43,8 +53,9 @@ struct Outstanding {
 
 struct FrameSender::Impl {
 	FrameSenderOptions options;
-	UniqueFd listener;
-	UniqueFd wake; // eventfd: tells the thread to stop
+	detail::BoundSocket listener;
+	UniqueFd wake; // eventfd: tells the thread to look at `stopping` and the caps again
+	std::atomic<bool> stopping{ false };
 	std::thread thread;
 
 	mutable std::mutex mutex;
@@ -53,8 +64,14 @@ struct FrameSender::Impl {
 	std::vector<Outstanding> outstanding; // maxPeers * maxInFlightPerPeer slots
 	uint64_t nextId = 1;
 	FrameSenderStats stats;
-	WireMessage message;              // scratch for send(), under mutex
-	WireMessage cachedMessage;        // send()'s frame naming cached files, under mutex
+	WireMessage message;       // scratch for send(), under mutex
+	WireMessage timedMessage;  // send()'s frame with its times, under mutex
+	WireMessage cachedMessage; // send()'s frame naming cached files, under mutex
+	// The frames' timeline (setStreamTiming), sent to each consumer that reads times once its
+	// Features came, and to all of them when it changes; under mutex
+	std::optional<StreamTiming> timeline;
+	// Consumers are accepted once caps are known (options.waitForCaps); under mutex
+	bool accepting = true;
 	WireMessage attachment;           // send()'s attachment, under mutex
 	detail::SenderFileCache files;    // under mutex
 	detail::ReceivedMessage incoming; // the thread's
@@ -98,16 +115,16 @@ struct FrameSender::Impl {
 		roomChanged();
 	}
 
-	// Sends `message`, encoded last (caps, end of stream), to every connected consumer (under
-	// mutex). Such a message must not be lost: a queue that stays full for kControlTimeout
-	// (all of them together) is a consumer that stopped reading, and it is dropped. Returns how
-	// many got it.
-	uint32_t sendToAll()
+	// Sends `message`, encoded last (caps, end of stream, timeline), to every connected
+	// consumer (only those that read times: `timingOnly`) (under mutex). Such a message must
+	// not be lost: a queue that stays full for kControlTimeout (all of them together) is a
+	// consumer that stopped reading, and it is dropped. Returns how many got it.
+	uint32_t sendToAll(bool timingOnly = false)
 	{
 		uint32_t told = 0;
 		const Deadline deadline = Deadline::after(kControlTimeout);
 		for (size_t i = 0; i < peers.size(); ++i) {
-			if (!peers[i].socket.isValid())
+			if (!peers[i].socket.isValid() || (timingOnly && !peers[i].timing))
 				continue;
 			if (Status s = detail::sendMessageWithin(peers[i].socket.get(), message,
 								 deadline.remaining());
@@ -146,12 +163,31 @@ struct FrameSender::Impl {
 		}
 	}
 
-	Result<uint32_t> sendLocked(const Frame &frame, std::span<const std::byte> extra);
+	Result<uint32_t> sendLocked(const Frame &frame, const FrameTiming *timing,
+				    std::span<const std::byte> extra);
+
+	// Reads what consumer `i` sent until its Features came, up to kGreetingWait after its
+	// hello (under mutex: the thread's reads are too).
+	void awaitFeatures(size_t i)
+	{
+		const auto deadline = peers[i].acceptedAt + kGreetingWait;
+		while (peers[i].socket.isValid() && !peers[i].greeted) {
+			const auto left = std::chrono::ceil<std::chrono::milliseconds>(
+				deadline - std::chrono::steady_clock::now());
+			if (left.count() <= 0)
+				break;
+			pollfd p{ peers[i].socket.get(), POLLIN, 0 };
+			if (poll(&p, 1, static_cast<int>(left.count())) > 0)
+				serve(i);
+		}
+		if (peers[i].socket.isValid())
+			peers[i].greeted = true;
+	}
 
 	void accept()
 	{
 		UniqueFd socket(
-			accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
+			accept4(listener.fd.get(), nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
 		if (!socket.isValid()) {
 			// Out of fds: the connection stays queued and the listener readable, so
 			// pause rather than spin; anything else (the peer went away again) polls
@@ -180,7 +216,8 @@ struct FrameSender::Impl {
 			return;
 		}
 		WireMessage hello;
-		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello, true);
+		if (Status s = encodeHello(options.caps, options.maxInFlightPerPeer, hello, true,
+					   true);
 		    !s.ok()) {
 			log(s.error());
 			return;
@@ -190,6 +227,8 @@ struct FrameSender::Impl {
 			return;
 		}
 		slot->socket = std::move(socket);
+		slot->acceptedAt = std::chrono::steady_clock::now();
+		slot->greeted = false;
 		stats.peersAccepted++;
 		peersChanged.notify_all();
 		roomChanged();
@@ -234,10 +273,22 @@ struct FrameSender::Impl {
 				     "Frame transport: a consumer's message came with fds.");
 		auto type = decodeHeader(incoming.data(), 0);
 		if (type.ok() && *type == WireType::Features) {
-			auto cachedFiles = decodeFeatures(incoming.data());
-			if (!cachedFiles.ok())
-				return std::move(cachedFiles).error();
-			peers[i].cachedFiles = *cachedFiles;
+			auto features = decodeFeatures(incoming.data());
+			if (!features.ok())
+				return std::move(features).error();
+			peers[i].cachedFiles = features->cachedFiles;
+			peers[i].timing = features->timing;
+			peers[i].greeted = true;
+			// The timeline first, before the first frame with times.
+			if (features->timing && timeline) {
+				WireMessage line;
+				if (encodeTimeline(*timeline, line).ok()) {
+					if (Status s = detail::sendMessageWithin(
+						    peers[i].socket.get(), line, kControlTimeout);
+					    !s.ok())
+						dropPeer(i, s.error());
+				}
+			}
 			return {};
 		}
 		auto id = decodeRelease(incoming.data());
@@ -272,9 +323,11 @@ struct FrameSender::Impl {
 			fds.clear();
 			slots.clear();
 			fds.push_back({ wake.get(), POLLIN, 0 });
-			fds.push_back({ listener.get(), POLLIN, 0 });
 			{
 				std::lock_guard lock(mutex);
+				// Not accepting yet: the listener stays out of the poll (fd -1 is
+				// ignored), and connections wait in its backlog.
+				fds.push_back({ accepting ? listener.fd.get() : -1, POLLIN, 0 });
 				for (size_t i = 0; i < peers.size(); ++i) {
 					if (peers[i].socket.isValid()) {
 						fds.push_back({ peers[i].socket.get(), POLLIN, 0 });
@@ -286,8 +339,13 @@ struct FrameSender::Impl {
 			// happened.
 			if (poll(fds.data(), fds.size(), 1000) < 0)
 				continue;
-			if (fds[0].revents)
-				return;
+			if (fds[0].revents) {
+				uint64_t count = 0;
+				(void)!read(wake.get(), &count, sizeof count);
+				if (stopping.load())
+					return;
+				continue; // accepting now: poll again with the listener
+			}
 			if (fds[1].revents & POLLIN)
 				accept();
 			{
@@ -333,9 +391,10 @@ Result<std::unique_ptr<FrameSender>> FrameSender::create(FrameSenderOptions opti
 	impl->listener = std::move(*listener);
 	impl->wake = UniqueFd(eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK));
 	if (!impl->wake.isValid()) {
-		unlink(options.socketPath.c_str());
+		detail::unlinkIfOurs(options.socketPath, impl->listener);
 		return Error(ErrorCode::Io, "wake", "Frame transport: no eventfd could be made.");
 	}
+	impl->accepting = !options.waitForCaps || !options.caps.empty();
 	impl->peers.resize(options.maxPeers);
 	impl->outstanding.resize(size_t(options.maxPeers) * options.maxInFlightPerPeer);
 	// Every outstanding frame at once (a sender going away), and a few sends that nobody took.
@@ -350,6 +409,7 @@ FrameSender::~FrameSender()
 {
 	Impl &d = *impl_;
 	const uint64_t one = 1;
+	d.stopping = true;
 	(void)!write(d.wake.get(), &one, sizeof one);
 	d.thread.join();
 	{
@@ -370,8 +430,10 @@ FrameSender::~FrameSender()
 				d.released.push_back(std::move(*o.frame));
 			o = Outstanding{};
 		}
-		d.listener.reset();
-		unlink(d.options.socketPath.c_str());
+		// Only the socket file this sender made: another producer may have replaced a
+		// file removed by hand meanwhile.
+		detail::unlinkIfOurs(d.options.socketPath, d.listener);
+		d.listener.fd.reset();
 	}
 	d.signalReleased();
 }
@@ -380,19 +442,48 @@ Result<uint32_t> FrameSender::send(const Frame &frame, std::span<const std::byte
 {
 	Result<uint32_t> sent = [&] {
 		std::lock_guard lock(impl_->mutex);
-		return impl_->sendLocked(frame, attachment);
+		return impl_->sendLocked(frame, nullptr, attachment);
 	}();
 	impl_->signalReleased();
 	return sent;
 }
 
-Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, std::span<const std::byte> extra)
+Result<uint32_t> FrameSender::send(const Frame &frame, const FrameTiming &timing,
+				   std::span<const std::byte> attachment)
+{
+	Result<uint32_t> sent = [&] {
+		std::lock_guard lock(impl_->mutex);
+		return impl_->sendLocked(frame, &timing, attachment);
+	}();
+	impl_->signalReleased();
+	return sent;
+}
+
+Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, const FrameTiming *timing,
+					       std::span<const std::byte> extra)
 {
 	Impl &d = *this;
 	const bool wantsRelease = !frame.release().isNone();
 	const uint64_t id = d.nextId++;
+	// A consumer that just came gets its first frame in the form it asks for.
+	for (size_t i = 0; i < d.peers.size(); ++i)
+		if (d.peers[i].socket.isValid() && !d.peers[i].greeted)
+			d.awaitFeatures(i);
+	// Both forms when times came: a consumer of an earlier version (or one that did not ask)
+	// gets the plain Frame. Encoded once each, not per consumer.
 	if (Status s = encodeFrame(frame, id, wantsRelease, d.message); !s.ok())
 		return std::move(s).error();
+	if (timing) {
+		const bool anyTimed =
+			std::any_of(d.peers.begin(), d.peers.end(),
+				    [](const Peer &p) { return p.socket.isValid() && p.timing; });
+		if (!anyTimed)
+			timing = nullptr;
+		else if (Status s =
+				 encodeFrame(frame, id, wantsRelease, {}, timing, d.timedMessage);
+			 !s.ok())
+			return std::move(s).error();
+	}
 	if (!extra.empty()) {
 		if (Status s = encodeAttachment(id, extra, d.attachment); !s.ok())
 			return std::move(s).error();
@@ -410,12 +501,14 @@ Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, std::span<con
 		}
 		// Files the consumer keeps are named by slot (their Remember goes first, before
 		// the attachment, which must come right before its frame).
-		const WireMessage *frameMessage = &d.message;
+		const FrameTiming *times = p.timing ? timing : nullptr;
+		const WireMessage *frameMessage = times ? &d.timedMessage : &d.message;
 		std::array<int32_t, 4> slots{};
 		if (p.cachedFiles &&
 		    d.files.slotsFor(frame, i, p.cachedFiles, p.socket.get(), slots) &&
 		    encodeFrame(frame, id, wantsRelease,
-				std::span(slots.data(), frame.numResources()), d.cachedMessage)
+				std::span(slots.data(), frame.numResources()), times,
+				d.cachedMessage)
 			    .ok())
 			frameMessage = &d.cachedMessage;
 		// The attachment goes first; a consumer whose queue takes it but not the frame
@@ -462,6 +555,27 @@ Status FrameSender::setCaps(std::string caps)
 		return s;
 	d.options.caps = std::move(caps);
 	d.sendToAll();
+	// The first caps open the door to consumers waiting in the listener's backlog.
+	if (!d.accepting && !d.options.caps.empty()) {
+		d.accepting = true;
+		const uint64_t one = 1;
+		(void)!write(d.wake.get(), &one, sizeof one);
+	}
+	lock.unlock();
+	d.signalReleased();
+	return {};
+}
+
+Status FrameSender::setStreamTiming(const StreamTiming &timing)
+{
+	Impl &d = *impl_;
+	std::unique_lock lock(d.mutex);
+	if (Status s = encodeTimeline(timing, d.message); !s.ok())
+		return s;
+	if (d.timeline == timing)
+		return {};
+	d.timeline = timing;
+	d.sendToAll(true);
 	lock.unlock();
 	d.signalReleased();
 	return {};

@@ -37,41 +37,135 @@ Result<sockaddr_un> socketAddress(const std::string &path)
 
 } // namespace
 
-Result<UniqueFd> listenUnix(const std::string &path, uint32_t mode)
+namespace {
+
+// Who is at a socket path that is in use: a live listener (its pid where the kernel says), or
+// nobody (a file a crashed producer left), or something this process cannot tell.
+struct PathOwner {
+	enum class State { Nobody, Live, Unknown } state = State::Nobody;
+	pid_t pid = 0; // a live listener's process, when known
+	int error = 0; // Unknown: why
+};
+
+// Tries to connect to the socket at `address`: a connection, or one refused for a full backlog,
+// is a producer listening there. (The other producer sees a consumer come and go at once.)
+PathOwner ownerOf(const sockaddr_un &address)
+{
+	UniqueFd probe(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+	if (!probe.isValid())
+		return { PathOwner::State::Unknown, 0, errno };
+	if (connect(probe.get(), reinterpret_cast<const sockaddr *>(&address), sizeof address) ==
+	    0) {
+		// A connected socket's peer credentials are the listener's, from its listen().
+		ucred cred{};
+		socklen_t size = sizeof cred;
+		const bool known = getsockopt(probe.get(), SOL_SOCKET, SO_PEERCRED, &cred, &size) ==
+				   0;
+		return { PathOwner::State::Live, known ? cred.pid : 0, 0 };
+	}
+	switch (errno) {
+	case ECONNREFUSED: // a socket file without a listener
+	case ENOENT:       // gone meanwhile
+		return {};
+	case EAGAIN:     // a listener whose backlog is full
+	case EPROTOTYPE: // a listener of another socket type: another program
+		return { PathOwner::State::Live, 0, 0 };
+	default: return { PathOwner::State::Unknown, 0, errno };
+	}
+}
+
+Error pathTaken(const std::string &path, const PathOwner &owner)
+{
+	if (owner.state == PathOwner::State::Unknown)
+		return Error::format(ErrorCode::Io, "socketPath",
+				     "Frame transport: %s is a socket whose listener cannot be "
+				     "checked (%s); it is left alone.",
+				     path.c_str(), std::strerror(owner.error));
+	if (owner.pid > 0)
+		return Error::format(ErrorCode::InvalidState, "socketPath",
+				     "Frame transport: another producer (process %d) listens on "
+				     "%s; stop it or choose another socket path.",
+				     static_cast<int>(owner.pid), path.c_str());
+	return Error::format(ErrorCode::InvalidState, "socketPath",
+			     "Frame transport: another producer listens on %s; stop it or choose "
+			     "another socket path.",
+			     path.c_str());
+}
+
+// Clears `path` for a bind: nothing there, or a socket nobody listens on (removed). A live
+// listener's socket, and any other kind of file, are refused.
+Status clearPath(const std::string &path, const sockaddr_un &address)
+{
+	struct stat st {};
+	if (lstat(path.c_str(), &st) != 0)
+		return {};
+	if (!S_ISSOCK(st.st_mode))
+		return Error::format(ErrorCode::InvalidArgument, "socketPath",
+				     "Frame transport: %s exists and is not a socket.",
+				     path.c_str());
+	const PathOwner owner = ownerOf(address);
+	if (owner.state != PathOwner::State::Nobody)
+		return pathTaken(path, owner);
+	// A crashed producer's socket: replaced.
+	if (unlink(path.c_str()) != 0 && errno != ENOENT)
+		return ioError("removing the stale socket", path, errno);
+	return {};
+}
+
+} // namespace
+
+Result<BoundSocket> listenUnix(const std::string &path, uint32_t mode)
 {
 	auto address = socketAddress(path);
 	if (!address.ok())
 		return std::move(address).error();
+	if (Status cleared = clearPath(path, *address); !cleared.ok())
+		return std::move(cleared).error();
+	BoundSocket bound;
+	bound.fd = UniqueFd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+	if (!bound.fd.isValid())
+		return ioError("socket for", path, errno);
+	if (bind(bound.fd.get(), reinterpret_cast<const sockaddr *>(&*address), sizeof *address) !=
+	    0) {
+		const int err = errno;
+		// Another producer bound it between the check and here.
+		if (err == EADDRINUSE) {
+			if (const PathOwner owner = ownerOf(*address);
+			    owner.state != PathOwner::State::Nobody)
+				return pathTaken(path, owner);
+		}
+		return ioError("bind to", path, err);
+	}
 	struct stat st {};
 	if (lstat(path.c_str(), &st) == 0) {
-		// Replace a stale socket (a crashed sender's), never another kind of file.
-		if (!S_ISSOCK(st.st_mode))
-			return Error::format(ErrorCode::InvalidArgument, "socketPath",
-					     "Frame transport: %s exists and is not a socket.",
-					     path.c_str());
-		unlink(path.c_str());
+		bound.device = st.st_dev;
+		bound.inode = st.st_ino;
 	}
-	UniqueFd fd(socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-	if (!fd.isValid())
-		return ioError("socket for", path, errno);
-	if (bind(fd.get(), reinterpret_cast<const sockaddr *>(&*address), sizeof *address) != 0)
-		return ioError("bind to", path, errno);
 	// No one can connect before listen(): set the mode in between, so that a wider umask never
 	// exposes the socket.
 	if (chmod(path.c_str(), static_cast<mode_t>(mode & 0777)) != 0) {
 		const int err = errno;
-		unlink(path.c_str());
+		unlinkIfOurs(path, bound);
 		return ioError("chmod of", path, err);
 	}
-	if (listen(fd.get(), 16) != 0) {
+	if (listen(bound.fd.get(), 16) != 0) {
 		const int err = errno;
-		unlink(path.c_str());
+		unlinkIfOurs(path, bound);
 		return ioError("listen on", path, err);
 	}
-	return fd;
+	return bound;
 }
 
-Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout)
+void unlinkIfOurs(const std::string &path, const BoundSocket &bound)
+{
+	struct stat st {};
+	if (bound.inode != 0 && lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode) &&
+	    st.st_dev == bound.device && st.st_ino == bound.inode)
+		unlink(path.c_str());
+}
+
+Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout,
+			     const std::atomic<bool> *cancel)
 {
 	auto address = socketAddress(path);
 	if (!address.ok())
@@ -91,6 +185,9 @@ Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout)
 		// Not there yet, or its backlog is full: the sender may be starting. Retry.
 		if (err != ENOENT && err != ECONNREFUSED && err != EAGAIN && err != EINTR)
 			return ioError("connect to", path, err);
+		if (cancel && cancel->load())
+			return Error(ErrorCode::Cancelled, "socketPath",
+				     "Frame transport: connecting was cancelled.");
 		if (deadline.remaining() <= WaitDuration::zero())
 			return Error::format(
 				ErrorCode::Timeout, "socketPath",
@@ -236,14 +333,18 @@ Error receiveError(const ReceivedMessage &out)
 			     std::strerror(out.failure));
 }
 
-Result<bool> pollReadable(int fd, WaitDuration timeout)
+Result<bool> pollReadable(int fd, WaitDuration timeout, const std::atomic<bool> *cancel)
 {
 	const Deadline deadline = Deadline::after(timeout);
 	for (;;) {
+		if (cancel && cancel->load())
+			return Error(ErrorCode::Cancelled, "peer",
+				     "Frame transport: waiting was cancelled.");
 		const auto left =
 			std::chrono::ceil<std::chrono::milliseconds>(deadline.remaining());
 		pollfd p{ fd, POLLIN, 0 };
-		const int ms = static_cast<int>(std::clamp<int64_t>(left.count(), 0, 60000));
+		const int ms =
+			static_cast<int>(std::clamp<int64_t>(left.count(), 0, cancel ? 50 : 60000));
 		const int n = poll(&p, 1, ms);
 		if (n > 0)
 			return true;

@@ -6,15 +6,30 @@
 #include <gpuhandle/wire_format.h>
 
 #include <array>
+#include <atomic>
 #include <string>
+#include <sys/types.h>
 
 namespace gpuhandle::detail {
 
-// Binds and listens on `path` (an existing socket file there is replaced; any other file is
-// refused), with the file's mode set before the first connect can happen.
-Result<UniqueFd> listenUnix(const std::string &path, uint32_t mode);
-// Connects within `timeout` (the sender may not be listening yet: retried until then).
-Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout);
+// A socket file this process made and listens on, with the file's identity: only that file is
+// removed at the end, never one another producer put at the path since.
+struct BoundSocket {
+	UniqueFd fd{};
+	dev_t device = 0;
+	ino_t inode = 0;
+};
+// Binds and listens on `path`, with the file's mode set before the first connect can happen. A
+// socket file there that nobody listens on (a crashed producer's) is replaced; one a live
+// producer listens on is refused (InvalidState, naming its process where the kernel says), and
+// so is any other kind of file (InvalidArgument).
+Result<BoundSocket> listenUnix(const std::string &path, uint32_t mode);
+// Removes the socket file at `path` when it is still the one `bound` made.
+void unlinkIfOurs(const std::string &path, const BoundSocket &bound);
+// Connects within `timeout` (the sender may not be listening yet: retried until then); gives up
+// (Cancelled) once `cancel`, when given, reads true.
+Result<UniqueFd> connectUnix(const std::string &path, WaitDuration timeout,
+			     const std::atomic<bool> *cancel = nullptr);
 
 // The peer's uid is allowed by `rule` (InvalidState naming the uid and pid when not).
 Status checkPeer(int socket, const PeerRule &rule);
@@ -50,7 +65,8 @@ Received receiveMessage(int socket, ReceivedMessage &out);
 // The Io error of the last read that Failed.
 Error receiveError(const ReceivedMessage &out);
 
-// Waits for `fd` to be readable (or hung up) up to `timeout`: true when it is.
-Result<bool> pollReadable(int fd, WaitDuration timeout);
+// Waits for `fd` to be readable (or hung up) up to `timeout`: true when it is. With `cancel`,
+// Cancelled once it reads true (looked at every 50 ms).
+Result<bool> pollReadable(int fd, WaitDuration timeout, const std::atomic<bool> *cancel = nullptr);
 
 } // namespace gpuhandle::detail

@@ -1,5 +1,6 @@
 // Decoding the wire format: every field and fd checked before any resource is built.
 #include "wire_checks.h"
+#include "wire_timing.h"
 
 #include <cstring>
 
@@ -170,7 +171,7 @@ Result<WireType> decodeHeader(std::span<const std::byte> bytes, uint32_t numFds)
 				     "Frame transport: wire version %u; this library speaks %u.",
 				     version, kWireVersion);
 	if (type < static_cast<uint16_t>(WireType::Hello) ||
-	    type > static_cast<uint16_t>(WireType::EndOfStream))
+	    type > static_cast<uint16_t>(WireType::Timeline))
 		return Error::format(ErrorCode::InvalidArgument, "type",
 				     "Frame transport: unknown message type %u.", type);
 	if (size != bytes.size())
@@ -193,11 +194,17 @@ Result<WireFrame> decodeFrameFds(std::span<const std::byte> bytes, std::span<Uni
 		return Error::format(ErrorCode::InvalidArgument, "numFds",
 				     "Frame transport: %zu fds came with a frame (at most %u).",
 				     fds.size(), kWireMaxFds);
-	if (auto e = detail::expectType(bytes, WireType::Frame, static_cast<uint32_t>(fds.size())))
+	// A Frame, or a TimedFrame: the same with the frame's times after the id.
+	const bool timed = detail::isTimedFrame(bytes);
+	if (auto e = detail::expectType(bytes, timed ? WireType::TimedFrame : WireType::Frame,
+					static_cast<uint32_t>(fds.size())))
 		return std::move(*e);
 	WireReader r(bytes);
 	FdTable table(fds);
 	const uint64_t id = r.get<uint64_t>();
+	std::optional<FrameTiming> timing;
+	if (timed)
+		timing = detail::getTiming(r);
 	const bool wantsRelease = r.get<uint8_t>() != 0;
 	FrameDesc d;
 	d.format = static_cast<PixelFormat>(r.get<uint32_t>());
@@ -250,7 +257,7 @@ Result<WireFrame> decodeFrameFds(std::span<const std::byte> bytes, std::span<Uni
 	auto frame = Frame::create(std::move(d));
 	if (!frame.ok())
 		return std::move(frame).error();
-	return WireFrame{ id, wantsRelease, std::move(*frame), fromCache };
+	return WireFrame{ id, wantsRelease, std::move(*frame), fromCache, timing };
 }
 
 } // namespace
@@ -280,8 +287,9 @@ Result<WireHello> decodeHello(std::span<const std::byte> bytes)
 	WireReader r(bytes);
 	WireHello hello;
 	const uint32_t inFlight = r.get<uint32_t>();
-	hello.maxInFlight = inFlight & ~kWireHelloFileCache;
+	hello.maxInFlight = inFlight & ~(kWireHelloFileCache | kWireHelloTiming);
 	hello.fileCache = (inFlight & kWireHelloFileCache) != 0;
+	hello.timing = (inFlight & kWireHelloTiming) != 0;
 	const uint32_t capsSize = r.get<uint32_t>();
 	if (!r.ok() || capsSize > kWireMaxCaps)
 		return malformed("caps", "caps longer than a message carries");

@@ -1,6 +1,7 @@
 // Encoding frames and control messages into the wire format (fixed buffers, no allocation).
 #include "validation.h"
 #include "wire_codec.h"
+#include "wire_timing.h"
 
 namespace gpuhandle {
 
@@ -108,12 +109,23 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease, WireMessa
 Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
 		   std::span<const int32_t> cachedSlots, WireMessage &out)
 {
+	return encodeFrame(frame, id, wantsRelease, cachedSlots, nullptr, out);
+}
+
+Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
+		   std::span<const int32_t> cachedSlots, const FrameTiming *timing,
+		   WireMessage &out)
+{
 	if (cachedSlots.size() > frame.numResources())
 		return Error(ErrorCode::InvalidArgument, "cachedSlots",
 			     "Frame transport: more cache slots than the frame has resources.");
 	out.numFds = 0;
 	WireWriter w(out);
 	w.put<uint64_t>(id);
+	// A TimedFrame's times sit right after the id: everything after them is the frame as a
+	// Frame message carries it (and what a receiver compares to know a pool's frame again).
+	if (timing)
+		detail::putTiming(w, *timing);
 	w.put<uint8_t>(wantsRelease);
 	w.put<uint32_t>(static_cast<uint32_t>(frame.format()));
 	w.put<uint32_t>(frame.width());
@@ -178,20 +190,22 @@ Status encodeFrame(const Frame &frame, uint64_t id, bool wantsRelease,
 	if (!w.ok())
 		return Error(ErrorCode::OutOfRange, "frame",
 			     "Frame transport: the frame does not fit in one wire message.");
-	w.finish(WireType::Frame);
+	w.finish(timing ? WireType::TimedFrame : WireType::Frame);
 	return {};
 }
 
-Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out, bool fileCache)
+Status encodeHello(std::string_view caps, uint32_t maxInFlight, WireMessage &out, bool fileCache,
+		   bool timing)
 {
 	if (auto e = capsTooLong(caps))
 		return std::move(*e);
-	if (!maxInFlight || (maxInFlight & kWireHelloFileCache))
+	if (!maxInFlight || (maxInFlight & (kWireHelloFileCache | kWireHelloTiming)))
 		return Error(ErrorCode::InvalidArgument, "maxInFlight",
-			     "Frame transport: 1 to 2^31 - 1 frames may be allowed in flight.");
+			     "Frame transport: 1 to 2^30 - 1 frames may be allowed in flight.");
 	out.numFds = 0;
 	WireWriter w(out);
-	w.put<uint32_t>(maxInFlight | (fileCache ? kWireHelloFileCache : 0));
+	w.put<uint32_t>(maxInFlight | (fileCache ? kWireHelloFileCache : 0) |
+			(timing ? kWireHelloTiming : 0));
 	w.put<uint32_t>(static_cast<uint32_t>(caps.size()));
 	w.putBytes(caps.data(), caps.size());
 	w.finish(WireType::Hello);
@@ -261,6 +275,8 @@ const char *wireTypeName(WireType type) noexcept
 	case WireType::Remember: return "remember";
 	case WireType::Forget: return "forget";
 	case WireType::EndOfStream: return "end-of-stream";
+	case WireType::TimedFrame: return "timed frame";
+	case WireType::Timeline: return "timeline";
 	}
 	return "unknown";
 }

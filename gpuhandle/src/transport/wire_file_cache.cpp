@@ -1,4 +1,4 @@
-// The wire format's file cache messages: Features, Remember and Forget (see wire_format.h).
+// The wire format's file cache messages: Features (also naming frame times), Remember and Forget.
 #include "wire_checks.h"
 
 #include <sys/stat.h>
@@ -22,13 +22,26 @@ Error slotOutOfRange(const char *field, uint32_t slot)
 
 Status encodeFeatures(uint32_t cachedFiles, WireMessage &out)
 {
-	if (cachedFiles == 0 || cachedFiles > kWireMaxCachedFiles)
+	return encodeFeatures(WireFeatures{ cachedFiles, false, false }, out);
+}
+
+Status encodeFeatures(const WireFeatures &features, WireMessage &out)
+{
+	// The first form names at least one file (a consumer without a cache sent nothing).
+	const uint32_t least = features.extended ? 0 : 1;
+	if (features.cachedFiles < least || features.cachedFiles > kWireMaxCachedFiles)
 		return Error::format(ErrorCode::InvalidArgument, "cachedFiles",
-				     "Frame transport: %u cached files (1 to %u).", cachedFiles,
-				     kWireMaxCachedFiles);
+				     "Frame transport: %u cached files (%u to %u).",
+				     features.cachedFiles, least, kWireMaxCachedFiles);
+	if (features.timing && !features.extended)
+		return Error(ErrorCode::InvalidArgument, "timing",
+			     "Frame transport: frame times are asked for in the longer "
+			     "features message only.");
 	out.numFds = 0;
 	WireWriter w(out);
-	w.put<uint32_t>(cachedFiles);
+	w.put<uint32_t>(features.cachedFiles);
+	if (features.extended)
+		w.put<uint32_t>(features.timing ? kWireFeatureTiming : 0);
 	w.finish(WireType::Features);
 	return {};
 }
@@ -61,20 +74,26 @@ Status encodeForget(uint32_t slot, WireMessage &out)
 	return {};
 }
 
-Result<uint32_t> decodeFeatures(std::span<const std::byte> bytes)
+Result<WireFeatures> decodeFeatures(std::span<const std::byte> bytes)
 {
 	if (auto e = detail::expectType(bytes, WireType::Features, 0))
 		return std::move(*e);
 	WireReader r(bytes);
-	const uint32_t cachedFiles = r.get<uint32_t>();
+	WireFeatures features;
+	features.cachedFiles = r.get<uint32_t>();
+	features.extended = !r.atEnd();
+	// Flags of later versions are not this version's to refuse: only timing is read.
+	if (features.extended)
+		features.timing = (r.get<uint32_t>() & kWireFeatureTiming) != 0;
 	if (!r.atEnd())
 		return malformed("size", "the features message's length is wrong");
-	if (cachedFiles == 0 || cachedFiles > kWireMaxCachedFiles)
+	const uint32_t least = features.extended ? 0 : 1;
+	if (features.cachedFiles < least || features.cachedFiles > kWireMaxCachedFiles)
 		return Error::format(ErrorCode::InvalidArgument, "cachedFiles",
-				     "Frame transport: a consumer announced %u cached files (1 to "
+				     "Frame transport: a consumer announced %u cached files (%u to "
 				     "%u).",
-				     cachedFiles, kWireMaxCachedFiles);
-	return cachedFiles;
+				     features.cachedFiles, least, kWireMaxCachedFiles);
+	return features;
 }
 
 namespace {
