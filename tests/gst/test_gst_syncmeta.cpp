@@ -7,6 +7,7 @@
 #include <string>
 #include <thread>
 
+#include <gst/allocators/allocators.h>
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
 
 // Not <gst/check/gstcheck.h>: see test_gst_memory.cpp (the system Check is used instead).
@@ -195,7 +196,7 @@ START_TEST(wait_failures_and_noop_points)
 END_TEST
 
 // gst_buffer_copy() shares the state: both wait on one point, and the gate is signalled once
-// the last of them is freed.
+// the last of them is freed; a deep copy (new system memory) does not.
 START_TEST(release_gate_signals_on_last_free_across_copies)
 {
 	const int fdsBefore = test::openFdCount();
@@ -209,22 +210,20 @@ START_TEST(release_gate_signals_on_last_free_across_copies)
 		ck_assert_ptr_nonnull(copied);
 		ck_assert_ptr_ne(copied, gst_buffer_get_gpu_handle_sync_meta(buffer));
 		ck_assert(gst::syncMetaAcquire(copied).waiter() == fence);
-		// A deep copy shares the state too.
+		// A deep copy of system memory has bytes of its own: it holds nothing of the
+		// producer's, so it neither waits nor keeps the gate (as videoconvert's output).
 		GstBuffer *deep = gst_buffer_copy_deep(buffer);
-		ck_assert(
-			gst::syncMetaAcquire(gst_buffer_get_gpu_handle_sync_meta(deep)).waiter() ==
-			fence);
+		ck_assert_ptr_null(gst_buffer_get_gpu_handle_sync_meta(deep));
 		fence->signal();
 		ck_assert(gst_gpu_handle_sync_meta_is_signaled(copied));
 
 		gst_buffer_unref(buffer);
 		ck_assert(!gate.isSignaled());
-		gst_buffer_unref(deep);
-		ck_assert(!gate.isSignaled());
 		ck_assert(!gate.released().isSignaled().value());
 		gst_buffer_unref(copy);
 		ck_assert(gate.isSignaled());
 		ck_assert_ok(gate.released().wait(1s));
+		gst_buffer_unref(deep);
 	}
 	ck_assert_int_eq(test::openFdCount(), fdsBefore);
 }
@@ -289,6 +288,39 @@ START_TEST(meta_survives_make_writable)
 }
 END_TEST
 
+// GstBaseTransform copies untagged metas onto its output with the copy transform: out of CPU
+// memory (system memory, memfds) into memory of the output's own, the meta stays behind, and the
+// gate goes with the input buffer; out of a DMA-BUF (a GPU may still read what it was imported
+// as), the output keeps the state.
+START_TEST(a_copy_into_new_memory_keeps_the_state_only_out_of_gpu_readable_memory)
+{
+	const int fdsBefore = test::openFdCount();
+	const GstMetaInfo *info = gst_gpu_handle_sync_meta_get_info();
+	for (const bool dmaBuf : { false, true }) {
+		ReleaseGate gate = newGate();
+		GstAllocator *allocator = dmaBuf ? gst_dmabuf_allocator_new()
+						 : gst_fd_allocator_new();
+		UniqueFd fd = test::makeMemfd(4096, true);
+		GstBuffer *buffer = gst_buffer_new();
+		gst_buffer_append_memory(buffer,
+					 gst_fd_allocator_alloc(allocator, fd.release(), 4096,
+								GST_FD_MEMORY_FLAG_NONE));
+		gst_object_unref(allocator);
+		GstGpuHandleSyncMeta *meta = gst::addSyncMeta(buffer, SyncPoint::noop(), gate);
+		GstBuffer *converted = gst_buffer_new_allocate(nullptr, 4096, nullptr);
+		GstMetaTransformCopy region = { FALSE, 0, static_cast<gsize>(-1) };
+		ck_assert(info->transform_func(converted, &meta->meta, buffer,
+					       g_quark_from_static_string("gst-copy"), &region));
+		ck_assert(dmaBuf == (gst_buffer_get_gpu_handle_sync_meta(converted) != nullptr));
+		gst_buffer_unref(buffer);
+		ck_assert(gate.isSignaled() == !dmaBuf);
+		gst_buffer_unref(converted);
+		ck_assert(gate.isSignaled());
+	}
+	ck_assert_int_eq(test::openFdCount(), fdsBefore);
+}
+END_TEST
+
 int main(int argc, char **argv)
 {
 	gst_init(&argc, &argv);
@@ -305,6 +337,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, release_gate_signals_on_last_free_across_copies);
 	tcase_add_test(tc, explicit_release_signals_the_gate);
 	tcase_add_test(tc, meta_survives_make_writable);
+	tcase_add_test(tc, a_copy_into_new_memory_keeps_the_state_only_out_of_gpu_readable_memory);
 	suite_add_tcase(suite, tc);
 	return test::runSuite(suite);
 }

@@ -7,6 +7,7 @@
 #include <new>
 #include <utility>
 
+#include <gst/allocators/allocators.h>
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
 
@@ -78,13 +79,54 @@ void setState(GstGpuHandleSyncMeta *meta, StateRef state)
 	deleteStateRef(old);
 }
 
-// A copy shares the state: both buffers wait on one point and the gate is signalled once the
-// last of them is freed. Other transforms (scaling, conversions into new memory) drop the meta:
-// the new memory has no producer to wait for or to release.
-gboolean metaTransform(GstBuffer *dest, GstMeta *meta, GstBuffer *, GQuark type, gpointer)
+// The memory `mem` is, or is a share of: GStreamer makes a share of a share a share of the
+// root.
+GstMemory *rootOf(GstMemory *mem)
+{
+	return mem->parent ? mem->parent : mem;
+}
+
+// Whether `dest` holds any of the memory of `src` (itself or a share of it).
+bool sharesMemory(GstBuffer *dest, GstBuffer *src)
+{
+	const guint destCount = gst_buffer_n_memory(dest), srcCount = gst_buffer_n_memory(src);
+	for (guint i = 0; i < destCount; ++i) {
+		GstMemory *d = rootOf(gst_buffer_peek_memory(dest, i));
+		for (guint j = 0; j < srcCount; ++j)
+			if (d == rootOf(gst_buffer_peek_memory(src, j)))
+				return true;
+	}
+	return false;
+}
+
+// Whether every memory of `buffer` is one the CPU reads: system memory, or fd memory that is not
+// a DMA-BUF (gpuhandlesrc's memfds). Whoever copies out of it has read it when the copy returns;
+// a GPU may still be reading a DMA-BUF, a texture or GpuHandle memory imported into new memory.
+bool onlyCpuMemory(GstBuffer *buffer)
+{
+	for (guint i = 0; i < gst_buffer_n_memory(buffer); ++i) {
+		GstMemory *mem = gst_buffer_peek_memory(buffer, i);
+		const bool cpu = gst_memory_is_type(mem, GST_ALLOCATOR_SYSMEM) ||
+				 (gst_is_fd_memory(mem) && !gst_is_dmabuf_memory(mem));
+		if (!cpu)
+			return false;
+	}
+	return true;
+}
+
+// A copy shares the state (both buffers wait on one point, and the gate is signalled once the
+// last of them is freed), unless it is a copy of CPU memory into memory of its own:
+// GstBaseTransform (videoconvert, videoscale) copies untagged metas onto its output with the copy
+// transform, and a converted frame an encoder keeps (x264enc holds dozens) must not keep the
+// producer's memory from its pool, which it no longer reads. A copy over the same memory
+// (gst_buffer_copy, make_writable, a share), a buffer without memory yet, and any copy out of
+// GPU-readable memory (whose reader may still be at work) keep the state.
+gboolean metaTransform(GstBuffer *dest, GstMeta *meta, GstBuffer *src, GQuark type, gpointer)
 {
 	if (!GST_META_TRANSFORM_IS_COPY(type))
 		return FALSE;
+	if (gst_buffer_n_memory(dest) > 0 && !sharesMemory(dest, src) && onlyCpuMemory(src))
+		return TRUE; // nothing to copy: the new memory has no producer to wait for
 	const StateRef *state = stateRefOf(reinterpret_cast<GstGpuHandleSyncMeta *>(meta));
 	if (!state)
 		return TRUE;
