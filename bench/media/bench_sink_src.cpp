@@ -114,7 +114,7 @@ struct Elements {
 		// The producer first, caps included (the sink listens from then on), then the
 		// consumer; the sink's first frame waits for it.
 		// (identity: the chain needs a bin, which one element alone is not.)
-		producer.emplace("identity name=first silent=true ! gpuhandlesink "
+		producer.emplace("identity name=first silent=true ! gpuhandlesink sync=false "
 				 "wait-for-consumers=1 socket-path=" +
 					 path,
 				 caps);

@@ -48,13 +48,18 @@ SinkState &stateOf(void *self)
 
 namespace {
 
-gboolean start(GstBaseSink *bsink)
+// The properties a listening sender was made with.
+ListenKey listenKeyOf(const SinkState &s)
+{
+	return { s.socketPath, s.socketMode, s.maxConsumers, s.maxInFlight, s.allowedUids };
+}
+
+// Binds the socket (under s.mutex), so that a path that cannot be used fails the state change
+// with one error, before any buffer, and the path is this element's while it runs. Consumers are
+// greeted once the caps are known (set_caps).
+gboolean listen(GstBaseSink *bsink)
 {
 	SinkState &s = stateOf(bsink);
-	std::lock_guard<std::mutex> lock(s.mutex);
-	s.counters.reset();
-	s.waitedForConsumers = false;
-	s.skippingStuck = false;
 	if (s.socketPath.empty()) {
 		GST_ELEMENT_ERROR(bsink, RESOURCE, NOT_FOUND,
 				  (_("No socket path was given (the socket-path property).")),
@@ -69,6 +74,84 @@ gboolean start(GstBaseSink *bsink)
 		return FALSE;
 	}
 	s.peers = *peers;
+	FrameSenderOptions o;
+	o.socketPath = s.socketPath;
+	o.socketMode = s.socketMode;
+	o.peers = s.peers;
+	o.maxPeers = s.maxConsumers;
+	o.maxInFlightPerPeer = s.maxInFlight;
+	o.waitForCaps = true;
+	GstElement *element = GST_ELEMENT_CAST(bsink);
+	// A consumer's crash or a refused one is the consumer's problem: logged, never an error.
+	o.log = [element](const Error &e) {
+		GST_WARNING_OBJECT(element, "%s", e.message().c_str());
+	};
+	// Wakes waitForRoom. Called under the sender's lock: the sink never calls the sender
+	// under heldMutex, so this order is the only one.
+	SinkState *state = &s;
+	o.roomChanged = [state] {
+		std::lock_guard<std::mutex> held(state->heldMutex);
+		state->roomEvents++;
+		state->heldChanged.notify_all();
+	};
+	Result<std::unique_ptr<FrameSender>> sender = FrameSender::create(std::move(o));
+	if (!sender) {
+		if (sender.error().code() == ErrorCode::InvalidState)
+			GST_ELEMENT_ERROR(bsink, RESOURCE, BUSY,
+					  (_("Another producer is using the socket \"%s\"."),
+					   s.socketPath.c_str()),
+					  ("%s", sender.error().message().c_str()));
+		else
+			GST_ELEMENT_ERROR(bsink, RESOURCE, OPEN_WRITE,
+					  (_("Could not listen on the socket \"%s\"."),
+					   s.socketPath.c_str()),
+					  ("%s", sender.error().message().c_str()));
+		return FALSE;
+	}
+	s.sender = std::move(*sender);
+	s.listening = listenKeyOf(s);
+	GST_INFO_OBJECT(bsink, "listening on %s", s.socketPath.c_str());
+	return TRUE;
+}
+
+// The socket is bound when the element goes to READY (gst-launch-1.0's first step), so that an
+// unusable path fails there with the element's one error: GstBaseSink posts a second, generic
+// one when start() fails. start() binds again only after a stop() or changed properties.
+GstStateChangeReturn changeState(GstElement *element, GstStateChange transition)
+{
+	SinkState &s = stateOf(element);
+	if (transition == GST_STATE_CHANGE_NULL_TO_READY) {
+		std::lock_guard<std::mutex> lock(s.mutex);
+		if (!s.sender && !listen(GST_BASE_SINK_CAST(element)))
+			return GST_STATE_CHANGE_FAILURE;
+	}
+	const GstStateChangeReturn ret = GST_ELEMENT_CLASS(gst_gpu_handle_sink_parent_class)
+						 ->change_state(element, transition);
+	if (transition == GST_STATE_CHANGE_READY_TO_NULL) {
+		std::unique_ptr<FrameSender> sender;
+		std::lock_guard<std::mutex> lock(s.mutex);
+		sender = std::move(s.sender); // Bye, and the socket file removed
+		s.listening.reset();
+	}
+	return ret;
+}
+
+gboolean start(GstBaseSink *bsink)
+{
+	SinkState &s = stateOf(bsink);
+	std::lock_guard<std::mutex> lock(s.mutex);
+	s.counters.reset();
+	s.waitedForConsumers = false;
+	s.skippingStuck = false;
+	s.frameTiming = {};
+	s.latency = GST_CLOCK_TIME_NONE;
+	gst_segment_init(&s.segment, GST_FORMAT_UNDEFINED);
+	// Bound at READY, unless stopped since or the properties changed in READY.
+	if (!s.sender || s.listening != listenKeyOf(s)) {
+		s.sender.reset();
+		if (!listen(bsink))
+			return FALSE;
+	}
 	// The streaming thread reads these without the lock (the properties are MUTABLE_READY).
 	s.config = { s.maxConsumers, s.maxInFlight, s.waitForConsumers, s.releaseTimeout };
 	if (!startReleases(bsink))
@@ -95,6 +178,7 @@ gboolean stop(GstBaseSink *bsink)
 	{
 		std::lock_guard<std::mutex> lock(s.mutex);
 		sender = std::move(s.sender);
+		s.listening.reset();
 		std::lock_guard<std::mutex> held(s.heldMutex);
 		waiter = std::move(s.waiter);
 	}
@@ -134,45 +218,19 @@ gboolean setCaps(GstBaseSink *bsink, GstCaps *caps)
 	std::string capsText(text);
 	g_free(text);
 	std::lock_guard<std::mutex> lock(s.mutex);
-	if (s.sender) {
-		if (Status changed = s.sender->setCaps(capsText); !changed) {
-			GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION,
-					  (_("Could not send the new caps to consumers.")),
-					  ("%s", changed.error().message().c_str()));
-			return FALSE;
-		}
-		return TRUE;
-	}
-	FrameSenderOptions o;
-	o.socketPath = s.socketPath;
-	o.socketMode = s.socketMode;
-	o.peers = s.peers;
-	o.maxPeers = s.maxConsumers;
-	o.maxInFlightPerPeer = s.maxInFlight;
-	o.caps = capsText;
-	GstElement *element = GST_ELEMENT_CAST(bsink);
-	// A consumer's crash or a refused one is the consumer's problem: logged, never an error.
-	o.log = [element](const Error &e) {
-		GST_WARNING_OBJECT(element, "%s", e.message().c_str());
-	};
-	// Wakes waitForRoom. Called under the sender's lock: the sink never calls the sender
-	// under heldMutex, so this order is the only one.
-	SinkState *state = &s;
-	o.roomChanged = [state] {
-		std::lock_guard<std::mutex> held(state->heldMutex);
-		state->roomEvents++;
-		state->heldChanged.notify_all();
-	};
-	Result<std::unique_ptr<FrameSender>> sender = FrameSender::create(std::move(o));
-	if (!sender) {
-		GST_ELEMENT_ERROR(bsink, RESOURCE, OPEN_WRITE,
-				  (_("Could not listen on the socket \"%s\"."),
-				   s.socketPath.c_str()),
-				  ("%s", sender.error().message().c_str()));
+	// The sender is made in start(); the first caps let consumers in.
+	if (!s.sender) {
+		GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION, (_("The element was not negotiated.")),
+				  ("caps before the element started"));
 		return FALSE;
 	}
-	s.sender = std::move(*sender);
-	GST_INFO_OBJECT(bsink, "listening on %s for %s", s.socketPath.c_str(), capsText.c_str());
+	if (Status changed = s.sender->setCaps(capsText); !changed) {
+		GST_ELEMENT_ERROR(bsink, CORE, NEGOTIATION,
+				  (_("Could not send the new caps to consumers.")),
+				  ("%s", changed.error().message().c_str()));
+		return FALSE;
+	}
+	GST_INFO_OBJECT(bsink, "caps for consumers: %s", capsText.c_str());
 	return TRUE;
 }
 
@@ -283,7 +341,7 @@ std::optional<GstFlowReturn> sendZeroCopy(GstBaseSink *bsink, GstBuffer *buffer,
 	frame.setRelease(*gate);
 	if (!waitForRoom(s))
 		return GST_FLOW_FLUSHING;
-	Result<uint32_t> sent = s.sender->send(frame, metasOf(s, buffer));
+	Result<uint32_t> sent = s.sender->send(frame, s.frameTiming, metasOf(s, buffer));
 	if (!sent) {
 		if (sent.error().code() == ErrorCode::NotSupported) {
 			GST_LOG_OBJECT(bsink, "copying: %s", sent.error().message().c_str());
@@ -311,6 +369,7 @@ GstFlowReturn render(GstBaseSink *bsink, GstBuffer *buffer)
 	}
 	waitForConsumers(bsink);
 	s.counters.frames++;
+	timeFrame(bsink, buffer);
 	if (std::optional<Frame> frame = fdFrameOf(bsink, buffer)) {
 		if (std::optional<GstFlowReturn> ret =
 			    sendZeroCopy(bsink, buffer, std::move(*frame)))
@@ -323,6 +382,8 @@ GstFlowReturn render(GstBaseSink *bsink, GstBuffer *buffer)
 // already sent, as GStreamer's unixfdsink does; the connections stay for a next stream.
 gboolean event(GstBaseSink *bsink, GstEvent *event)
 {
+	if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT)
+		segmentChanged(bsink, event);
 	if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
 		SinkState &s = stateOf(bsink);
 		std::lock_guard<std::mutex> lock(s.mutex);
@@ -395,6 +456,14 @@ gboolean unlockStop(GstBaseSink *bsink)
 	return TRUE;
 }
 
+// Frames are due on the monotonic clock: with the monotonic system clock (a pipeline's usual
+// clock) a pipeline time is one as it is; with another, each frame's time is converted.
+gboolean setClock(GstElement *element, GstClock *clock)
+{
+	stateOf(element).monotonicClock = isMonotonicClock(clock);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_sink_parent_class)->set_clock(element, clock);
+}
+
 void finalize(GObject *object)
 {
 	auto *self = static_cast<GstGpuHandleSink *>(static_cast<void *>(object));
@@ -431,6 +500,8 @@ static void gst_gpu_handle_sink_class_init(GstGpuHandleSinkClass *klass)
 	base->render = render;
 	base->event = event;
 	base->propose_allocation = proposeAllocation;
+	element->set_clock = setClock;
+	element->change_state = changeState;
 	base->unlock = unlock;
 	base->unlock_stop = unlockStop;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_sink_debug, "gpuhandlesink", 0, "gpuhandle sink");
@@ -440,7 +511,6 @@ static void gst_gpu_handle_sink_init(GstGpuHandleSink *self)
 {
 	self->state = new SinkState();
 	self->state->element = GST_ELEMENT_CAST(self);
-	gst_base_sink_set_sync(GST_BASE_SINK(self), FALSE);
 	// The last sample would pin a buffer of the small pool proposed upstream.
 	gst_base_sink_set_last_sample_enabled(GST_BASE_SINK(self), FALSE);
 }

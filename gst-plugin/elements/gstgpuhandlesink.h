@@ -75,6 +75,16 @@ struct StreamConfig {
 	guint poolMax() const noexcept { return maxInFlight * maxConsumers + 1; }
 };
 
+// The properties a sender listens with: a change in READY makes start() listen again.
+struct ListenKey {
+	std::string socketPath;
+	guint socketMode;
+	guint maxConsumers;
+	guint maxInFlight;
+	std::string allowedUids;
+	friend bool operator==(const ListenKey &, const ListenKey &) = default;
+};
+
 // Counters read by the `stats` property from any thread.
 struct SinkCounters {
 	std::atomic<uint64_t> frames{ 0 };       // buffers rendered
@@ -97,8 +107,9 @@ struct SinkCounters {
 };
 
 // What the element keeps. Properties are guarded by `mutex` (set from the application's thread);
-// the sender is made in set_caps and destroyed in stop, both under `mutex`, and used by the
-// streaming thread; the pool belongs to the streaming thread.
+// the sender is made when the element goes to READY (again in start after a stop or a change of
+// its properties) and destroyed in stop and at NULL, all under `mutex`, and used by the streaming
+// thread; the pool belongs to the streaming thread.
 struct SinkState {
 	GstElement *element = nullptr; // the element this is the state of (for its logs)
 	std::mutex mutex{};
@@ -113,6 +124,7 @@ struct SinkState {
 	StreamConfig config{}; // copied from the properties above in start()
 	PeerRule peers{};
 	std::unique_ptr<FrameSender> sender{};
+	std::optional<ListenKey> listening{};   // what `sender` was made with
 	std::shared_ptr<WaiterThread> waiter{}; // releases with a consumer fence, the late timer
 	BackendRef fdBackend{};                 // the memfd pool proposed upstream (under `mutex`)
 	GstVideoInfo info{};
@@ -148,6 +160,13 @@ struct SinkState {
 	SinkCounters counters{};
 	// The streaming thread's: the metas of the buffer being sent, as bytes (see metasOf).
 	std::array<std::byte, kWireMaxAttachment> metaBytes{};
+	// The streaming thread's: the last segment, the latency last sent with it, and the times
+	// of the buffer being sent (gstgpuhandlesinktiming.cpp).
+	GstSegment segment{};
+	GstClockTime latency = GST_CLOCK_TIME_NONE;
+	FrameTiming frameTiming{};
+	// The pipeline's clock is the monotonic system clock (set_clock, any thread).
+	std::atomic<bool> monotonicClock{ true };
 };
 
 SinkState &stateOf(void *self);
@@ -180,6 +199,11 @@ void trackRelease(GstBaseSink *sink, const ReleaseGate &gate, GstBuffer *keep,
 // stop(): counts every frame still held as back (Cancelled), once the sender and the waiter
 // thread are gone.
 void releaseAllHeld(SinkState &s);
+// gstgpuhandlesinktiming.cpp: the times that cross with each frame.
+// A SEGMENT event: kept, and sent to consumers (with the latency) as their timeline.
+void segmentChanged(GstBaseSink *sink, GstEvent *event);
+// s.frameTiming for `buffer`, about to be sent; the timeline again when the latency changed.
+void timeFrame(GstBaseSink *sink, GstBuffer *buffer);
 
 } // namespace gpuhandle::gst::sink
 

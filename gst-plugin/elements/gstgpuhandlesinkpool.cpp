@@ -308,7 +308,7 @@ GstFlowReturn sendCopy(GstBaseSink *sink, GstBuffer *buffer)
 	}
 	if (!copyInto(sink, buffer, *slot))
 		return GST_FLOW_ERROR;
-	Result<uint32_t> sent = s.sender->send(*slot->frame, metasOf(s, buffer));
+	Result<uint32_t> sent = s.sender->send(*slot->frame, s.frameTiming, metasOf(s, buffer));
 	if (!sent) {
 		GST_ELEMENT_ERROR(sink, RESOURCE, WRITE,
 				  (_("Could not send a frame to consumers.")),

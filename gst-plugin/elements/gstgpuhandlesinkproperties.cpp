@@ -98,8 +98,10 @@ void installProperties(GObjectClass *object)
 	g_object_class_install_property(
 		object, PropSocketPath,
 		g_param_spec_string("socket-path", "Socket path",
-				    "The Unix socket consumers connect to (created; an existing "
-				    "socket file there is replaced). Required.",
+				    "The Unix socket consumers connect to, bound when the element "
+				    "goes to READY (a socket file there is replaced only when no "
+				    "producer listens on it; another live producer's path is "
+				    "refused). Required.",
 				    nullptr, flags));
 	g_object_class_install_property(
 		object, PropSocketMode,

@@ -12,7 +12,7 @@
 #include <gst/gpuhandle/gstgpuhandlepeerlayout.hpp>
 #include <gst/gpuhandle/gstgpuhandlesyncmeta.hpp>
 
-GST_DEBUG_CATEGORY_STATIC(gst_gpu_handle_src_debug);
+GST_DEBUG_CATEGORY(gst_gpu_handle_src_debug);
 #define GST_CAT_DEFAULT gst_gpu_handle_src_debug
 
 using namespace gpuhandle;
@@ -21,8 +21,6 @@ using namespace gpuhandle::gst::src;
 using namespace std::chrono_literals;
 
 namespace {
-
-enum Property { PropSocketPath = 1, PropConnectTimeout, PropAllowedUids, PropStats };
 
 // Each receive waits this long at most, so that unlock() (a flush, a state change) is honoured
 // that quickly.
@@ -37,11 +35,6 @@ G_DEFINE_TYPE(GstGpuHandleSrc, gst_gpu_handle_src, GST_TYPE_PUSH_SRC)
 GST_ELEMENT_REGISTER_DEFINE(gpuhandlesrc, "gpuhandlesrc", GST_RANK_NONE, GST_TYPE_GPU_HANDLE_SRC);
 
 namespace {
-
-SrcState &stateOf(void *self)
-{
-	return *static_cast<GstGpuHandleSrc *>(self)->state;
-}
 
 // The producer's caps as system memory first (fd memory, mappable by any element), then as
 // memory:GpuHandle (for gpuhandledownload and other GpuHandle consumers); null when the text
@@ -83,19 +76,25 @@ GstCaps *getCaps(GstBaseSrc *bsrc, GstCaps *filter)
 gboolean start(GstBaseSrc *bsrc)
 {
 	SrcState &s = stateOf(bsrc);
-	FrameReceiverOptions o;
+	std::string path;
 	std::string uids;
+	std::chrono::nanoseconds timeout{};
 	{
 		std::lock_guard<std::mutex> lock(s.mutex);
-		o.socketPath = s.socketPath;
-		o.connectTimeout = std::chrono::nanoseconds(s.connectTimeoutNs);
+		path = s.socketPath;
+		timeout = std::chrono::nanoseconds(s.connectTimeoutNs);
 		uids = s.allowedUids;
 	}
 	s.frames = 0;
 	s.framesOverCachedFiles = 0;
 	s.gpuHandleFrames = 0;
 	s.metasRefused = 0;
-	if (o.socketPath.empty()) {
+	s.reconnects = 0;
+	s.framesCopied = 0;
+	s.timing.reset();
+	s.timing.discont = false;
+	s.flushing = false;
+	if (path.empty()) {
 		GST_ELEMENT_ERROR(bsrc, RESOURCE, NOT_FOUND,
 				  (_("No socket path was given (the socket-path property).")),
 				  ("socket-path is empty"));
@@ -108,13 +107,11 @@ gboolean start(GstBaseSrc *bsrc)
 				  ("%s", peers.error().message().c_str()));
 		return FALSE;
 	}
-	o.peers = *peers;
-	GstElement *element = GST_ELEMENT_CAST(bsrc);
-	o.log = [element](const Error &e) {
-		GST_WARNING_OBJECT(element, "%s", e.message().c_str());
-	};
-	const std::string path = o.socketPath;
-	Result<std::unique_ptr<FrameReceiver>> receiver = FrameReceiver::connect(std::move(o));
+	{
+		std::lock_guard<std::mutex> lock(s.mutex);
+		s.peers = *peers;
+	}
+	Result<std::unique_ptr<FrameReceiver>> receiver = connectProducer(bsrc, path, timeout);
 	if (!receiver) {
 		GST_ELEMENT_ERROR(bsrc, RESOURCE, OPEN_READ,
 				  (_("Could not connect to the socket \"%s\"."), path.c_str()),
@@ -157,15 +154,27 @@ gboolean unlockStop(GstBaseSrc *bsrc)
 }
 
 // The next frame, in slices so that a flush ends the wait; the flow return when there is none.
-GstFlowReturn receiveFrame(GstBaseSrc *bsrc, FrameReceiver &receiver, std::optional<Frame> &out)
+// With reconnect, a producer that went away (crashed, or stopped without ending the stream) is
+// waited for again; its EOS still ends the stream.
+GstFlowReturn receiveFrame(GstBaseSrc *bsrc, std::optional<Frame> &out)
 {
 	SrcState &s = stateOf(bsrc);
 	for (;;) {
 		if (s.flushing.load())
 			return GST_FLOW_FLUSHING;
+		FrameReceiver &receiver = *s.receiver;
 		Result<std::optional<Frame>> got = receiver.receive(kReceiveSlice);
 		if (!got && got.error().code() == ErrorCode::Timeout)
 			continue;
+		const bool gone = (!got && got.error().code() == ErrorCode::Io) ||
+				  (got && !*got && receiver.saidBye());
+		if (gone && s.reconnect) {
+			const std::string why = got ? "it stopped" : got.error().message();
+			if (GstFlowReturn ret = reconnectProducer(bsrc, why.c_str());
+			    ret != GST_FLOW_OK)
+				return ret;
+			continue;
+		}
 		if (!got) {
 			// Io: the producer went away without Bye (it crashed).
 			const char *why = got.error().message().c_str();
@@ -240,6 +249,19 @@ Result<GstBuffer *> bufferOf(GstBaseSrc *bsrc, const Frame &frame, bool gpuHandl
 		return buffer;
 	if (s.shmFiles.hits() != hitsBefore)
 		s.framesOverCachedFiles++;
+	// Downstream holds as many frames as the producer lets this consumer hold (an encoder's
+	// queue, a muxer's): the producer would skip this consumer until one comes back. So this
+	// one is copied into memory of its own and goes back at once, as v4l2src copies when its
+	// pool runs low; the copy carries the metas but the release (gstgpuhandlesyncmeta.cpp).
+	if (s.receiver->framesHeld() >= s.receiver->maxInFlight()) {
+		GstBuffer *copy = gst_buffer_copy_deep(*buffer);
+		gst_buffer_unref(*buffer);
+		if (!copy)
+			return Error(ErrorCode::OutOfMemory, "buffer",
+				     "A frame could not be copied out of the producer's memory.");
+		s.framesCopied++;
+		return copy;
+	}
 	// The producer's memory: a writer gets a copy (gst_memory_make_mapped), never the memfd.
 	// (A frame copied into the default layout is in memory of its own.)
 	for (guint i = 0; i < gst_buffer_n_memory(*buffer); ++i) {
@@ -254,31 +276,18 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 {
 	GstBaseSrc *bsrc = GST_BASE_SRC_CAST(psrc);
 	SrcState &s = stateOf(psrc);
-	FrameReceiver *receiver = s.receiver.get();
-	if (!receiver)
+	if (!s.receiver)
 		return GST_FLOW_FLUSHING;
 	std::optional<Frame> frame;
-	if (GstFlowReturn ret = receiveFrame(bsrc, *receiver, frame); ret != GST_FLOW_OK)
+	if (GstFlowReturn ret = receiveFrame(bsrc, frame); ret != GST_FLOW_OK)
 		return ret;
+	// A reconnect may have replaced the receiver (on this thread).
+	FrameReceiver *receiver = s.receiver.get();
 	// The caps string is copied only when a caps message came (not per frame).
-	std::string caps;
-	bool changed = false;
 	if (const uint64_t messages = receiver->capsMessages(); messages != s.capsMessages) {
-		caps = receiver->caps();
-		std::lock_guard<std::mutex> lock(s.mutex);
 		s.capsMessages = messages;
-		changed = caps != s.caps;
-		s.caps = caps;
-	}
-	if (changed) {
-		GST_INFO_OBJECT(bsrc, "the producer's caps changed: %s", caps.c_str());
-		s.shmFiles.clear(); // the producer's pool for the old caps goes
-		if (!gst_base_src_negotiate(bsrc)) {
+		if (!adoptCaps(bsrc, receiver->caps())) {
 			(void)frame->release().signal();
-			GST_ELEMENT_ERROR(
-				bsrc, CORE, NEGOTIATION,
-				(_("Downstream does not accept the producer's new caps.")),
-				("%s", caps.c_str()));
 			return GST_FLOW_NOT_NEGOTIATED;
 		}
 	}
@@ -319,50 +328,27 @@ GstFlowReturn create(GstPushSrc *psrc, GstBuffer **out)
 					   added.error().message().c_str());
 		}
 	}
+	stampBuffer(bsrc, *receiver, *buffer);
 	s.frames++;
 	*out = *buffer;
 	return GST_FLOW_OK;
 }
 
-void setProperty(GObject *object, guint id, const GValue *value, GParamSpec *pspec)
+gboolean query(GstBaseSrc *bsrc, GstQuery *query)
 {
-	SrcState &s = stateOf(object);
-	std::lock_guard<std::mutex> lock(s.mutex);
-	switch (id) {
-	case PropSocketPath: {
-		const gchar *path = g_value_get_string(value);
-		s.socketPath = path ? path : "";
-		break;
+	if (GST_QUERY_TYPE(query) == GST_QUERY_LATENCY) {
+		answerLatency(bsrc, query);
+		return TRUE;
 	}
-	case PropConnectTimeout: s.connectTimeoutNs = g_value_get_uint64(value); break;
-	case PropAllowedUids: {
-		const gchar *uids = g_value_get_string(value);
-		s.allowedUids = uids ? uids : "";
-		break;
-	}
-	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-	}
+	return GST_BASE_SRC_CLASS(gst_gpu_handle_src_parent_class)->query(bsrc, query);
 }
 
-void getProperty(GObject *object, guint id, GValue *value, GParamSpec *pspec)
+// The producer's times are on the monotonic clock: with the monotonic system clock (a pipeline's
+// usual clock) they are this pipeline's clock times as they are.
+gboolean setClock(GstElement *element, GstClock *clock)
 {
-	SrcState &s = stateOf(object);
-	std::lock_guard<std::mutex> lock(s.mutex);
-	switch (id) {
-	case PropSocketPath: g_value_set_string(value, s.socketPath.c_str()); break;
-	case PropConnectTimeout: g_value_set_uint64(value, s.connectTimeoutNs); break;
-	case PropAllowedUids: g_value_set_string(value, s.allowedUids.c_str()); break;
-	case PropStats:
-		g_value_take_boxed(
-			value,
-			gst_structure_new("gpuhandlesrc-stats", "frames", G_TYPE_UINT64,
-					  s.frames.load(), "frames-gpuhandle", G_TYPE_UINT64,
-					  s.gpuHandleFrames.load(), "metas-refused", G_TYPE_UINT64,
-					  s.metasRefused.load(), "frames-over-cached-files",
-					  G_TYPE_UINT64, s.framesOverCachedFiles.load(), nullptr));
-		break;
-	default: G_OBJECT_WARN_INVALID_PROPERTY_ID(object, id, pspec);
-	}
+	stateOf(element).timing.monotonicClock = isMonotonicClock(clock);
+	return GST_ELEMENT_CLASS(gst_gpu_handle_src_parent_class)->set_clock(element, clock);
 }
 
 void finalize(GObject *object)
@@ -378,35 +364,8 @@ void finalize(GObject *object)
 static void gst_gpu_handle_src_class_init(GstGpuHandleSrcClass *klass)
 {
 	GObjectClass *object = G_OBJECT_CLASS(klass);
-	object->set_property = setProperty;
-	object->get_property = getProperty;
 	object->finalize = finalize;
-	const auto flags = static_cast<GParamFlags>(G_PARAM_READWRITE | G_PARAM_STATIC_STRINGS |
-						    GST_PARAM_MUTABLE_READY);
-	g_object_class_install_property(
-		object, PropSocketPath,
-		g_param_spec_string(
-			"socket-path", "Socket path",
-			"The Unix socket of the gpuhandlesink to receive from. Required.", nullptr,
-			flags));
-	g_object_class_install_property(
-		object, PropConnectTimeout,
-		g_param_spec_uint64("connect-timeout", "Connect timeout",
-				    "How long to wait for the producer's socket, in nanoseconds", 0,
-				    kMaxTimeoutNs, 5ull * GST_SECOND, flags));
-	g_object_class_install_property(
-		object, PropAllowedUids,
-		allowedUidsParamSpec("Users (comma-separated uids) the producer may run as besides "
-				     "this process's own; empty: only this process's own user"));
-	g_object_class_install_property(
-		object, PropStats,
-		g_param_spec_boxed(
-			"stats", "Statistics",
-			"frames, frames-gpuhandle (pushed as memory:GpuHandle), metas-refused, "
-			"frames-over-cached-files (memfd frames whose file was already mapped "
-			"here) (guint64)",
-			GST_TYPE_STRUCTURE,
-			static_cast<GParamFlags>(G_PARAM_READABLE | G_PARAM_STATIC_STRINGS)));
+	installProperties(object);
 
 	GstElementClass *element = GST_ELEMENT_CLASS(klass);
 	gst_element_class_set_static_metadata(
@@ -427,6 +386,8 @@ static void gst_gpu_handle_src_class_init(GstGpuHandleSrcClass *klass)
 	base->stop = stop;
 	base->unlock = unlock;
 	base->unlock_stop = unlockStop;
+	base->query = query;
+	element->set_clock = setClock;
 	GST_PUSH_SRC_CLASS(klass)->create = create;
 	GST_DEBUG_CATEGORY_INIT(gst_gpu_handle_src_debug, "gpuhandlesrc", 0, "gpuhandle source");
 }
@@ -436,6 +397,6 @@ static void gst_gpu_handle_src_init(GstGpuHandleSrc *self)
 	self->state = new SrcState();
 	GstBaseSrc *bsrc = GST_BASE_SRC(self);
 	gst_base_src_set_live(bsrc, TRUE);
+	// The producer's times cross (stampBuffer); do-timestamp=true stamps arrival times instead.
 	gst_base_src_set_format(bsrc, GST_FORMAT_TIME);
-	gst_base_src_set_do_timestamp(bsrc, TRUE);
 }

@@ -1,8 +1,9 @@
-// What gpuhandlesink and gpuhandlesrc share: the allowed-uids property and its parsing.
+// What gpuhandlesink and gpuhandlesrc share: the allowed-uids property, the monotonic clock.
 #include "gstgpuhandletransport.h"
 
 #include <cerrno>
 #include <cstdlib>
+#include <ctime>
 #include <limits>
 #include <sstream>
 
@@ -43,6 +44,29 @@ GParamSpec *allowedUidsParamSpec(const char *blurb)
 				   static_cast<GParamFlags>(G_PARAM_READWRITE |
 							    G_PARAM_STATIC_STRINGS |
 							    GST_PARAM_MUTABLE_READY));
+}
+
+bool isMonotonicClock(GstClock *clock)
+{
+	if (!clock || G_OBJECT_TYPE(clock) != GST_TYPE_SYSTEM_CLOCK)
+		return false;
+	GstClockType type = GST_CLOCK_TYPE_REALTIME;
+	g_object_get(clock, "clock-type", &type, nullptr);
+	return type == GST_CLOCK_TYPE_MONOTONIC;
+}
+
+GstClockTime monotonicNow()
+{
+	timespec now{};
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return GST_TIMESPEC_TO_TIME(now);
+}
+
+GstClockTimeDiff monotonicOffset(GstClock *clock, bool monotonic)
+{
+	if (monotonic || !clock)
+		return 0;
+	return GST_CLOCK_DIFF(gst_clock_get_time(clock), monotonicNow());
 }
 
 } // namespace gpuhandle::gst

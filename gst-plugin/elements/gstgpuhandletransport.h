@@ -1,4 +1,5 @@
-// What gpuhandlesink and gpuhandlesrc share: the allowed-uids property and its parsing.
+// What gpuhandlesink and gpuhandlesrc share: the allowed-uids property, and the clock both
+// processes share (CLOCK_MONOTONIC) in terms of a pipeline's clock.
 #pragma once
 
 #include <gpuhandle/frame_transport.h>
@@ -16,5 +17,14 @@ Result<PeerRule> parseAllowedUids(const std::string &text);
 
 // The `allowed-uids` string property, described by `blurb`.
 GParamSpec *allowedUidsParamSpec(const char *blurb);
+
+// Whether `clock` (nullable) is GStreamer's system clock on CLOCK_MONOTONIC, the clock the
+// transport's times are on (as unixfdsink's): then a pipeline time is a monotonic time as it is.
+bool isMonotonicClock(GstClock *clock);
+// CLOCK_MONOTONIC now, in nanoseconds.
+GstClockTime monotonicNow();
+// What to add to a time of `clock` to make it a CLOCK_MONOTONIC time: 0 for the monotonic system
+// clock; else read now, from both clocks (the two drift apart, so it is read for each frame).
+GstClockTimeDiff monotonicOffset(GstClock *clock, bool monotonic);
 
 } // namespace gpuhandle::gst

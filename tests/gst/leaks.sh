@@ -34,7 +34,7 @@ sock=${XDG_RUNTIME_DIR:-/tmp}/gpuhandle-leaks-$$.sock
 for upstream in "" "! gpuhandleupload backend=memfd"; do
 	producer=$(mktemp)
 	GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 gst-launch-1.0 -q $src $upstream \
-		! gpuhandlesink socket-path=$sock wait-for-consumers=1 >"$producer" 2>&1 &
+		! gpuhandlesink sync=false socket-path=$sock wait-for-consumers=1 >"$producer" 2>&1 &
 	pid=$!
 	run gpuhandlesrc socket-path=$sock ! gpuhandledownload ! videoconvert ! fakesink
 	wait $pid

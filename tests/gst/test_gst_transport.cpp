@@ -32,7 +32,7 @@ namespace {
 int capsChangeProducer(const std::string &socket)
 {
 	GstElement *pipeline = gst_parse_launch(("appsrc name=src format=time ! gpuhandlesink "
-						 "name=gsink socket-path=" +
+						 "name=gsink sync=false socket-path=" +
 						 socket + " wait-for-consumers=1")
 							.c_str(),
 						nullptr);
@@ -67,11 +67,12 @@ int capsChangeProducer(const std::string &socket)
 // copy every one. Exit status as awaitProducer's (3: not all copied).
 int unsealedProducer(const std::string &socket, bool dmaBuf)
 {
-	GstElement *pipeline = gst_parse_launch(
-		("appsrc name=src format=time ! " + std::string(kCaps) +
-		 " ! gpuhandlesink name=gsink " + "socket-path=" + socket + " wait-for-consumers=1")
-			.c_str(),
-		nullptr);
+	GstElement *pipeline =
+		gst_parse_launch(("appsrc name=src format=time ! " + std::string(kCaps) +
+				  " ! gpuhandlesink name=gsink sync=false " +
+				  "socket-path=" + socket + " wait-for-consumers=1")
+					 .c_str(),
+				 nullptr);
 	if (!pipeline)
 		return 1;
 	GstElement *src = gst_bin_get_by_name(GST_BIN(pipeline), "src");
@@ -139,9 +140,11 @@ void checkFilledFrames(const std::string &socket, pid_t producer, int smallFrom)
 	ck_assert_int_eq(exitStatusOf(producer), 0);
 }
 
-// Two consumers, one of which never lets go of its frames (its appsink is never pulled): the
-// other gets every frame at once (not after a wait per frame, nor the producer stalled on the
-// pool the stuck one holds), and the producer sends on the `path` it is meant to.
+// Two consumers, one of which is stuck (its appsink is never pulled and, full at one sample,
+// blocks its streaming thread, so that frames pile up unread in its socket): the other gets every
+// frame at once (not after a wait per frame, nor the producer stalled on the pool the stuck one
+// holds), and the producer sends on the `path` it is meant to. (A consumer that only keeps its
+// frames, reading on, gets copies past the producer's bound: test_gst_transport_timing.)
 void checkStuckConsumer(const char *name, const std::string &producerTail, Path path)
 {
 	const std::string socket = socketPath(name);
@@ -149,7 +152,7 @@ void checkStuckConsumer(const char *name, const std::string &producerTail, Path 
 						"wait-for-consumers=2 max-consumers=2", path);
 	ck_assert_int_gt(producer, 0);
 	Run reference = runPipeline(source(kFrames) + " ! " + kSink);
-	GstElement *pipeline = twoConsumers(socket, "stuck");
+	GstElement *pipeline = twoConsumers(socket, "stuck", "max-buffers=1");
 	GstElement *sink = gst_bin_get_by_name(GST_BIN(pipeline), "sink");
 	GstElement *stuck = gst_bin_get_by_name(GST_BIN(pipeline), "stuck");
 	Run run;
@@ -209,11 +212,11 @@ void checkReleasesWakeNoWaiter(const char *name, const std::string &producerTail
 	constexpr int kPulled = 200;
 	constexpr int kWarmUp = 20;
 	const std::string socket = socketPath(name);
-	GstElement *producer =
-		gst_parse_launch((source(kPulled + 50) + " ! " + producerTail +
-				  " ! gpuhandlesink wait-for-consumers=1 socket-path=" + socket)
-					 .c_str(),
-				 nullptr);
+	GstElement *producer = gst_parse_launch(
+		(source(kPulled + 50) + " ! " + producerTail +
+		 " ! gpuhandlesink sync=false wait-for-consumers=1 socket-path=" + socket)
+			.c_str(),
+		nullptr);
 	ck_assert(producer != nullptr);
 	gst_element_set_state(producer, GST_STATE_PLAYING);
 	GstElement *consumer = gst_parse_launch(("gpuhandlesrc socket-path=" + socket +

@@ -36,7 +36,8 @@ public:
 	{
 		GError *error = nullptr;
 		pipeline_ = gst_parse_launch(
-			(head + " ! gpuhandlesink wait-for-consumers=1 socket-path=" + socket)
+			(head +
+			 " ! gpuhandlesink sync=false wait-for-consumers=1 socket-path=" + socket)
 				.c_str(),
 			&error);
 		ck_assert_msg(pipeline_ && !error, "%s", error ? error->message : "?");

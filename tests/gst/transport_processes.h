@@ -122,19 +122,22 @@ inline pid_t forkSinkProducer(const std::string &socket, const std::string &prod
 			      const char *sinkOptions, Path path)
 {
 	return forkProducer(source(kFrames) + " ! " + producerTail +
-				    " ! gpuhandlesink name=gsink socket-path=" + socket + " " +
-				    sinkOptions,
+				    " ! gpuhandlesink name=gsink sync=false socket-path=" + socket +
+				    " " + sinkOptions,
 			    path, kFrames);
 }
 
-// Two gpuhandlesrc on `socket` in one pipeline, into appsinks named "sink" and `secondSink`.
-inline GstElement *twoConsumers(const std::string &socket, const char *secondSink)
+// Two gpuhandlesrc on `socket` in one pipeline, into appsinks named "sink" and `secondSink`
+// (with `secondOptions`).
+inline GstElement *twoConsumers(const std::string &socket, const char *secondSink,
+				const std::string &secondOptions = "")
 {
-	GstElement *pipeline = gst_parse_launch(("gpuhandlesrc socket-path=" + socket + " ! " +
-						 kSink + " gpuhandlesrc socket-path=" + socket +
-						 " ! appsink sync=false name=" + secondSink)
-							.c_str(),
-						nullptr);
+	GstElement *pipeline =
+		gst_parse_launch(("gpuhandlesrc socket-path=" + socket + " ! " + kSink +
+				  " gpuhandlesrc socket-path=" + socket + " ! appsink sync=false " +
+				  secondOptions + " name=" + secondSink)
+					 .c_str(),
+				 nullptr);
 	ck_assert(pipeline != nullptr);
 	return pipeline;
 }

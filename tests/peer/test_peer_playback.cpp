@@ -241,10 +241,11 @@ START_TEST(cross_process_pair_into_a_raw_filesink)
 	const std::string reference = runToFile(decodeClip(size) + " ! filesink location=%s");
 	for (const std::string &backend : { std::string("memfd"), std::string("cpu") }) {
 		const std::string socket = producerSocket(backend);
-		const pid_t child = launchProducer(
-			decodeClip(size) + " ! gpuhandleupload backend=" + backend +
-				" ! gpuhandlesink socket-path=" + socket + " wait-for-consumers=1",
-			socket);
+		const pid_t child =
+			launchProducer(decodeClip(size) + " ! gpuhandleupload backend=" + backend +
+					       " ! gpuhandlesink sync=false socket-path=" + socket +
+					       " wait-for-consumers=1",
+				       socket);
 		const std::string got =
 			runToFile("gpuhandlesrc socket-path=" + socket + " ! filesink location=%s");
 		expectCleanExit(child, backend);
@@ -271,10 +272,11 @@ START_TEST(cross_process_pair_carries_metas)
 		"the reference's first frame has no SEI or time code: %s", reference[0].c_str());
 	for (const std::string &backend : { std::string("memfd"), std::string("cpu") }) {
 		const std::string socket = producerSocket("metas-" + backend);
-		const pid_t child = launchProducer(
-			stamped + " ! gpuhandleupload backend=" + backend +
-				" ! gpuhandlesink socket-path=" + socket + " wait-for-consumers=1",
-			socket);
+		const pid_t child =
+			launchProducer(stamped + " ! gpuhandleupload backend=" + backend +
+					       " ! gpuhandlesink sync=false socket-path=" + socket +
+					       " wait-for-consumers=1",
+				       socket);
 		const std::vector<std::string> got = contentMetasPerFrame(
 			"gpuhandlesrc socket-path=" + socket + " ! appsink name=sink");
 		expectCleanExit(child, backend);

@@ -316,7 +316,7 @@ int main(int argc, char **argv)
 		_exit(soakPipeline("gpuhandlesink producer",
 				   source(frames) +
 					   " ! gpuhandleupload backend=memfd ! gpuhandlesink "
-					   "name=sink max-consumers=1 socket-path=" +
+					   "name=sink sync=false max-consumers=1 socket-path=" +
 					   path + " wait-for-consumers=1",
 				   frames)
 			      ? 0

@@ -28,7 +28,7 @@ constexpr WaitDuration kControlTimeout = std::chrono::seconds(1);
 // How long after its hello a consumer's first frame waits for its Features: a consumer of this
 // version answers a hello that offers times at once; one of version 1 that keeps no files sends
 // nothing, and gets its first frame this much later.
-constexpr auto kGreetingWait = std::chrono::milliseconds(200);
+constexpr auto kGreetingWait = std::chrono::seconds(1);
 
 struct Peer {
 	UniqueFd socket{};
