@@ -175,7 +175,7 @@ START_TEST(a_segment_of_rate_two_crosses)
 	const std::string socket = socketPath("rate2");
 	Pipeline producer("videotestsrc num-buffers=10 ! " + std::string(kNv12) +
 			  ",framerate=30/1 ! gpuhandlesink name=gsink sync=false "
-			  "wait-for-consumers=1 socket-path=" +
+			  "max-in-flight=4 wait-for-consumers=1 socket-path=" +
 			  socket);
 	SinkStamps sent(producer.byName("gsink"));
 	prerollAndSeek(producer, 2.0);
@@ -297,14 +297,14 @@ START_TEST(an_mp4_written_by_a_consumer_has_the_producers_times)
 END_TEST
 
 // An appsink nobody pulls from until the end keeps every frame: past the producer's in-flight
-// bound (4) gpuhandlesrc copies frames out of the producer's memory, so the producer never waits
-// for room or skips this consumer, and every frame arrives in order.
+// bound (max-in-flight=4) gpuhandlesrc copies frames out of the producer's memory, so the producer
+// never waits for room or skips this consumer, and every frame arrives in order.
 START_TEST(a_consumer_that_keeps_frames_gets_copies_and_misses_none)
 {
 	const std::string socket = socketPath("keep");
 	Pipeline producer("videotestsrc num-buffers=12 ! " + std::string(kNv12) +
 			  ",framerate=30/1 ! gpuhandlesink name=gsink sync=false "
-			  "wait-for-consumers=1 socket-path=" +
+			  "max-in-flight=4 wait-for-consumers=1 socket-path=" +
 			  socket);
 	ck_assert(producer.play() != GST_STATE_CHANGE_FAILURE);
 	Pipeline consumer("gpuhandlesrc name=src socket-path=" + socket +
@@ -325,7 +325,9 @@ START_TEST(a_consumer_that_keeps_frames_gets_copies_and_misses_none)
 	guint64 copied = 0;
 	ck_assert(gst_structure_get_uint64(stats, "frames-copied", &copied));
 	gst_structure_free(stats);
-	ck_assert_uint_ge(copied, 12 - 3);
+	// At least every frame past the first four was copied (more when one of the first four had
+	// not gone back yet: that depends on scheduling, so only the bound is asserted).
+	ck_assert_uint_ge(copied, 12 - 4);
 }
 END_TEST
 
@@ -343,7 +345,7 @@ START_TEST(do_timestamp_keeps_arrival_times_and_sync_defaults_as_basesinks)
 
 	const std::string socket = socketPath("arrival");
 	Pipeline producer("videotestsrc num-buffers=8 ! " + std::string(kNv12) +
-			  ",framerate=10/1 ! gpuhandlesink name=gsink sync=false "
+			  ",framerate=1/1 ! gpuhandlesink name=gsink sync=false "
 			  "wait-for-consumers=1 socket-path=" +
 			  socket);
 	SinkStamps sent(producer.byName("gsink"));
@@ -354,8 +356,8 @@ START_TEST(do_timestamp_keeps_arrival_times_and_sync_defaults_as_basesinks)
 	ck_assert(producer.waitEos());
 	const std::vector<Stamp> reference = sent.take();
 	ck_assert_uint_eq(got.size(), reference.size());
-	// Arrival times: a burst arrives within a few milliseconds, where the producer's PTS are
-	// 100 ms apart; the durations and offsets are the producer's.
+	// Arrival times: a burst arrives within milliseconds (seconds under valgrind), where the
+	// producer's PTS span 7 s; the durations and offsets are the producer's.
 	ck_assert(GST_CLOCK_TIME_IS_VALID(got.back().pts));
 	ck_assert_uint_lt(got.back().pts - got.front().pts,
 			  reference.back().pts - reference.front().pts);

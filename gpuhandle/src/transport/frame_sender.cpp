@@ -116,19 +116,23 @@ Result<uint32_t> FrameSender::Impl::sendLocked(const Frame &frame, const FrameTi
 	for (size_t i = 0; i < d.peers.size(); ++i)
 		if (d.peers[i].socket.isValid() && !d.peers[i].greeted)
 			d.awaitFeatures(i);
-	// Both forms when times came: a consumer of an earlier version (or one that did not ask)
-	// gets the plain Frame. Encoded once each, not per consumer.
-	if (Status s = encodeFrame(frame, id, wantsRelease, d.message); !s.ok())
-		return std::move(s).error();
+	// The forms the consumers need, each encoded once, not per consumer: a consumer of an
+	// earlier version (or one that did not ask) gets the plain Frame. At least one is encoded
+	// even with no consumer, which checks that the frame can cross (NotSupported).
+	bool anyTimed = false, anyPlain = false;
+	for (const Peer &p : d.peers) {
+		if (p.socket.isValid())
+			(timing && p.timing ? anyTimed : anyPlain) = true;
+	}
+	if (!anyTimed)
+		timing = nullptr;
 	if (timing) {
-		const bool anyTimed =
-			std::any_of(d.peers.begin(), d.peers.end(),
-				    [](const Peer &p) { return p.socket.isValid() && p.timing; });
-		if (!anyTimed)
-			timing = nullptr;
-		else if (Status s =
-				 encodeFrame(frame, id, wantsRelease, {}, timing, d.timedMessage);
-			 !s.ok())
+		if (Status s = encodeFrame(frame, id, wantsRelease, {}, timing, d.timedMessage);
+		    !s.ok())
+			return std::move(s).error();
+	}
+	if (!timing || anyPlain) {
+		if (Status s = encodeFrame(frame, id, wantsRelease, d.message); !s.ok())
 			return std::move(s).error();
 	}
 	if (!extra.empty()) {
