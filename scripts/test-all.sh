@@ -44,8 +44,17 @@ step_done "main build and every suite"
 meson test -C build --setup validation --print-errorlogs --suite backends --suite interop \
 	--suite gst --suite peer --suite ffmpeg --suite examples --suite demo --suite bench
 step_done "Vulkan validation layer"
-meson test -C build --setup valgrind --suite core --suite transport --suite capi --suite gst \
-	--suite ffmpeg-elements --no-suite gst-gpu --print-errorlogs
+# FFmpeg's elements load libavcodec, and with it libjxl's libhwy, whose start-up executes
+# RDTSCP: valgrind 3.19 stops it with SIGILL on some CPUs (AMD EPYC here). Where a probe of
+# that start-up fails under memcheck, that suite is left out here, and the line below says so.
+valgrind_suites=(--suite core --suite transport --suite capi --suite gst)
+if valgrind -q --error-exitcode=1 ffprobe -loglevel quiet -version >/dev/null 2>&1; then
+	valgrind_suites+=(--suite ffmpeg-elements)
+else
+	echo "test-all: valgrind: suite ffmpeg-elements not run (SKIP): valgrind cannot run" \
+		"libavcodec's start-up on this CPU (SIGILL in libhwy's RDTSCP)"
+fi
+meson test -C build --setup valgrind "${valgrind_suites[@]}" --no-suite gst-gpu --print-errorlogs
 step_done "valgrind"
 
 # The sanitizer and fuzz builds compile at -Og (ASan, TSan; GCC) or -O0 (libFuzzer; clang): a
