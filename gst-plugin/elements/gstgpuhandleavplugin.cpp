@@ -22,4 +22,4 @@ GST_PLUGIN_DEFINE(GST_VERSION_MAJOR, GST_VERSION_MINOR, gpuhandleav,
 		  "FFmpeg on GPU frames: gpuhandleavdec decodes with FFmpeg, on a hardware "
 		  "device where asked, into GpuHandle or system memory; gpuhandleavfilter runs "
 		  "FFmpeg filter graphs on GPU frames",
-		  pluginInit, VERSION, "MIT", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)
+		  pluginInit, VERSION, "MIT/X11", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

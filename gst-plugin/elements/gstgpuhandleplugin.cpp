@@ -30,4 +30,4 @@ GST_PLUGIN_DEFINE(
 	"frames between GpuHandle memory and GStreamer's system, DMABuf, GL, Vulkan, "
 	"CUDA and VA memories; gpuhandlesink and gpuhandlesrc carry them between processes "
 	"(FFmpeg's decoders and filters on GPU frames: the gpuhandleav plugin)",
-	pluginInit, VERSION, "MIT", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)
+	pluginInit, VERSION, "MIT/X11", GST_PACKAGE_NAME, GST_PACKAGE_ORIGIN)

@@ -44,7 +44,23 @@ if [ "${GPUHANDLE_PLUGIN_HAVE_AV:-0}" = 1 ]; then
 fi
 # The plugins: each description names its elements, and each registers those and no other.
 check gpuhandle 'Description.*gpuhandleupload' 'Description.*gpuhandledownload' \
-	'Description.*gpuhandlesink' 'Description.*gpuhandlesrc' '4 elements'
+	'Description.*gpuhandlesink' 'Description.*gpuhandlesrc' '4 elements' \
+	'License *MIT/X11' 'Binary package *[^ ]' 'Origin URL *[^ ]'
+# The licence is one GStreamer knows (MIT/X11, not MIT) and the origin is named.
+for plugin in gpuhandle gpuhandleav; do
+	[ "$plugin" = gpuhandleav ] && [ "${GPUHANDLE_PLUGIN_HAVE_AV:-0}" != 1 ] && continue
+	out=$(GST_DEBUG=GST_PLUGIN_LOADING:2 GST_REGISTRY="${TMPDIR:-/tmp}/gst-inspect-$$.bin" \
+		gst-inspect-1.0 "$plugin" 2>&1)
+	rm -f "${TMPDIR:-/tmp}/gst-inspect-$$.bin"
+	bad=$(printf '%s\n' "$out" | grep -i -e "\"$plugin\" has unknown license" \
+		-e 'Unknown package origin')
+	if [ -n "$bad" ]; then
+		echo "FAIL: $plugin: $bad"
+		failed=1
+	else
+		echo "ok: $plugin has a licence GStreamer knows and an origin"
+	fi
+done
 # The gpuhandle plugin needs none of FFmpeg's libraries (the gpuhandleav plugin does).
 plugin=$(gst-inspect-1.0 gpuhandle 2>/dev/null | sed -n 's/^ *Filename *//p')
 if [ -n "$plugin" ] && command -v ldd >/dev/null 2>&1; then

@@ -16,6 +16,16 @@ fi
 export PKG_CONFIG_PATH="$pcdir" PKG_CONFIG_SYSROOT_DIR="$root"
 libdir=$(dirname "$(find "$root" -name 'libgpuhandle.so' | head -n 1)")
 
+# Example programs are built and tested, but installed only with -Dinstall-examples=true.
+examples_wanted=$(python3 -c 'import json, sys
+print(next(str(o["value"]).lower() for o in json.load(open(sys.argv[1]))
+	   if o["name"] == "install-examples"))' "$build/meson-info/intro-buildoptions.json")
+examples_found=$(find "$root" -path '*/bin/gpuhandle-frame-*')
+if [ "$examples_wanted" = false ] && [ -n "$examples_found" ]; then
+  echo "example programs installed without -Dinstall-examples=true: $examples_found" >&2
+  exit 1
+fi
+
 # Every public header the source tree has must be installed.
 for h in "$src"/../../gpuhandle/include/gpuhandle/*.h; do
   if [ -z "$(find "$root" -path "*/include/gpuhandle/$(basename "$h")")" ]; then
