@@ -4,6 +4,7 @@
 #include "demo_sheet.h"
 #include "demo_source.h"
 #include "gpuhandle_i18n.h"
+#include "gpuhandle_program.h"
 
 #include <chrono>
 #include <cstdio>
@@ -35,6 +36,7 @@ struct Options {
 	bool viaVulkan = true; // through GStreamer's Vulkan images before GL
 	int64_t timeoutSeconds = 30;
 	bool help = false;
+	bool version = false;
 };
 
 void usage(FILE *out)
@@ -55,6 +57,7 @@ void usage(FILE *out)
 		  "  --direct        FFmpeg's Vulkan frames straight into GL (no Vulkan step)\n"
 		  "  --no-export     hand FFmpeg's Vulkan images over as images, not opaque fds\n"
 		  "  --timeout S     the longest wait for the pipeline (default 30)\n"
+		  "  --version       the program's version\n"
 		  "  --help          this text\n"),
 		out);
 }
@@ -91,6 +94,8 @@ std::optional<Options> parse(int argc, char **argv, std::string &problem)
 		const bool hasValue = i + 1 < argc;
 		if (arg == "--help" || arg == "-h") {
 			o.help = true;
+		} else if (gpuhandle::program::isVersion(arg.c_str())) {
+			o.version = true;
 		} else if (arg == "--quiet" || arg == "-q") {
 			o.quiet = true;
 		} else if (arg == "--no-vulkan") {
@@ -250,6 +255,8 @@ int main(int argc, char **argv)
 		usage(stdout);
 		return 0;
 	}
+	if (options->version)
+		return gpuhandle::program::printVersion("gpuhandle-demo");
 	chooseGlWindow();
 	GError *error = nullptr;
 	if (!gst_init_check(nullptr, nullptr, &error)) {

@@ -2,6 +2,7 @@
 #include <gpuhandle/format_mappings.h>
 
 #include "gpuhandle_i18n.h"
+#include "gpuhandle_program.h"
 
 #include <cstdio>
 #include <cstring>
@@ -68,19 +69,38 @@ void printMarkdown()
 	}
 }
 
+int usage(FILE *to)
+{
+	std::fputs(
+		_("Usage: gpuhandle-formats [--markdown | --version | --help]\n"
+		  "Lists every pixel format gpuhandle knows: its planes, depth and alpha, and its\n"
+		  "name and value in each API that has it (GStreamer, FFmpeg, DRM, V4L2, VA-API,\n"
+		  "Vulkan, DXGI, Metal, Core Video, WebGPU).\n"
+		  "  --markdown  the same list as the Markdown table of docs/formats.md\n"
+		  "  --version   the program's version\n"
+		  "  --help      this text\n"),
+		to);
+	return to == stdout ? 0 : 2;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
-	// Only the usage line is translated: the tables are data (the README's list is one).
+	// Only the usage text is translated: the tables are data (the README's list is one).
 	i18n::initProgram();
-	if (argc > 1 && std::strcmp(argv[1], "--markdown") == 0) {
+	if (argc == 2 && std::strcmp(argv[1], "--markdown") == 0) {
 		printMarkdown();
 		return 0;
 	}
+	if (argc == 2 && program::isVersion(argv[1]))
+		return program::printVersion("gpuhandle-formats");
+	if (argc == 2 && program::isHelp(argv[1]))
+		return usage(stdout);
 	if (argc > 1) {
-		std::fprintf(stderr, _("Usage: %s [--markdown]\n"), argv[0]);
-		return 2;
+		if (argv[1][0] == '-' && std::strcmp(argv[1], "--markdown") != 0)
+			program::reportUnknownOption("gpuhandle-formats", argv[1]);
+		return usage(stderr);
 	}
 	for (const PixelFormatInfo &info : allPixelFormats()) {
 		std::printf("%-14s ordinal %2u, %u plane(s), %2u bits, alpha %s\n", info.name,

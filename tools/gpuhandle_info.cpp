@@ -4,6 +4,7 @@
 #include "gpuhandle_i18n.h"
 #include "gpuhandle_info_bridges.h"
 #include "gpuhandle_info_json.h"
+#include "gpuhandle_program.h"
 
 #include <cstdio>
 #include <cstring>
@@ -169,10 +170,13 @@ std::string backendJson(const BackendProbe &probe)
 	return out + "}}";
 }
 
+// The --json document's schema number (see main).
+constexpr int kJsonSchema = 1;
+
 int usage(FILE *to)
 {
 	std::fputs(
-		_("Usage: gpuhandle-info [--json] [--no-matrix] [--no-bridges]\n"
+		_("Usage: gpuhandle-info [--json] [--no-matrix] [--no-bridges] [--version] [--help]\n"
 		  "Lists the devices each gpuhandle backend opens here, which are the same physical GPU,\n"
 		  "and the route a frame takes from each backend into each other one (measured by\n"
 		  "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"
@@ -198,10 +202,14 @@ int main(int argc, char **argv)
 			matrix = false;
 		else if (!std::strcmp(argv[i], "--no-bridges"))
 			bridges = false;
-		else if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h"))
+		else if (program::isHelp(argv[i]))
 			return usage(stdout);
-		else
+		else if (program::isVersion(argv[i]))
+			return program::printVersion("gpuhandle-info");
+		else {
+			program::reportUnknownOption("gpuhandle-info", argv[i]);
 			return usage(stderr);
+		}
 	}
 
 	std::vector<BackendProbe> probes = probeBackends();
@@ -230,7 +238,10 @@ int main(int argc, char **argv)
 							   : std::vector<info::Bridge>{};
 
 	if (json) {
-		std::printf("{\n  \"backends\": [\n");
+		// schema: 1 + the number of changes a reader must know of (a field renamed, removed
+		// or given another meaning); new fields do not change it.
+		std::printf("{\n  \"schema\": %d,\n  \"version\": %s,\n  \"backends\": [\n",
+			    kJsonSchema, jsonString(GPUHANDLE_VERSION).c_str());
 		for (size_t i = 0; i < probes.size(); ++i)
 			std::printf("    %s%s\n", backendJson(probes[i]).c_str(),
 				    i + 1 < probes.size() ? "," : "");

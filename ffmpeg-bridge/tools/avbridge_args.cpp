@@ -37,6 +37,7 @@ constexpr const char *kHelp = N_(
 	"  --timeout SECONDS  the longest wait for the pipeline to take or give a frame (30)\n"
 	"  --verbose          FFmpeg's messages at info level\n"
 	"  --quiet            no progress line and no summary\n"
+	"  --version          the program's version\n"
 	"  -h, --help         this text\n"
 	"\n"
 	"Examples:\n"
@@ -137,6 +138,10 @@ Result<Options> parseArgs(int argc, char **argv)
 		const std::string arg = argv[i];
 		if (arg == "-h" || arg == "--help") {
 			options.mode = Mode::Help;
+			return options;
+		}
+		if (arg == "--version") {
+			options.mode = Mode::Version;
 			return options;
 		}
 		if (optionsEnded || arg.size() < 2 || arg[0] != '-') {

@@ -8,7 +8,7 @@
 
 namespace gpuhandle::avbridge {
 
-enum class Mode : uint8_t { Help, ToGst, FromGst };
+enum class Mode : uint8_t { Help, Version, ToGst, FromGst };
 
 struct Options {
 	Mode mode = Mode::Help;

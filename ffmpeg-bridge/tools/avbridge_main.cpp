@@ -5,6 +5,7 @@
 #include "avbridge_modes.h"
 #include "avbridge_report.h"
 #include "gpuhandle_i18n.h"
+#include "gpuhandle_program.h"
 
 #include <cstdio>
 
@@ -25,6 +26,8 @@ int main(int argc, char **argv)
 		std::fputs(helpText(), stdout);
 		return 0;
 	}
+	if (options->mode == Mode::Version)
+		return program::printVersion("gpuhandle-avbridge");
 	GError *error = nullptr;
 	if (!gst_init_check(nullptr, nullptr, &error)) {
 		std::fprintf(stderr, _("gpuhandle-avbridge: GStreamer did not initialise: %s\n"),

@@ -74,7 +74,8 @@ fi
 # 3. A program's usage error, in German, in French, and in English without LANGUAGE.
 in_lang de "$formats" --no-such-option >/dev/null 2>"$work/formats.de"
 rc=$?
-if [ $rc -eq 2 ] && grep -q "^Aufruf: .*gpuhandle-formats \[--markdown\]" "$work/formats.de"; then
+if [ $rc -eq 2 ] && grep -q "^Aufruf: gpuhandle-formats \[--markdown" "$work/formats.de" &&
+	grep -q "unbekannte Option „--no-such-option“" "$work/formats.de"; then
 	pass "gpuhandle-formats usage in German"
 else
 	fail "gpuhandle-formats (LANGUAGE=de) exited $rc with: $(cat "$work/formats.de")"

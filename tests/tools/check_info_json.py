@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gpuhandle-info: the JSON parses, lists every backend (available or with its reason), the cpu
 and fd backends always open, the matrix covers every ordered pair of opened backends with a
-route or an error per format, and the text output names the same backends."""
+route or an error per format, it names its schema and version, and the text output names the same backends."""
 import sys
 
 from info_output import run_tool, split_json
@@ -12,6 +12,10 @@ ROUTES = {"direct", "opaque-fd", "dma-buf", "host-pointer", "gpu-copy", "cpu-cop
 
 def main(tool):
     data = split_json(run_tool([tool, "--json"]))[0]
+    # Which release wrote it and which schema it follows (a reader checks the schema first).
+    assert data["schema"] == 1, data.get("schema")
+    version = run_tool([tool, "--version"]).split()[-1]
+    assert data["version"] == version and version.count(".") == 2, (data["version"], version)
     names = [b["backend"] for b in data["backends"]]
     assert names == BACKENDS, names
     opened = []
