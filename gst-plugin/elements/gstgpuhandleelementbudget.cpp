@@ -21,10 +21,26 @@ GParamSpec *memoryBudgetParamSpec()
 					 GST_PARAM_MUTABLE_READY));
 }
 
+bool checkMemoryBudget(GstElement *element, const std::string &text)
+{
+	// A share needs a device's size: any size will do to check the words (1 TiB).
+	Result<std::optional<uint64_t>> cap = parseBudgetCap(text, uint64_t(1) << 40);
+	if (!cap.ok()) {
+		GPUHANDLE_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
+					(_("The memory budget \"%s\" cannot be applied."),
+					 text.c_str()),
+					cap.error());
+		return false;
+	}
+	return true;
+}
+
 bool applyMemoryBudget(GstElement *element, const std::string &text, const BackendRef &backend)
 {
-	if (text.empty() || !backend)
+	if (text.empty())
 		return true;
+	if (!backend)
+		return checkMemoryBudget(element, text);
 	const std::shared_ptr<MemoryBudget> &budget = backend->budget();
 	if (!budget) {
 		GST_ELEMENT_ERROR(element, RESOURCE, SETTINGS,

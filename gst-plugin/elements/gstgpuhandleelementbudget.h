@@ -22,6 +22,11 @@ GParamSpec *memoryBudgetParamSpec();
 // (one the application opened without one and put in the pipeline's DeviceSet).
 bool applyMemoryBudget(GstElement *element, const std::string &text, const BackendRef &backend);
 
+// Whether `text` names a cap at all (a number and a unit, or a share), for a backend whose
+// frames charge nothing (cpu frames wrap their input in place): false, with an element error,
+// for one that does not, as applyMemoryBudget says of it where a budget applies.
+bool checkMemoryBudget(GstElement *element, const std::string &text);
+
 // Posts why the pool gave no buffer (its last allocation's error, such as a budget's refusal
 // with the bytes asked, in use and the cap) as an element error; `ret` is the acquire's.
 void postPoolError(GstElement *element, GstBufferPool *pool, GstFlowReturn ret);

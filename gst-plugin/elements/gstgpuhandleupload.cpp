@@ -236,8 +236,8 @@ bool prepareBackend(GstBaseTransform *trans, GstQuery *query)
 			(*backend)->deviceInfo().name.c_str(),
 			kind == BackendKind::Cpu ? "wrapped in place" : frameStorageName(storage),
 			hint ? " following downstream's target hint" : "");
-	if (kind == BackendKind::Cpu)
-		return true;
+	if (kind == BackendKind::Cpu) // frames wrapped in place charge nothing: only checked
+		return checkMemoryBudget(GST_ELEMENT_CAST(trans), memoryBudget);
 	// The cap before the pool: its first frames are charged already.
 	if (!applyMemoryBudget(GST_ELEMENT_CAST(trans), memoryBudget, s.backend))
 		return false;

@@ -230,11 +230,21 @@ START_TEST(the_property_takes_bytes_or_a_share)
 			      cap.error().message().c_str());
 	}
 	ck_assert(!gst::parseBudgetCap("10%", 0).ok()); // no device size known
-	GstElement *pipeline = launch("gpuhandleupload backend=memfd memory-budget=lots");
-	const Ending end = play(pipeline);
-	ck_assert(!end.eos);
-	ck_assert_msg(end.text.find("\"lots\"") != std::string::npos, "%s", end.text.c_str());
-	stop(pipeline);
+	// Every backend checks the text, cpu and auto too (cpu frames charge nothing, but a
+	// value that names no cap is still an error), and takes one that names a cap.
+	for (const char *backend : { "memfd", "cpu", "auto" }) {
+		GstElement *pipeline = launch(std::string("gpuhandleupload backend=") + backend +
+					      " memory-budget=lots");
+		const Ending end = play(pipeline);
+		ck_assert_msg(!end.eos, "backend=%s took memory-budget=lots", backend);
+		ck_assert_msg(end.text.find("\"lots\"") != std::string::npos, "%s: %s", backend,
+			      end.text.c_str());
+		stop(pipeline);
+		pipeline = launch(std::string("gpuhandleupload backend=") + backend +
+				  " memory-budget=1G");
+		ck_assert_msg(play(pipeline).eos, "backend=%s refused memory-budget=1G", backend);
+		stop(pipeline);
+	}
 }
 END_TEST
 
