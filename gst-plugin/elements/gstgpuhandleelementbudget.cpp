@@ -21,17 +21,25 @@ GParamSpec *memoryBudgetParamSpec()
 					 GST_PARAM_MUTABLE_READY));
 }
 
+namespace {
+
+// The element error for a budget text that cannot be applied, and why; false.
+bool refuseBudget(GstElement *element, const std::string &text, const Error &why)
+{
+	GPUHANDLE_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
+				(_("The memory budget \"%s\" cannot be applied."), text.c_str()),
+				why);
+	return false;
+}
+
+} // namespace
+
 bool checkMemoryBudget(GstElement *element, const std::string &text)
 {
 	// A share needs a device's size: any size will do to check the words (1 TiB).
 	Result<std::optional<uint64_t>> cap = parseBudgetCap(text, uint64_t(1) << 40);
-	if (!cap.ok()) {
-		GPUHANDLE_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
-					(_("The memory budget \"%s\" cannot be applied."),
-					 text.c_str()),
-					cap.error());
-		return false;
-	}
+	if (!cap.ok())
+		return refuseBudget(element, text, cap.error());
 	return true;
 }
 
@@ -51,25 +59,15 @@ bool applyMemoryBudget(GstElement *element, const std::string &text, const Backe
 		return false;
 	}
 	Result<std::optional<uint64_t>> cap = parseBudgetCap(text, budgetBaseBytes(*backend));
-	if (!cap.ok()) {
-		GPUHANDLE_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
-					(_("The memory budget \"%s\" cannot be applied."),
-					 text.c_str()),
-					cap.error());
-		return false;
-	}
+	if (!cap.ok())
+		return refuseBudget(element, text, cap.error());
 	const BackendKind kind = backend->kind();
 	BudgetCaps caps = budget->caps(kind);
 	caps.hardBytes = *cap;
 	if (caps.softBytes && caps.hardBytes && *caps.softBytes > *caps.hardBytes)
 		caps.softBytes.reset();
-	if (Status set = budget->setCaps(kind, caps); !set.ok()) {
-		GPUHANDLE_ELEMENT_ERROR(element, RESOURCE, SETTINGS,
-					(_("The memory budget \"%s\" cannot be applied."),
-					 text.c_str()),
-					set.error());
-		return false;
-	}
+	if (Status set = budget->setCaps(kind, caps); !set.ok())
+		return refuseBudget(element, text, set.error());
 	GST_INFO_OBJECT(element, "memory budget of %s: %s (%" G_GUINT64_FORMAT " bytes in use)",
 			backendKindName(kind), text.c_str(),
 			static_cast<guint64>(budget->usage(kind)));

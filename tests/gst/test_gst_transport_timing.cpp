@@ -35,8 +35,8 @@ std::string consumerOf(const std::string &socket, const std::string &options = "
 }
 
 // videotestsrc at `framerate` into gpuhandlesink: the consumer's buffers have the times the
-// producer's sink got.
-void checkFrameRate(const char *framerate)
+// producer's sink got. Returns how many frames the consumer got (each compared).
+size_t checkFrameRate(const char *framerate)
 {
 	const std::string socket = socketPath("rate");
 	Pipeline producer("videotestsrc num-buffers=12 ! " + std::string(kNv12) +
@@ -51,10 +51,12 @@ void checkFrameRate(const char *framerate)
 	const std::vector<Stamp> got = pullStamps(consumer);
 	ck_assert(producer.waitEos());
 	expectSameTimes(got, sent.take(), framerate);
+	return got.size();
 }
 
-// An appsrc producer: buffers with `stamps`' times pushed into gpuhandlesink.
-void checkPushedTimes(const std::vector<Stamp> &stamps, const char *what)
+// An appsrc producer: buffers with `stamps`' times pushed into gpuhandlesink. Returns how many
+// frames the consumer got (each compared with the producer's and with `stamps`).
+size_t checkPushedTimes(const std::vector<Stamp> &stamps, const char *what)
 {
 	const std::string socket = socketPath("pushed");
 	Pipeline producer("appsrc name=src format=time caps=" + std::string(kNv12) +
@@ -70,6 +72,7 @@ void checkPushedTimes(const std::vector<Stamp> &stamps, const char *what)
 	ck_assert(producer.waitEos());
 	expectSameTimes(got, sent.take(), what);
 	expectSameTimes(got, stamps, what);
+	return got.size();
 }
 
 Stamp at(GstClockTime pts, GstClockTime duration, guint64 offset = GST_BUFFER_OFFSET_NONE)
@@ -87,17 +90,19 @@ Stamp at(GstClockTime pts, GstClockTime duration, guint64 offset = GST_BUFFER_OF
 START_TEST(the_producers_times_arrive_exact_at_every_frame_rate)
 {
 	for (const char *framerate : { "30/1", "30000/1001", "10/1" })
-		checkFrameRate(framerate);
+		ck_assert_uint_eq(checkFrameRate(framerate), 12);
 }
 END_TEST
 
 START_TEST(streams_without_durations_and_of_variable_rate_arrive_exact)
 {
 	const GstClockTime ms = GST_MSECOND;
-	checkPushedTimes({ at(0, GST_CLOCK_TIME_NONE), at(7 * ms, GST_CLOCK_TIME_NONE),
-			   at(40 * ms, GST_CLOCK_TIME_NONE), at(41 * ms, GST_CLOCK_TIME_NONE),
-			   at(333 * ms + 1, GST_CLOCK_TIME_NONE) },
-			 "no durations");
+	const std::vector<Stamp> undurated = { at(0, GST_CLOCK_TIME_NONE),
+					       at(7 * ms, GST_CLOCK_TIME_NONE),
+					       at(40 * ms, GST_CLOCK_TIME_NONE),
+					       at(41 * ms, GST_CLOCK_TIME_NONE),
+					       at(333 * ms + 1, GST_CLOCK_TIME_NONE) };
+	ck_assert_uint_eq(checkPushedTimes(undurated, "no durations"), undurated.size());
 	std::vector<Stamp> variable;
 	GstClockTime pts = 5 * ms;
 	for (guint64 i = 0; i < 10; ++i) {
@@ -107,7 +112,7 @@ START_TEST(streams_without_durations_and_of_variable_rate_arrive_exact)
 		variable.push_back(s);
 		pts += duration;
 	}
-	checkPushedTimes(variable, "variable rate");
+	ck_assert_uint_eq(checkPushedTimes(variable, "variable rate"), variable.size());
 }
 END_TEST
 
