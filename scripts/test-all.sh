@@ -1,6 +1,6 @@
 #!/bin/bash
-# Builds and runs every test, as CI does: the main build (every suite), the Vulkan tests under
-# Khronos's validation layer, valgrind memcheck over the
+# Builds and runs every test, as CI does: the main build (the suites without Vulkan), the Vulkan
+# suites under Khronos's validation layer, valgrind memcheck over the
 # core, transport, C API and GStreamer suites, ThreadSanitizer over the threaded suites,
 # AddressSanitizer + UndefinedBehaviorSanitizer over every suite, the libFuzzer harnesses
 # (clang), and the suites with version-dependent code (gst, ffmpeg) on Debian 13 (GStreamer 1.26,
@@ -32,17 +32,20 @@ debian13_prepare=$!
 # A step that fails ends the script: the root's making (which cleans up after itself) ends too.
 trap 'printf "test-all: %s\n" "${timings[@]}"; kill "$debian13_prepare" 2>/dev/null || true' EXIT
 
-# The main build: every suite, then memcheck (failing on errors and definite leaks). It is the
-# default build (debugoptimized: -O2) without debug info, which changes no code and takes 40% of
-# the compile time; reports still name functions. Where it exists already (the README's first
+# The main build: every suite that does not touch Vulkan, then those that do under Khronos's
+# validation layer with synchronization validation (docs/boundaries.md; any error or warning
+# fails the test), each test once: a test runs the same code with and without the layer, which
+# only checks it, so running those suites plain as well repeated five minutes of work. The tests
+# that leave a case out under the layer (suite `unvalidated`) run plain too. The build is the
+# default (debugoptimized: -O2) without debug info, which changes no code and takes 40% of the
+# compile time; reports still name functions. Where it exists already (the README's first
 # command made it), it is used as it is. To debug a failure: meson configure build -Ddebug=true.
+vulkan_suites=(backends interop gst peer ffmpeg examples demo bench)
 test -d build || meson setup build --werror -Ddebug=false
-meson test -C build --print-errorlogs
-step_done "main build and every suite"
-# Khronos's validation layer with synchronization validation over every suite that touches
-# Vulkan (docs/boundaries.md): any error or warning fails the test.
-meson test -C build --setup validation --print-errorlogs --suite backends --suite interop \
-	--suite gst --suite peer --suite ffmpeg --suite examples --suite demo --suite bench
+meson test -C build --print-errorlogs "${vulkan_suites[@]/#/--no-suite=}"
+meson test -C build --no-rebuild --print-errorlogs --suite unvalidated
+step_done "main build and the suites without Vulkan"
+meson test -C build --no-rebuild --setup validation --print-errorlogs "${vulkan_suites[@]/#/--suite=}"
 step_done "Vulkan validation layer"
 # FFmpeg's elements load libavcodec, and with it libjxl's libhwy, whose start-up executes
 # RDTSCP: valgrind 3.19 stops it with SIGILL on some CPUs (AMD EPYC here). Where a probe of
