@@ -5,6 +5,7 @@
 #include "gstgpuhandleavdec.h"
 
 #include "av_codec_caps.h"
+#include "gstgpuhandlestats.h"
 
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 
@@ -142,6 +143,15 @@ gboolean srcQuery(GstVideoDecoder *decoder, GstQuery *query)
 	return parentClass()->src_query(decoder, query);
 }
 
+// At EOS (GstVideoDecoder calls it before it forwards EOS): the decoder's last frames out, then
+// the totals on the bus, ahead of the sink's EOS.
+GstFlowReturn finish(GstVideoDecoder *decoder)
+{
+	const GstFlowReturn flow = drain(decoder);
+	postStats(GST_ELEMENT(decoder));
+	return flow;
+}
+
 gboolean sinkEvent(GstVideoDecoder *decoder, GstEvent *event)
 {
 	noteFlush(event, stateOf(decoder).out.flushing);
@@ -239,7 +249,7 @@ static void gst_gpu_handle_avdec_class_init(GstGpuHandleAvdecClass *klass)
 	video->handle_frame = handleFrame;
 	video->flush = flush;
 	video->drain = drain;
-	video->finish = drain;
+	video->finish = finish;
 	video->decide_allocation = decideAllocation;
 	video->src_query = srcQuery;
 	video->sink_event = sinkEvent;

@@ -57,9 +57,10 @@ struct AvdecState {
 	std::atomic<uint64_t> decodeErrors{ 0 };    // packets or frames the decoder refused
 	std::atomic<uint64_t> corruptFrames{ 0 };   // frames FFmpeg flagged corrupt
 	// FFmpeg's error messages about the stream (concealment, bad slices, ...), from any of the
-	// decoder's threads; the streaming thread posts a warning when the count grows.
+	// decoder's threads; the streaming thread posts a warning at the first, logs the others.
 	std::atomic<uint64_t> streamErrors{ 0 };
-	uint64_t warnedStreamErrors = 0;
+	uint64_t warnedStreamErrors = 0; // the count last logged
+	bool toldStreamErrors = false;   // the bus warning posted (once per start)
 	std::mutex logMutex{};
 	std::string lastStreamError{};
 };

@@ -116,19 +116,21 @@ void updateLatency(GstVideoDecoder *decoder, AvdecState &s)
 		gst_video_decoder_set_latency(decoder, latency, latency);
 }
 
-// A packet or frame the decoder refused: a warning with the count so far (FFmpeg carries on, so
-// does the element), and GstVideoDecoder's max-errors accounting.
+// A packet or frame the decoder refused, as GstVideoDecoder's own decoders report one: in the
+// debug log, counted against max-errors (errors in a row; the default, -1, never ends the
+// stream), and an element error only once there are more. No bus warning per error: a damaged
+// stream would post one for nearly every frame. `stats` counts them all (decode-errors).
 GstFlowReturn decodeError(GstVideoDecoder *decoder, AvdecState &s, int err)
 {
 	const unsigned long long count = ++s.decodeErrors;
 	const std::string reason = av::avErrorText(err);
-	GST_ELEMENT_WARNING(decoder, STREAM, DECODE,
-			    (_("The stream could not be decoded in full (%llu errors so far)."),
-			     count),
-			    ("%s: %s", s.decoder->context()->codec->name, reason.c_str()));
-	return _gst_video_decoder_error(decoder, 1, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
-					nullptr, g_strdup(reason.c_str()), __FILE__, GST_FUNCTION,
-					__LINE__);
+	return _gst_video_decoder_error(
+		decoder, 1, GST_STREAM_ERROR, GST_STREAM_ERROR_DECODE,
+		g_strdup(_("The stream could not be decoded: the decoder refused more frames in a "
+			   "row than max-errors allows.")),
+		g_strdup_printf("%s: %s (%llu refused in all)", s.decoder->context()->codec->name,
+				reason.c_str(), count),
+		__FILE__, GST_FUNCTION, __LINE__);
 }
 
 // FFmpeg's messages about this element's decoder: errors counted (the last kept for the
@@ -152,23 +154,33 @@ void logSink(void *user, int level, const char *line)
 			  decoder, "FFmpeg: %s", text.c_str());
 }
 
-// A warning with the count when FFmpeg reported new errors in the stream (it conceals them and
-// carries on; so does the element).
+// FFmpeg conceals the errors it finds in a stream and carries on, and so does the element: one
+// warning on the bus when the first are reported (as a decoder that conceals says nothing of
+// them, a warning per frame would bury the application's bus), then the debug log and `stats`
+// (stream-errors) only.
 void warnStreamErrors(GstVideoDecoder *decoder, AvdecState &s)
 {
 	const uint64_t count = s.streamErrors.load();
 	if (count == s.warnedStreamErrors)
 		return;
+	const bool first = !s.toldStreamErrors;
+	s.toldStreamErrors = true;
 	s.warnedStreamErrors = count;
 	std::string last;
 	{
 		std::lock_guard<std::mutex> lock(s.logMutex);
 		last = s.lastStreamError;
 	}
+	if (!first) {
+		GST_WARNING_OBJECT(decoder,
+				   "FFmpeg reported %llu stream errors so far; the last: %s",
+				   static_cast<unsigned long long>(count), last.c_str());
+		return;
+	}
 	GST_ELEMENT_WARNING(decoder, STREAM, DECODE,
-			    (_("The stream has errors: FFmpeg reported %llu so far."),
-			     static_cast<unsigned long long>(count)),
-			    ("the last: %s", last.c_str()));
+			    (_("The stream has errors; FFmpeg conceals them and decoding goes on "
+			       "(the element's stats count them).")),
+			    ("FFmpeg: %s", last.c_str()));
 }
 
 // Says once that the decoder did not offer the hardware device's frames (ffmpeg's fallback), or
@@ -481,6 +493,7 @@ gboolean start(GstVideoDecoder *decoder)
 	s.corruptFrames = 0;
 	s.streamErrors = 0;
 	s.warnedStreamErrors = 0;
+	s.toldStreamErrors = false;
 	s.out.stats.reset();
 	if (!s.packet || !s.frame) {
 		GST_ELEMENT_ERROR(decoder, RESOURCE, NO_SPACE_LEFT,

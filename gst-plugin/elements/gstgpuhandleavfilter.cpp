@@ -6,6 +6,8 @@
 
 #include <gpuhandle/ffmpeg/hw_device.h>
 
+#include "gstgpuhandlestats.h"
+
 #include <gst/gpuhandle/gstgpuhandlememory.h>
 
 extern "C" {
@@ -189,6 +191,8 @@ gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
 			return TRUE;
 		}
 		pushPendingEvents(trans, s); // no caps came: the segment still precedes EOS
+		// The totals, the graph's last frames counted, before EOS reaches the bus.
+		postStats(GST_ELEMENT(trans));
 		break;
 	case GST_EVENT_FLUSH_STOP:
 		dropGraph(s);

@@ -1,6 +1,7 @@
 // gpuhandlesink: video frames to other processes over a Unix socket (gpuhandle's FrameSender).
 #include "gstgpuhandlesink.h"
 
+#include "gstgpuhandlestats.h"
 #include "gstgpuhandletransport.h"
 
 #include <chrono>
@@ -385,6 +386,7 @@ gboolean event(GstBaseSink *bsink, GstEvent *event)
 	if (GST_EVENT_TYPE(event) == GST_EVENT_SEGMENT)
 		segmentChanged(bsink, event);
 	if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) {
+		postStats(GST_ELEMENT(bsink)); // before basesink posts EOS on the bus
 		SinkState &s = stateOf(bsink);
 		std::lock_guard<std::mutex> lock(s.mutex);
 		if (s.sender) {

@@ -1,6 +1,7 @@
 // gpuhandlesrc: video frames from another process over a Unix socket (gpuhandle's FrameReceiver).
 #include "gstgpuhandlesrc.h"
 
+#include "gstgpuhandlestats.h"
 #include "gstgpuhandletransport.h"
 
 #include <chrono>
@@ -190,6 +191,7 @@ GstFlowReturn receiveFrame(GstBaseSrc *bsrc, std::optional<Frame> &out)
 		}
 		if (!*got) {
 			GST_INFO_OBJECT(bsrc, "the producer ended the stream");
+			postStats(GST_ELEMENT(bsrc));
 			return GST_FLOW_EOS;
 		}
 		out = std::move(**got);

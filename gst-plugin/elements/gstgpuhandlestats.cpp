@@ -45,4 +45,13 @@ GstStructure *PathStats::toStructure(const char *name) const
 				 G_TYPE_UINT64, get(waitNs_), nullptr);
 }
 
+void postStats(GstElement *element)
+{
+	GstStructure *stats = nullptr;
+	g_object_get(element, "stats", &stats, nullptr);
+	if (stats)
+		gst_element_post_message(element,
+					 gst_message_new_element(GST_OBJECT(element), stats));
+}
+
 } // namespace gpuhandle::gst

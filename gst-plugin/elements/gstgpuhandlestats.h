@@ -32,4 +32,9 @@ private:
 	std::atomic<uint64_t> waitNs_{ 0 };
 };
 
+// Posts the element's `stats` (its property's structure) as an element message: done as the
+// end of a stream passes the element, so that the totals reach whoever reads the bus
+// (`gst-launch-1.0 -m` prints them) without polling the property.
+void postStats(GstElement *element);
+
 } // namespace gpuhandle::gst

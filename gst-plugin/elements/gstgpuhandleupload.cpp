@@ -356,6 +356,8 @@ GstFlowReturn transform(GstBaseTransform *, GstBuffer *, GstBuffer *)
 gboolean sinkEvent(GstBaseTransform *trans, GstEvent *event)
 {
 	noteFlush(event, stateOf(trans).flushing);
+	if (GST_EVENT_TYPE(event) == GST_EVENT_EOS) // before the sink's EOS reaches the bus
+		postStats(GST_ELEMENT(trans));
 	return GST_BASE_TRANSFORM_CLASS(gst_gpu_handle_upload_parent_class)
 		->sink_event(trans, event);
 }

@@ -19,6 +19,17 @@ make_clip() {
 		fail "ffmpeg could not encode $file with $*"
 }
 
+# damage FILE FIRST STEP: five bytes overwritten every STEP bytes from FIRST to 2000 short of
+# FILE's end.
+damage() {
+	size=$(wc -c <"$1")
+	offset=$2
+	while [ "$offset" -lt $((size - 2000)) ]; do
+		printf '\377\000\377\000\377' | dd of="$1" bs=1 seek="$offset" conv=notrunc 2>/dev/null
+		offset=$((offset + $3))
+	done
+}
+
 has_encoder() {
 	ffmpeg -hide_banner -encoders 2>/dev/null | grep -q " $1 "
 }
@@ -160,22 +171,31 @@ errors)
 	;;
 damaged)
 	# Bytes overwritten in the middle of an H.264 stream and its end cut off: FFmpeg conceals
-	# and carries on, the element with it, warning with the count of errors so far.
+	# and carries on, the element with it, with one warning (not one per damaged frame: the
+	# stream has dozens) and the count in its stats.
 	make_clip h264.mkv libx264 -bf 2
 	ffmpeg -v error -y -i h264.mkv -c copy -bsf:v h264_mp4toannexb clip.h264 || fail "ffmpeg remux"
 	size=$(wc -c <clip.h264)
 	cp clip.h264 damaged.h264
-	offset=2000
-	while [ $offset -lt $((size - 2000)) ]; do
-		printf '\377\000\377\000\377' |
-			dd of=damaged.h264 bs=1 seek=$offset conv=notrunc 2>/dev/null
-		offset=$((offset + 997))
-	done
+	damage damaged.h264 2000 997
 	head -c $((size - 1500)) damaged.h264 >cut.h264
 	launch_expect 0 filesrc location=cut.h264 ! h264parse ! gpuhandleavdec ! video/x-raw ! \
 		fakesink
-	expect_text "The stream has errors: FFmpeg reported"
-	expect_text "so far."
+	expect_text "The stream has errors; FFmpeg conceals them"
+	warnings=$(grep -c '^WARNING: from element' log.txt)
+	[ "$warnings" -eq 1 ] || fail "$warnings warnings for one damaged stream (one expected)"
+	# Frames the decoder refuses (a damaged MJPEG stream), as GstVideoDecoder's decoders count
+	# them: by default (max-errors=-1) decoding goes on, with no warning per frame; with
+	# max-errors=0 the first ends the stream with an error that names the property.
+	ffmpeg -nostdin -v error -y -f lavfi -i "$lavfi" -frames:v 30 -c:v mjpeg mjpeg.mkv ||
+		fail "ffmpeg could not encode MJPEG"
+	damage mjpeg.mkv 3000 1499
+	launch_expect 0 filesrc location=mjpeg.mkv ! matroskademux ! gpuhandleavdec ! fakesink
+	warnings=$(grep -c '^WARNING: from element' log.txt)
+	[ "$warnings" -le 1 ] || fail "$warnings warnings for one damaged MJPEG stream"
+	launch_expect 1 filesrc location=mjpeg.mkv ! matroskademux ! gpuhandleavdec max-errors=0 ! \
+		fakesink
+	expect_text "more frames in a row than max-errors allows"
 	# Only noise: no frame, no crash, an error or EOS.
 	head -c 20000 /dev/urandom >noise.h264
 	GST_TRACERS=leaks GST_DEBUG=GST_TRACER:7 timeout 120 "$run_pipeline" \
