@@ -42,7 +42,10 @@ trap 'printf "test-all: %s\n" "${timings[@]}"; kill "$debian13_prepare" 2>/dev/n
 # command made it), it is used as it is. To debug a failure: meson configure build -Ddebug=true.
 vulkan_suites=(backends interop gst peer ffmpeg examples demo bench)
 test -d build || meson setup build --werror -Ddebug=false
-meson test -C build --print-errorlogs "${vulkan_suites[@]/#/--no-suite=}"
+# Everything is built first: meson test builds only what the selected tests name, and the
+# install test installs every target.
+meson compile -C build
+meson test -C build --no-rebuild --print-errorlogs "${vulkan_suites[@]/#/--no-suite=}"
 meson test -C build --no-rebuild --print-errorlogs --suite unvalidated
 step_done "main build and the suites without Vulkan"
 meson test -C build --no-rebuild --setup validation --print-errorlogs "${vulkan_suites[@]/#/--suite=}"

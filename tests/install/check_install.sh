@@ -7,7 +7,10 @@ src=$2
 root=$(mktemp -d)
 trap 'rm -rf "$root"' EXIT
 
-meson install -C "$build" --destdir "$root" --no-rebuild --quiet >/dev/null
+if ! log=$(meson install -C "$build" --destdir "$root" --no-rebuild 2>&1); then
+  printf 'meson install failed:\n%s\n' "$log" >&2
+  exit 1
+fi
 pcdir=$(dirname "$(find "$root" -name gpuhandle.pc | head -n 1)")
 if [ ! -f "$pcdir/gpuhandle.pc" ]; then
   echo "gpuhandle.pc was not installed" >&2
