@@ -338,6 +338,40 @@ START_TEST(devices_are_shared_through_gst_context)
 }
 END_TEST
 
+START_TEST(device_set_context_prints_what_it_holds)
+{
+	// Every context query and set_context is logged with the context's structure: the set
+	// must read as what it holds, never as "(GstGpuHandleDeviceSet)NULL".
+	auto devices = std::make_shared<gst::DeviceSet>();
+	auto printed = [&devices] {
+		GstContext *context = gst::devicesContextNew(devices);
+		gchar *text = gst_structure_to_string(gst_context_get_structure(context));
+		std::string out = text;
+		g_free(text);
+		gst_context_unref(context);
+		return out;
+	};
+	std::string text = printed();
+	ck_assert_msg(text.find("NULL") == std::string::npos, "%s", text.c_str());
+	ck_assert_msg(text.find("no backend opened yet") != std::string::npos, "%s", text.c_str());
+
+	Result<BackendRef> fd = openBackend(BackendKind::Fd);
+	ck_assert_ok(fd);
+	devices->setBackend(*fd);
+	text = printed();
+	const std::string expected =
+		std::string(backendKindName(BackendKind::Fd)) + " on " + (*fd)->deviceInfo().name;
+	ck_assert_msg(text.find(expected) != std::string::npos, "%s lacks %s", text.c_str(),
+		      expected.c_str());
+	if (!devices->backend(BackendKind::Cuda).ok()) { // no CUDA driver here
+		text = printed();
+		ck_assert_msg(text.find(std::string(backendKindName(BackendKind::Cuda)) +
+					" did not open") != std::string::npos,
+			      "%s", text.c_str());
+	}
+}
+END_TEST
+
 } // namespace
 
 int main(int argc, char **argv)
@@ -353,6 +387,7 @@ int main(int argc, char **argv)
 	tcase_set_timeout(tc, 300);
 	tcase_add_test(tc, cpu_path_is_zero_copy_both_ways);
 	tcase_add_test(tc, devices_are_shared_through_gst_context);
+	tcase_add_test(tc, device_set_context_prints_what_it_holds);
 	tcase_add_test(tc, memfd_path_counts_one_copy);
 	tcase_add_test(tc, round_trip_cpu);
 	tcase_add_test(tc, round_trip_memfd);

@@ -33,6 +33,24 @@ void deviceSetFree(GstGpuHandleDeviceSet *set)
 	delete set;
 }
 
+// GStreamer prints a structure field it cannot serialize as "(Type)NULL", which reads like a
+// missing device in every context log line: the set serializes as what it holds, in quotes and
+// unescaped for the reader (it is a pointer, so nothing deserializes it).
+gchar *deviceSetSerialize(const GValue *value)
+{
+	const auto *set = static_cast<const GstGpuHandleDeviceSet *>(g_value_get_boxed(value));
+	const std::string text = set && set->devices ? set->devices->describe() : "no device set";
+	return g_strdup_printf("\"%s\"", text.c_str());
+}
+
+void registerSerializer(GType type)
+{
+	static GstValueTable table{};
+	table.type = type;
+	table.serialize = deviceSetSerialize;
+	gst_value_register(&table);
+}
+
 void initDebug()
 {
 	static std::once_flag once;
@@ -48,7 +66,8 @@ constexpr const char *kField = "devices";
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wold-style-cast"
-G_DEFINE_BOXED_TYPE(GstGpuHandleDeviceSet, gst_gpu_handle_device_set, deviceSetCopy, deviceSetFree)
+G_DEFINE_BOXED_TYPE_WITH_CODE(GstGpuHandleDeviceSet, gst_gpu_handle_device_set, deviceSetCopy,
+			      deviceSetFree, registerSerializer(g_define_type_id))
 #pragma GCC diagnostic pop
 
 namespace gpuhandle::gst {
@@ -72,6 +91,28 @@ const std::shared_ptr<MemoryBudget> &DeviceSet::budget() const noexcept
 	return state_->budget;
 }
 DeviceSet::~DeviceSet() = default;
+
+std::string DeviceSet::describe() const
+{
+	std::string opened, failed;
+	std::lock_guard<std::mutex> lock(state_->mutex);
+	for (size_t i = 0; i < kBackendKindCount; ++i) {
+		const char *kind = backendKindName(static_cast<BackendKind>(i));
+		if (const BackendRef &backend = state_->backends[i]) {
+			opened += opened.empty() ? "" : ", ";
+			opened += std::string(kind) + " on " + backend->deviceInfo().name;
+		} else if (state_->failures[i]) {
+			failed += failed.empty() ? "" : ", ";
+			failed += kind;
+		}
+	}
+	if (opened.empty() && failed.empty())
+		return "no backend opened yet";
+	if (failed.empty())
+		return opened;
+	return (opened.empty() ? std::string("none opened") : opened) + "; " + failed +
+	       " did not open";
+}
 
 Result<BackendRef> DeviceSet::backend(BackendKind kind)
 {

@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <mutex>
+#include <string>
 
 #include <gst/gpuhandle/gstgpuhandleprelude.h>
 #include <gst/gst.h>
@@ -37,6 +38,9 @@ public:
 	void setBackend(BackendRef backend);
 	// The budget the backends this set opens charge (never null).
 	const std::shared_ptr<MemoryBudget> &budget() const noexcept;
+	// What the set holds, for logs: "vulkan on <device>, opengl on <device>; cuda did not
+	// open", or "no backend opened yet".
+	std::string describe() const;
 
 private:
 	struct State;
