@@ -212,6 +212,8 @@ int main(int argc, char **argv)
 		}
 	}
 
+	// Before any backend starts a thread: it may set GStreamer's GL variables.
+	const info::GlDisplay glDisplay = bridges ? info::chooseGlDisplay() : info::GlDisplay{};
 	std::vector<BackendProbe> probes = probeBackends();
 	std::vector<BackendRef> open;
 	for (const BackendProbe &probe : probes)
@@ -277,8 +279,9 @@ int main(int argc, char **argv)
 			}
 			std::printf("]}");
 		}
-		std::printf("%s],\n  \"bridges\": %s,\n  \"budget\": %s\n}\n",
-			    pairs.empty() ? "" : "\n  ", info::bridgesJson(measured).c_str(),
+		std::printf("%s],\n  \"glDisplay\": %s,\n  \"bridges\": %s,\n  \"budget\": %s\n}\n",
+			    pairs.empty() ? "" : "\n  ", info::glDisplayJson(glDisplay).c_str(),
+			    info::bridgesJson(measured).c_str(),
 			    info::budgetJson(info::budgetUse()).c_str());
 		return 0;
 	}
@@ -294,7 +297,7 @@ int main(int argc, char **argv)
 			    backendKindName(open[b]->kind()),
 			    open[a]->deviceId().toString().c_str());
 	if (bridges) {
-		info::printBridgesText(measured);
+		info::printBridgesText(measured, glDisplay);
 		info::printBudgetText(info::budgetUse());
 	}
 	if (!matrix)

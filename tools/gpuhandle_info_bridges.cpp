@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 #if GPUHANDLE_INFO_HAVE_GST
 #include <gpuhandle/backends/backend.h>
@@ -134,6 +135,28 @@ size_t rowOf(const std::string &name)
 
 } // namespace
 
+GlDisplay chooseGlDisplay()
+{
+	auto set = [](const char *name) {
+		const char *value = std::getenv(name);
+		return value && *value;
+	};
+	if (set("GST_GL_WINDOW"))
+		return { std::getenv("GST_GL_WINDOW"), "environment" };
+	if (set("DISPLAY") || set("WAYLAND_DISPLAY"))
+		return { "", "window-system" };
+	setenv("GST_GL_WINDOW", "egl-device", 1);
+	if (!set("GST_GL_PLATFORM"))
+		setenv("GST_GL_PLATFORM", "egl", 1);
+	return { "egl-device", "gpuhandle-info" };
+}
+
+std::string glDisplayJson(const GlDisplay &display)
+{
+	return "{\"window\": " + jsonString(display.window) +
+	       ", \"chosenBy\": " + jsonString(display.chosenBy) + "}";
+}
+
 std::vector<Bridge> measureBridges()
 {
 	std::vector<Bridge> bridges;
@@ -202,10 +225,23 @@ std::string bridgesJson(const std::vector<Bridge> &bridges)
 	return out + (bridges.empty() ? "]" : "\n  ]");
 }
 
-void printBridgesText(const std::vector<Bridge> &bridges)
+void printBridgesText(const std::vector<Bridge> &bridges, const GlDisplay &glDisplay)
 {
 	std::printf("\n%s\n",
 		    _("GStreamer memory bridges (gpuhandleupload ! gpuhandledownload, measured)"));
+	if (glDisplay.chosenBy == "environment")
+		// TRANSLATORS: %s is the value of GST_GL_WINDOW (egl-device, x11, wayland...).
+		std::printf(_("  GL display: GST_GL_WINDOW=%s, from the environment\n"),
+			    glDisplay.window.c_str());
+	else if (glDisplay.chosenBy == "window-system")
+		std::printf("  %s\n",
+			    _("GL display: the window system's (DISPLAY or WAYLAND_DISPLAY);"
+			      " on a headless machine set GST_GL_WINDOW=egl-device"
+			      " GST_GL_PLATFORM=egl"));
+	else
+		std::printf("  %s\n", _("GL display: an EGL device, no window system (none here, so"
+					" gpuhandle-info set GST_GL_WINDOW=egl-device"
+					" GST_GL_PLATFORM=egl; your pipelines need the same)"));
 	if (bridges.empty()) {
 		std::printf("  %s\n", _("(not measured: no GStreamer, or the gpuhandle plugin is "
 					"not on GST_PLUGIN_PATH)"));

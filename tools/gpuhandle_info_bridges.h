@@ -21,6 +21,19 @@ struct Bridge {
 	uint64_t download[3]{}; // gpuhandledownload's
 };
 
+// How GStreamer's GL elements find a display in this process. With no window system (no
+// DISPLAY, WAYLAND_DISPLAY or GST_GL_WINDOW) GStreamer's default display fails ("Failed to
+// initialize egl") and every GLMemory bridge with it, so chooseGlDisplay() picks the EGL device
+// display GStreamer has for headless machines (GST_GL_WINDOW=egl-device, GST_GL_PLATFORM=egl),
+// for this process only. Called first in main: it sets environment variables, which must
+// happen before any thread starts.
+struct GlDisplay {
+	std::string window;   // GST_GL_WINDOW's value, empty for the window system's default
+	std::string chosenBy; // "environment", "window-system" or "gpuhandle-info"
+};
+GlDisplay chooseGlDisplay();
+std::string glDisplayJson(const GlDisplay &display);
+
 // Runs `videotestsrc ! <producer of from> ! gpuhandleupload ! gpuhandledownload !
 // video/x-raw(<into>) ! fakesink` for every pair of built memory types (each bounded: 20 s).
 // Empty when gpuhandle-info was built without GStreamer.
@@ -28,7 +41,7 @@ std::vector<Bridge> measureBridges();
 
 // The list as a JSON array, and as a text table (rows: from, columns: into).
 std::string bridgesJson(const std::vector<Bridge> &bridges);
-void printBridgesText(const std::vector<Bridge> &bridges);
+void printBridgesText(const std::vector<Bridge> &bridges, const GlDisplay &glDisplay);
 
 // The memory budget gpuhandle's elements share in this process (libgstgpuhandle-1.0's
 // processBudget) after the bridge runs, for each backend kind they allocated frames on.

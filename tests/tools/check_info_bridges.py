@@ -5,7 +5,10 @@ there once, each either ran (a path that agrees with the two elements' counters,
 through) or says why not; system memory into system memory runs without a copy; system memory
 into a GPU memory is a CPU copy; GL and Vulkan memory into themselves are zero-copy where they
 run; the elements' memory budget holds nothing once every pipeline stopped; the text report
-lists the same pairs."""
+lists the same pairs, and, run as on a headless machine with no GL variable set, finds a GL
+display itself: its GL rows take the same paths as with GST_GL_WINDOW=egl-device."""
+import os
+import re
 import sys
 
 from info_output import run_tool, split_json
@@ -55,10 +58,19 @@ def main(tool):
         assert use["peakBytes"] > 0 and use["capBytes"] == 0, use
     if any(b["ran"] and b["upload"]["cpu-copies"] for b in bridges):
         assert budget, "pooled frames were copied into, but the budget saw none"
-    text = run_tool([tool, "--no-matrix"])
+    assert split_json(out)[0]["glDisplay"]["chosenBy"] == "environment", split_json(out)[0]
+    # The text report from a headless machine's environment: no window system, no GL variable.
+    headless = {k: v for k, v in os.environ.items()
+                if k not in ("GST_GL_WINDOW", "GST_GL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")}
+    text = run_tool([tool, "--no-matrix"], env=dict(headless, LANGUAGE="C", LC_ALL="C"))
     print(text)  # the report, and any validation layer message for run.sh to count
+    assert "gpuhandle-info set GST_GL_WINDOW=egl-device" in text, "no GL display chosen"
     for a, b in pairs:
         assert any(a in line and b in line for line in text.splitlines()), (a, b)
+    for (a, b), path in ran.items():
+        if "GLMemory" in (a, b):
+            row = re.search(rf"^  {a} +-> {b} +(.*)$", text, re.M)
+            assert row and row.group(1) == path, (a, b, path, row and row.group(1))
     print(f"{len(bridges)} pairs, {len(ran)} ran: " +
           ", ".join(f"{a}->{b} {p}" for (a, b), p in sorted(ran.items())))
 

@@ -17,9 +17,10 @@ def split_json(out):
     return json.loads("\n".join(lines[first:])), lines[:first]
 
 
-def run_tool(args, timeout=600):
-    """Runs gpuhandle-info; its stderr (GL debug output, GStreamer's gldebug lines) is passed on
-    as it is, for the same reason."""
-    result = subprocess.run(args, check=True, capture_output=True, text=True, timeout=timeout)
+def run_tool(args, timeout=600, env=None):
+    """Runs gpuhandle-info (in `env`, or this environment); its stderr (GL debug output,
+    GStreamer's gldebug lines) is passed on as it is, for the same reason."""
+    result = subprocess.run(args, check=True, capture_output=True, text=True, timeout=timeout,
+                            env=env)
     sys.stderr.write(result.stderr)
     return result.stdout
