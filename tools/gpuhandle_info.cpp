@@ -182,7 +182,13 @@ int usage(FILE *to)
 		  "importing small frames of NV12, YUV420P, P010LE, RGBA and V210).\n"
 		  "With GStreamer, also the path a frame takes through gpuhandleupload !\n"
 		  "gpuhandledownload between each pair of GStreamer memory types (measured by\n"
-		  "running the pipeline).\n"),
+		  "running the pipeline).\n"
+		  "\n"
+		  "  --json        the same report as one JSON document (with its schema and version)\n"
+		  "  --no-matrix   leave out the routes between backends\n"
+		  "  --no-bridges  leave out the GStreamer memory bridges\n"
+		  "  --version     the program's version\n"
+		  "  --help        this text\n"),
 		to);
 	return to == stdout ? 0 : 2;
 }

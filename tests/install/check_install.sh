@@ -29,6 +29,19 @@ if [ "$examples_wanted" = false ] && [ -n "$examples_found" ]; then
   exit 1
 fi
 
+# Every installed program has its man page, with the version filled in.
+for program in $(find "$root" -path '*/bin/*' -type f); do
+  page=$(find "$root" -path "*/share/man/man1/$(basename "$program").1")
+  if [ -z "$page" ]; then
+    echo "$(basename "$program") is installed without a man page" >&2
+    exit 1
+  fi
+  if grep -q '@VERSION@' "$page"; then
+    echo "$page still has @VERSION@" >&2
+    exit 1
+  fi
+done
+
 # Every public header the source tree has must be installed.
 for h in "$src"/../../gpuhandle/include/gpuhandle/*.h; do
   if [ -z "$(find "$root" -path "*/include/gpuhandle/$(basename "$h")")" ]; then
