@@ -88,7 +88,8 @@ in_root() {
 # 3. The packages: the same list as Debian 12's, each that this release has. dpkg in this root
 # does not sync each file it writes (a root that is made again if lost needs no more; with it a
 # new root for --quick is ready in under 4 minutes here). A quick build leaves out what only
-# other setups use: clang (the fuzz build), clang-format (the style suite), valgrind and
+# other setups use: clang (the fuzz build), clang-format (the style suite), Doxygen and gi-docgen
+# (the reference, built on Debian 12), valgrind and
 # Khronos's validation layer (--setup valgrind, --setup validation) and libplacebo (the backends
 # suite's consumer test, which then skips with its reason).
 [ -f "$root/etc/dpkg/dpkg.cfg.d/gpuhandle-unsafe-io" ] ||
@@ -96,7 +97,7 @@ in_root() {
 mapfile -t wanted < <(scripts/setup-debian.sh --list)
 if [ "$quick" -eq 1 ]; then
 	mapfile -t wanted < <(printf '%s\n' "${wanted[@]}" |
-		grep -vxE 'clang|clang-format|valgrind|vulkan-validationlayers|libplacebo-dev')
+		grep -vxE 'clang|clang-format|valgrind|vulkan-validationlayers|libplacebo-dev|doxygen|gi-docgen')
 fi
 missing=()
 for p in "${wanted[@]}"; do

@@ -15,6 +15,8 @@ packages=(
   gettext
   # groff checks the programs' man pages (docs/man, tests/tools/check_program_options.py)
   groff-base
+  # The HTML reference (option docs): Doxygen for the C and C++ headers, gi-docgen for the GIR
+  doxygen gi-docgen
   # Headers and libraries the format tables are proved against (tests/formats): GStreamer's
   # GstVideoInfo, FFmpeg's pixdesc, and the format enums of DRM, V4L2, VA-API, Vulkan, GL,
   # OpenCL and CUDA (ffnvcodec's dynlink headers stand in for the CUDA Toolkit's cuda.h).

@@ -42,6 +42,16 @@ for program in $(find "$root" -path '*/bin/*' -type f); do
   fi
 done
 
+# With the reference built (option docs), both halves are installed under share/doc/gpuhandle.
+if [ -d "$build/docs/reference/api" ]; then
+  for page in api/html/index.html GstGpuHandle-1.0/index.html; do
+    if [ -z "$(find "$root" -path "*/share/doc/gpuhandle/$page")" ]; then
+      echo "the reference's $page was not installed under share/doc/gpuhandle" >&2
+      exit 1
+    fi
+  done
+fi
+
 # Every public header the source tree has must be installed.
 for h in "$src"/../../gpuhandle/include/gpuhandle/*.h; do
   if [ -z "$(find "$root" -path "*/include/gpuhandle/$(basename "$h")")" ]; then

@@ -26,6 +26,22 @@ G_BEGIN_DECLS
  */
 #define GST_GPU_HANDLE_MEMORY_TYPE "GpuHandleMemory"
 
+/**
+ * GstGpuHandleAllocator:
+ *
+ * The #GstAllocator of #GstGpuHandleMemory: an opaque type, got with
+ * gst_gpu_handle_allocator_get(). It allocates nothing itself; memories wrap gpuhandle frames.
+ *
+ * Since: 0.1
+ */
+
+/**
+ * GST_TYPE_GPU_HANDLE_ALLOCATOR:
+ *
+ * The #GType of #GstGpuHandleAllocator.
+ *
+ * Since: 0.1
+ */
 #define GST_TYPE_GPU_HANDLE_ALLOCATOR (gst_gpu_handle_allocator_get_type())
 
 /**
@@ -51,6 +67,8 @@ GST_GPUHANDLE_API void gst_gpu_handle_init(void);
 /**
  * gst_gpu_handle_allocator_get:
  *
+ * Gets the allocator of gpuhandle memories, registering it first when needed.
+ *
  * Returns: (transfer full): the allocator of #GstGpuHandleMemory. It allocates nothing itself
  * (gst_allocator_alloc() returns %NULL): memories are made by wrapping gpuhandle frames.
  *
@@ -62,6 +80,8 @@ GST_GPUHANDLE_API GstAllocator *gst_gpu_handle_allocator_get(void);
  * gst_is_gpu_handle_memory:
  * @mem: a #GstMemory
  *
+ * Tells gpuhandle memories from others.
+ *
  * Returns: whether @mem is a #GstGpuHandleMemory.
  *
  * Since: 0.1
@@ -71,6 +91,8 @@ GST_GPUHANDLE_API gboolean gst_is_gpu_handle_memory(GstMemory *mem);
 /**
  * gst_gpu_handle_memory_get_resource_kind:
  * @mem: a #GstGpuHandleMemory
+ *
+ * Says which kind of resource (CPU planes, memfd, DMA-BUF, GL texture...) @mem holds.
  *
  * Returns: the gpuhandle resource kind @mem carries (the stable numbers of gpuhandle_resource_kind
  * in gpuhandle_resource.h), or 0 when @mem is not a #GstGpuHandleMemory.
@@ -82,6 +104,8 @@ GST_GPUHANDLE_API guint gst_gpu_handle_memory_get_resource_kind(GstMemory *mem);
 /**
  * gst_gpu_handle_memory_get_backend:
  * @mem: a #GstGpuHandleMemory
+ *
+ * Says which API's device holds @mem's resource.
  *
  * Returns: the gpuhandle backend kind (stable numbers of gpuhandle_backend_kind) of the device
  * that holds @mem's resource, or -1 when @mem is not a #GstGpuHandleMemory.

@@ -40,6 +40,8 @@ typedef struct _GstGpuHandleSyncMeta {
 /**
  * gst_gpu_handle_sync_meta_api_get_type:
  *
+ * Gets the API type of the sync meta, registering it first when needed.
+ *
  * Returns: the #GType of the meta's API (tags: none: it stays valid through any transform).
  *
  * Since: 0.1
@@ -48,6 +50,8 @@ GST_GPUHANDLE_API GType gst_gpu_handle_sync_meta_api_get_type(void);
 
 /**
  * gst_gpu_handle_sync_meta_get_info:
+ *
+ * Gets the meta's implementation, registering it first when needed.
  *
  * Returns: the #GstMetaInfo of #GstGpuHandleSyncMeta.
  *
@@ -58,6 +62,8 @@ GST_GPUHANDLE_API const GstMetaInfo *gst_gpu_handle_sync_meta_get_info(void);
 /**
  * gst_buffer_get_gpu_handle_sync_meta:
  * @buffer: a #GstBuffer
+ *
+ * Finds the sync meta (the frame's acquire point and release gate) on @buffer.
  *
  * Returns: (transfer none) (nullable): the #GstGpuHandleSyncMeta of @buffer, or %NULL.
  *
@@ -85,6 +91,8 @@ GST_GPUHANDLE_API gboolean gst_gpu_handle_sync_meta_wait(GstGpuHandleSyncMeta *m
 /**
  * gst_gpu_handle_sync_meta_is_signaled:
  * @meta: a #GstGpuHandleSyncMeta
+ *
+ * Polls the meta's acquire point.
  *
  * Returns: whether the acquire point has signalled (a poll: never blocks).
  *
