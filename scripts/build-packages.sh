@@ -16,7 +16,7 @@ for tool in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian debootstrap:
 done
 export DEBIAN_FRONTEND=noninteractive
 if [ ${#need[@]} -gt 0 ]; then
-	$sudo apt-get install -y -q --no-install-recommends "${need[@]}"
+	$sudo apt-get install -y -q --no-install-recommends "${need[@]}" >/dev/null
 fi
 $sudo apt-get build-dep -y -q ./ >/dev/null
 

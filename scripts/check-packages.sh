@@ -82,13 +82,16 @@ check "the README's C snippet builds with pkg-config and runs" sh -c \
 check "PyGObject imports GstGpuHandle-1.0" python3 -c \
 	"import gi; gi.require_version('Gst', '1.0'); gi.require_version('GstGpuHandle', '1.0')
 from gi.repository import Gst, GstGpuHandle; Gst.init(None); GstGpuHandle.init()
-assert GstGpuHandle.allocator_get() is not None"
+assert GstGpuHandle.CAPS_FEATURE_MEMORY_GPU_HANDLE == 'memory:GpuHandle'
+memory = Gst.Buffer.new_wrapped(b'frame').peek_memory(0)
+assert not GstGpuHandle.is_gpu_handle_memory(memory)"
 check "every program answers --version" sh -c \
 	'for p in gpuhandle-info gpuhandle-formats gpuhandle-avbridge gpuhandle-demo; do $p --version || exit 1; done'
 check "man finds the programs' pages" sh -c 'ls /usr/share/man/man1/gpuhandle-info.1*'
 
 # 4. Gone again, so that the next run starts from the clean root.
 in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q --autoremove \
-	libgpuhandle0 libgstgpuhandle-1.0-0 >/dev/null
+	libgpuhandle0 libgstgpuhandle-1.0-0 >"$root/debs/purge.log" 2>&1 ||
+	{ cat "$root/debs/purge.log"; exit 1; }
 echo "check-packages: $failed failed"
 [ "$failed" -eq 0 ]
