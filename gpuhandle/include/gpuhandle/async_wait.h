@@ -27,11 +27,14 @@ GPUHANDLE_API Result<WaitTicket> waitAsync(const SyncPoint &point, WaitDuration 
 class SyncAwaitable
 {
 public:
+	// Usually made by asyncWait(). A null `thread` means WaiterThread::shared().
 	SyncAwaitable(SyncPoint point, WaitDuration timeout, std::shared_ptr<WaiterThread> thread);
 	// True (no suspension) when the point is already done or cannot be waited on.
 	bool await_ready();
 	// False (resume at once with the error) when the thread refused the wait.
 	bool await_suspend(std::coroutine_handle<> handle);
+	// The outcome: ok, Timeout, the driver's error, Cancelled, or why the wait could not start
+	// (NotSupported for a raw carrier, InvalidState when no waiter thread runs).
 	Status await_resume();
 
 private:
@@ -41,6 +44,8 @@ private:
 	std::shared_ptr<Status> result_;
 };
 
+// The awaitable for `co_await`: waits on `thread` (WaiterThread::shared() when null), with
+// `timeout` counted from the hand-off to it.
 GPUHANDLE_API SyncAwaitable asyncWait(SyncPoint point, WaitDuration timeout = kDefaultWaitTimeout,
 				      std::shared_ptr<WaiterThread> thread = nullptr);
 

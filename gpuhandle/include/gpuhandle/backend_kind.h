@@ -22,6 +22,8 @@ enum class BackendKind : uint32_t {
 	WebGpu = 10, // webgpu.h WGPUQueue submissions
 };
 
+// How many BackendKind values there are (the largest plus one): the size of a table indexed by
+// a backend's number.
 inline constexpr uint32_t kBackendKindCount = 11;
 
 // Lower-case name ("vulkan"), or "unknown" for a value outside the enum.

@@ -65,12 +65,15 @@ enum class ColorTransfer : uint8_t {
 	Hlg = 18,
 };
 
+// How a frame's samples map to colour. Unknown in a field (the default) means the source does
+// not say; it is valid, and each consumer decides what to assume or whether to refuse it.
 struct Colorimetry {
-	ColorRange range = ColorRange::Unknown;
-	ColorMatrix matrix = ColorMatrix::Unknown;
-	ColorPrimaries primaries = ColorPrimaries::Unknown;
-	ColorTransfer transfer = ColorTransfer::Unknown;
+	ColorRange range = ColorRange::Unknown;             // quantisation range of the samples
+	ColorMatrix matrix = ColorMatrix::Unknown;          // YUV to RGB coefficients (Rgb: none)
+	ColorPrimaries primaries = ColorPrimaries::Unknown; // chromaticities of R, G, B and white
+	ColorTransfer transfer = ColorTransfer::Unknown;    // the transfer function (OETF)
 
+	// member-wise
 	friend constexpr bool operator==(const Colorimetry &, const Colorimetry &) = default;
 	// True when every field holds a value H.273 defines (reserved numbers are refused).
 	bool isValid() const noexcept;

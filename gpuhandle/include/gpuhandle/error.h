@@ -40,24 +40,34 @@ enum class ErrorKind : int32_t {
 	Fatal = 3,         // abort the pipeline
 };
 
+// The ErrorKind of a code (Timeout and Io: Recoverable, DeviceLost: Fatal, ...); Fatal for a
+// value outside ErrorCode.
 GPUHANDLE_API ErrorKind errorKindOf(ErrorCode code) noexcept;
+// A code's stable lowercase name for logs ("invalid-argument", "bad-fd"); "unknown" for a value
+// outside ErrorCode. Static storage: never freed.
 GPUHANDLE_API const char *errorCodeName(ErrorCode code) noexcept;
+// A kind's stable lowercase name ("recoverable"); "unknown" for a value outside ErrorKind.
+// Static storage: never freed.
 GPUHANDLE_API const char *errorKindName(ErrorKind kind) noexcept;
 
+// What went wrong (code), where (field) and a sentence for a person (message). A plain value:
+// copyable and movable; the strings are its own.
 class Error
 {
 public:
+	// `field` names the offending field ("planes[1].pitch"), or is "" when none applies;
+	// `message` is a whole sentence with the values in it.
 	Error(ErrorCode code, std::string field, std::string message);
 
 	// printf-style constructor: the message is a whole sentence with the values in it.
 	[[gnu::format(printf, 3, 4)]] static Error format(ErrorCode code, std::string field,
 							  const char *fmt, ...);
 
-	ErrorCode code() const noexcept { return code_; }
-	ErrorKind kind() const noexcept { return errorKindOf(code_); }
+	ErrorCode code() const noexcept { return code_; }              // what went wrong
+	ErrorKind kind() const noexcept { return errorKindOf(code_); } // what to do about it
 	// The name of the offending field ("planes[1].pitch"), or "" when none applies.
 	const char *field() const noexcept { return field_.c_str(); }
-	const std::string &message() const noexcept { return message_; }
+	const std::string &message() const noexcept { return message_; } // the whole sentence
 
 private:
 	ErrorCode code_;

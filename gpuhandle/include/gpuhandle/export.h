@@ -30,8 +30,9 @@
 #define GPUHANDLE_EXPORT __attribute__((visibility("default")))
 #define GPUHANDLE_LOCAL __attribute__((visibility("hidden")))
 #else
-#define GPUHANDLE_EXPORT
-#define GPUHANDLE_LOCAL
+#define GPUHANDLE_EXPORT /* default visibility: exported; empty without GCC or Clang */
+#define GPUHANDLE_LOCAL  /* hidden visibility: never exported; empty without GCC or Clang */
 #endif
 
+/* libgpuhandle's macro, on its installed headers' namespace blocks and free declarations. */
 #define GPUHANDLE_API GPUHANDLE_EXPORT

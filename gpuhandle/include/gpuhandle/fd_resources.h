@@ -13,13 +13,16 @@ namespace GPUHANDLE_API gpuhandle {
 
 // DRM_FORMAT_MOD_LINEAR and DRM_FORMAT_MOD_INVALID (the "implicit modifier" of drm_fourcc.h).
 inline constexpr uint64_t kDrmModifierLinear = 0;
-inline constexpr uint64_t kDrmModifierInvalid = 0x00ffffffffffffffULL;
+inline constexpr uint64_t kDrmModifierInvalid = 0x00ffffffffffffffULL; // no modifier (implicit)
 
+// One memory object of a DMA-BUF.
 struct DmaBufObject {
-	SharedFd fd{};
+	SharedFd fd{};     // open (BadFd otherwise); owned, or borrowed through its anchor
 	uint64_t size = 0; // bytes; checked against the fd's own size where the kernel reports one
 };
+// One plane of a DMA-BUF: where in which object its rows lie.
 struct DmaBufPlane {
+	// Index of the object holding the plane (< numObjects)
 	uint32_t objectIndex = 0;
 	uint64_t offset = 0; // bytes from the start of the object
 	uint32_t pitch = 0;  // bytes per row
@@ -33,17 +36,23 @@ struct DmaBufPlane {
 // indices, counts and offsets are checked.
 struct DmaBufDesc {
 	uint32_t fourcc = 0; // DRM_FORMAT_*
+	// DRM_FORMAT_MOD_*: kDrmModifierLinear, kDrmModifierInvalid (implicit) or a vendor's
 	uint64_t modifier = kDrmModifierInvalid;
-	uint32_t width = 0;
-	uint32_t height = 0;
-	uint32_t numObjects = 0;
-	std::array<DmaBufObject, 4> objects{};
-	uint32_t numPlanes = 0;
-	std::array<DmaBufPlane, 4> planes{};
+	uint32_t width = 0;                    // pixels; non-zero
+	uint32_t height = 0;                   // pixels; non-zero
+	uint32_t numObjects = 0;               // 1..4
+	std::array<DmaBufObject, 4> objects{}; // the first numObjects; the others hold no fd
+	uint32_t numPlanes = 0;                // 1..4
+	std::array<DmaBufPlane, 4> planes{};   // the first numPlanes; the others are ignored
 };
+// A checked DmaBufDesc; copies share its fds.
 class DmaBuf : public Validated<DmaBufDesc>
 {
 public:
+	// Checks desc as described above. The error names the field ("objects[1].size"): ZeroSize,
+	// OutOfRange (a count, index, offset or size past its bound), BadFd (an fd that is not
+	// open), InvalidArgument (fourcc 0, a plane count the fourcc does not have, an unused
+	// object holding an fd).
 	static Result<DmaBuf> create(Desc desc);
 
 private:
@@ -54,14 +63,19 @@ private:
 // `seals` is read from the fd (F_GET_SEALS) at creation; a memfd sealed against shrinking can
 // be mapped by a consumer without fear of SIGBUS.
 struct ShmFdDesc {
-	SharedFd fd{};
+	SharedFd fd{}; // a regular file; owned, or borrowed through its anchor
+	// Bytes from the start of the file
 	uint64_t offset = 0;
-	uint64_t size = 0;
+	uint64_t size = 0;  // bytes; non-zero, and offset + size within the file
 	uint32_t seals = 0; // filled in by create(); any value given is ignored
 };
+// A checked ShmFdDesc; copies share its fd.
 class ShmFd : public Validated<ShmFdDesc>
 {
 public:
+	// Checks desc against the file and reads its seals. BadFd when the fd is not open (or
+	// fstat fails), ZeroSize, InvalidArgument when it is not a regular file, OutOfRange when
+	// the range runs past the end of the file.
 	static Result<ShmFd> create(Desc desc);
 	// Sealed against shrinking (F_SEAL_SHRINK): its size can no longer drop under a mapping.
 	bool isSealed() const;

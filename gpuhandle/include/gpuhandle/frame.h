@@ -19,21 +19,28 @@ namespace GPUHANDLE_API gpuhandle {
 // DMA-BUF object, the CpuPlanes plane; 0 for single-part handles), `offset` bytes in, `stride`
 // bytes per row (0 when the handle is opaque, as an optimal-tiled image is).
 struct PlaneView {
-	uint32_t resource = 0;
-	uint32_t subresource = 0;
-	uint64_t offset = 0;
-	uint32_t stride = 0;
+	uint32_t resource = 0;    // index into the frame's resources
+	uint32_t subresource = 0; // part of that resource
+	uint64_t offset = 0;      // bytes from the start of that part
+	uint32_t stride = 0;      // bytes per row; 0 when opaque
+	// member-wise
 	friend constexpr bool operator==(const PlaneView &, const PlaneView &) = default;
 };
 
+// What Frame::create() checks and a Frame holds: format, size and colour, the resources that
+// hold the bytes, where each plane lies in them, and the fences.
 struct FrameDesc {
+	// Unknown when the layout is described elsewhere (planes are then not checked against a
+	// format); otherwise numPlanes must be the format's plane count.
 	PixelFormat format = PixelFormat::Unknown;
-	uint32_t width = 0;
-	uint32_t height = 0;
-	Colorimetry colorimetry{};
-	uint32_t numResources = 0;
+	uint32_t width = 0;        // pixels, non-zero
+	uint32_t height = 0;       // pixels, non-zero
+	Colorimetry colorimetry{}; // must pass Colorimetry::isValid()
+	uint32_t numResources = 0; // 1..4
+	// The first numResources are non-empty; the rest must stay empty.
 	std::array<Resource, 4> resources{};
-	uint32_t numPlanes = 0;
+	uint32_t numPlanes = 0; // 1..4
+	// Plane i of the format, in the format's plane order; the first numPlanes are used.
 	std::array<PlaneView, 4> planes{};
 	SyncPoint acquire{};   // wait for this before reading
 	ReleaseGate release{}; // signal this when done reading
@@ -57,10 +64,12 @@ public:
 	static Result<Frame> wrap(PixelFormat format, uint32_t width, uint32_t height,
 				  Colorimetry colorimetry, Resource resource);
 
+	// Shares other's body: one atomic increment, no allocation.
 	Frame(const Frame &other) noexcept : body_(other.body_) { Body::addRef(body_); }
 	// A frame moved from holds nothing: it reads as an empty frame (format Unknown, no
 	// resources, no fences) and may be assigned to or destroyed.
 	Frame(Frame &&other) noexcept : body_(other.body_) { other.body_ = &empty_; }
+	// Shares other's body and lets go of this frame's.
 	Frame &operator=(const Frame &other) noexcept
 	{
 		Body::addRef(other.body_);
@@ -68,6 +77,7 @@ public:
 		body_ = other.body_;
 		return *this;
 	}
+	// Takes other's body and lets go of this frame's; other is left empty, as after a move.
 	Frame &operator=(Frame &&other) noexcept
 	{
 		if (this != &other) {
@@ -80,25 +90,35 @@ public:
 	}
 	~Frame();
 
+	// Unknown for an empty frame, or for one whose layout is described elsewhere.
 	PixelFormat format() const noexcept { return body_->d.format; }
+	// Width in pixels.
 	uint32_t width() const noexcept { return body_->d.width; }
+	// Height in pixels.
 	uint32_t height() const noexcept { return body_->d.height; }
+	// All fields Unknown for an empty frame. Valid while this Frame lives and is not written.
 	const Colorimetry &colorimetry() const noexcept { return body_->d.colorimetry; }
+	// 1..4; 0 for an empty frame.
 	uint32_t numResources() const noexcept { return body_->d.numResources; }
 	// Valid for index < numResources().
 	const Resource &resource(uint32_t index) const noexcept
 	{
 		return body_->d.resources[index];
 	}
+	// 1..4; 0 for an empty frame.
 	uint32_t numPlanes() const noexcept { return body_->d.numPlanes; }
 	// Valid for index < numPlanes().
 	const PlaneView &plane(uint32_t index) const noexcept { return body_->d.planes[index]; }
+	// Wait for this before reading. Valid while this Frame lives and is not written.
 	const SyncPoint &acquire() const noexcept { return body_->d.acquire; }
+	// Signal this when done reading. Valid while this Frame lives and is not written.
 	const ReleaseGate &release() const noexcept { return body_->d.release; }
 	// Valid while this Frame lives and is not written (setAcquire / setRelease).
 	const FrameDesc &desc() const noexcept { return body_->d; }
 
+	// Replaces the acquire point of this frame only; other copies keep theirs.
 	void setAcquire(SyncPoint point) noexcept { ownDesc().acquire = std::move(point); }
+	// Replaces the release gate of this frame only; other copies keep theirs.
 	void setRelease(ReleaseGate gate) noexcept { ownDesc().release = std::move(gate); }
 
 private:

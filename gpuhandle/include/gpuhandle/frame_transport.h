@@ -23,20 +23,22 @@ namespace GPUHANDLE_API gpuhandle {
 // from the socket (SO_PEERCRED), must be this process's own uid or one listed. `anyUser`
 // lifts the check (the socket file's mode still applies).
 struct PeerRule {
-	std::vector<uint32_t> allowUids{};
-	bool anyUser = false;
+	std::vector<uint32_t> allowUids{}; // uids accepted besides this process's own
+	bool anyUser = false;              // true: any uid is accepted
 };
 
 // Called, from the transport's thread, for every message refused and every peer dropped (the
 // error says which and why). Must not call back into the transport.
 using TransportLog = std::function<void(const Error &)>;
 
+// How a FrameSender listens and whom it serves; read by its create().
 struct FrameSenderOptions {
 	// Created; a socket file there is replaced only when nobody listens on it (a crashed
 	// producer's); a live producer's is refused (InvalidState), and so is any other file.
 	// At the end, only the socket file this sender made is removed.
 	std::string socketPath;
 	uint32_t socketMode = 0600; // owner-only unless widened
+	// Which consumers may connect
 	PeerRule peers{};
 	uint32_t maxPeers = 8; // 1..64 consumers at once; more are refused
 	// Frames a consumer may hold before it is skipped (1..1024)
@@ -46,7 +48,7 @@ struct FrameSenderOptions {
 	// waits in the socket's backlog for its hello, within its connectTimeout. gpuhandlesink
 	// binds its socket when it starts, before any caps came.
 	bool waitForCaps = false;
-	TransportLog log{};
+	TransportLog log{}; // may be empty: nothing is reported
 	// Called when stats().peersWithRoom or peersConnected may have moved: a Release brought a
 	// consumer below its in-flight bound, or one came or went. So a producer waiting for room
 	// sleeps until then instead of polling stats(). Called from whichever thread saw it (the
@@ -55,18 +57,21 @@ struct FrameSenderOptions {
 	std::function<void()> roomChanged{};
 };
 
+// A FrameSender's counters since create(), as its stats() returns them.
 struct FrameSenderStats {
 	uint64_t framesSent = 0;    // frame messages sent (one per consumer that got the frame)
 	uint64_t framesSkipped = 0; // a consumer was at its in-flight bound (or its socket full)
 	uint64_t releases = 0;      // Release messages accepted
+	// Consumers let in and greeted
 	uint64_t peersAccepted = 0;
 	uint64_t peersRefused = 0; // credentials or maxPeers
 	uint64_t peersLost = 0;    // disconnected or crashed; their frames were released
 	uint64_t badMessages = 0;  // refused messages from consumers
-	// Files sent once for a consumer to keep (wire_format.h's file cache), and frame messages
-	// that named one such file instead of sending its fd again
+	// Files sent once for a consumer to keep (wire_format.h's file cache)
 	uint64_t filesRemembered = 0;
+	// Frame messages (of framesSent) that named one such file instead of sending its fd again
 	uint64_t framesOverKeptFiles = 0;
+	// Consumers connected now
 	uint32_t peersConnected = 0;
 	uint32_t peersWithRoom = 0; // connected consumers below their in-flight bound
 };
@@ -80,6 +85,10 @@ struct FrameSenderStats {
 class FrameSender
 {
 public:
+	// Checks the options, listens on socketPath and starts the internal thread; never null on
+	// success. OutOfRange or InvalidArgument for an option outside its bounds (caps longer than
+	// kWireMaxCaps, a socket path not of 1 to 107 bytes), InvalidState when a live producer
+	// holds the path, Io when a system call fails.
 	static Result<std::unique_ptr<FrameSender>> create(FrameSenderOptions options);
 	// Says Bye to every consumer, closes the sockets and removes the socket file. Frames still
 	// held by consumers are released.
@@ -110,10 +119,12 @@ public:
 	// frames of a next stream. Returns how many consumers were told; one whose queue stays
 	// full for a second is dropped (its frames released), as for caps.
 	Result<uint32_t> endStream();
+	// A snapshot of the counters, taken under the sender's lock. Any thread.
 	FrameSenderStats stats() const;
 	// Waits up to `timeout` for at least `count` consumers (Timeout when fewer came).
 	Status waitForPeers(uint32_t count, WaitDuration timeout);
 
+	// The implementation: internal to the library, named here only for its own sources.
 	struct GPUHANDLE_LOCAL Impl;
 
 private:
@@ -121,10 +132,14 @@ private:
 	std::unique_ptr<Impl> impl_;
 };
 
+// Where a FrameReceiver connects and what it accepts; read by its connect().
 struct FrameReceiverOptions {
-	std::string socketPath;
+	std::string socketPath; // the sender's socket file (1 to 107 bytes)
+	// How long connect() retries while nobody listens there yet (a sender starting), and then
+	// how long it waits for the sender's hello
 	WaitDuration connectTimeout = std::chrono::seconds(5);
 	PeerRule peers{}; // who the sender may be
+	// May be empty: nothing is reported
 	TransportLog log{};
 	// Shared-memory files the receiver keeps open between frames, so that a producer's pool
 	// sends each file once and then names it (0..kWireMaxCachedFiles; 0: every fd every time).
@@ -138,10 +153,11 @@ struct FrameReceiverOptions {
 	const std::atomic<bool> *cancel = nullptr;
 };
 
+// A FrameReceiver's counters since connect(), as its stats() returns them.
 struct FrameReceiverStats {
-	uint64_t framesReceived = 0;
+	uint64_t framesReceived = 0;      // frame messages accepted
 	uint64_t attachmentsReceived = 0; // frames that came with an attachment
-	uint64_t releasesSent = 0;
+	uint64_t releasesSent = 0;        // Release messages the sender took
 	uint64_t streamsEnded = 0;        // end-of-stream messages received
 	uint64_t timedFrames = 0;         // frames that came with their times
 	uint64_t badMessages = 0;         // refused messages from the sender (logged, skipped)
@@ -158,6 +174,10 @@ struct FrameReceiverStats {
 class FrameReceiver
 {
 public:
+	// Connects to socketPath within connectTimeout, checks the sender's uid (InvalidState) and
+	// reads its hello (the caps and the in-flight bound). Errors: OutOfRange for cachedFiles,
+	// InvalidArgument for a bad path or hello, Timeout, Cancelled, Io (the sender hung up: it
+	// may have refused this consumer). Never null on success.
 	static Result<std::unique_ptr<FrameReceiver>> connect(FrameReceiverOptions options);
 	~FrameReceiver();
 	FrameReceiver(const FrameReceiver &) = delete;
@@ -184,7 +204,7 @@ public:
 	// queue) reaches the bound and the producer skips it; at bound - 1 a consumer should copy
 	// (gpuhandlesrc does, as v4l2src does when its pool runs low).
 	uint32_t framesHeld() const noexcept;
-	uint32_t maxInFlight() const noexcept;
+	uint32_t maxInFlight() const noexcept; // the sender's maxInFlightPerPeer
 	// Whether the producer said Bye: it went away for good (an end of stream receive() answered
 	// is the producer's EOS when this is false).
 	bool saidBye() const noexcept;
@@ -194,9 +214,11 @@ public:
 	// The producer's latest timeline (nullopt until one came), and how many have come (a
 	// caller that remembers the count reads the timeline only when it moved). Any thread.
 	std::optional<StreamTiming> streamTiming() const;
-	uint64_t streamTimingMessages() const noexcept;
+	uint64_t streamTimingMessages() const noexcept; // timelines received since connect()
+	// A snapshot of the counters (each read atomically, not all at one instant). Any thread.
 	FrameReceiverStats stats() const;
 
+	// The implementation: internal to the library, named here only for its own sources.
 	struct GPUHANDLE_LOCAL Impl;
 
 private:

@@ -21,33 +21,34 @@ extern "C" {
 
 /* A PCI address; bus <= 255, device <= 31, function <= 7. */
 typedef struct gpuhandle_pci_bus_id {
-	uint32_t domain;
-	uint32_t bus;
-	uint32_t device;
-	uint32_t function;
+	uint32_t domain;   /* PCI segment; 0 on most machines */
+	uint32_t bus;      /* 0..255 */
+	uint32_t device;   /* 0..31 */
+	uint32_t function; /* 0..7 */
 } gpuhandle_pci_bus_id;
 
 /* A DRM device node as stat() reports it (st_rdev major and minor). */
 typedef struct gpuhandle_drm_node {
-	uint32_t major;
-	uint32_t minor;
+	uint32_t major; /* major(st_rdev); 226 for DRM on Linux */
+	uint32_t minor; /* minor(st_rdev); render nodes are 128 and up */
 } gpuhandle_drm_node;
 
 /* Everything known about the identity of one physical device; every field is optional. */
 typedef struct gpuhandle_device_id {
 	bool isCpu; /* the host itself; the other fields are then ignored */
+	/* Whether uuid is set. */
 	bool hasUuid;
-	uint8_t uuid[16];
-	bool hasLuid;
-	gpuhandle_luid luid;
-	bool hasPciBusId;
-	gpuhandle_pci_bus_id pciBusId;
-	bool hasDrmRenderNode;
-	gpuhandle_drm_node drmRenderNode;
-	bool hasDrmPrimaryNode;
-	gpuhandle_drm_node drmPrimaryNode;
-	bool hasMetalRegistryId;
-	uint64_t metalRegistryId;
+	uint8_t uuid[16];                  /* Vulkan, GL, CL or CUDA device UUID (one namespace) */
+	bool hasLuid;                      /* whether luid is set */
+	gpuhandle_luid luid;               /* the Windows adapter LUID */
+	bool hasPciBusId;                  /* whether pciBusId is set */
+	gpuhandle_pci_bus_id pciBusId;     /* the PCI address; ignored when out of range */
+	bool hasDrmRenderNode;             /* whether drmRenderNode is set */
+	gpuhandle_drm_node drmRenderNode;  /* /dev/dri/renderD* */
+	bool hasDrmPrimaryNode;            /* whether drmPrimaryNode is set */
+	gpuhandle_drm_node drmPrimaryNode; /* /dev/dri/card* */
+	bool hasMetalRegistryId;           /* whether metalRegistryId is set */
+	uint64_t metalRegistryId;          /* MTLDevice.registryID */
 } gpuhandle_device_id;
 
 /* Whether two device ids name one physical device; numbers equal gpuhandle::DeviceMatch's. */
@@ -71,31 +72,36 @@ typedef struct gpuhandle_vulkan_context_desc {
 	uint32_t enabledInstanceExtensionCount;     /* 0: not told */
 	const char *const *enabledDeviceExtensions; /* as enabledInstanceExtensions */
 	uint32_t enabledDeviceExtensionCount;       /* 0: not told */
+	/* Whether deviceUuid is set. */
 	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
-	bool hasDriverUuid;
-	uint8_t driverUuid[16];
-	bool hasDeviceLuid;
-	gpuhandle_luid deviceLuid;
-	bool hasPciBusId;
-	gpuhandle_pci_bus_id pciBusId;
-	bool hasRenderNode;
-	gpuhandle_drm_node renderNode;
-	gpuhandle_anchor anchor;
+	uint8_t deviceUuid[16];        /* VkPhysicalDeviceIDProperties.deviceUUID */
+	bool hasDriverUuid;            /* whether driverUuid is set */
+	uint8_t driverUuid[16];        /* VkPhysicalDeviceIDProperties.driverUUID */
+	bool hasDeviceLuid;            /* whether deviceLuid is set */
+	gpuhandle_luid deviceLuid;     /* VkPhysicalDeviceIDProperties.deviceLUID (Windows) */
+	bool hasPciBusId;              /* whether pciBusId is set */
+	gpuhandle_pci_bus_id pciBusId; /* VK_EXT_pci_bus_info; OUT_OF_RANGE when out of range */
+	bool hasRenderNode;            /* whether renderNode is set */
+	gpuhandle_drm_node renderNode; /* VK_EXT_physical_device_drm */
+	gpuhandle_anchor anchor;       /* held while the context lives; zero: none */
 } gpuhandle_vulkan_context_desc;
 
 /* The host's OpenGL / GLES context. */
 typedef struct gpuhandle_opengl_context_desc {
 	void *display; /* EGLDisplay / Display* / HDC; borrowed, non-null unless flavour is CGL */
 	void *context; /* EGLContext / GLXContext / HGLRC / CGLContextObj; borrowed, non-null */
+	/* Whether shareGroup is set. */
 	bool hasShareGroup;
 	uint64_t shareGroup; /* opaque token: contexts with equal tokens share names */
+	/* The window-system binding, which says what display and context are; one of the enum's
+	 * values (INVALID_ARGUMENT otherwise). */
 	gpuhandle_gl_flavour flavour;
-	bool hasDeviceUuid;
+	bool hasDeviceUuid;     /* whether deviceUuid is set */
 	uint8_t deviceUuid[16]; /* GL_DEVICE_UUID_EXT */
+	/* Whether renderNode is set. */
 	bool hasRenderNode;
-	gpuhandle_drm_node renderNode;
-	gpuhandle_anchor anchor;
+	gpuhandle_drm_node renderNode; /* EGL_EXT_device_drm_render_node */
+	gpuhandle_anchor anchor;       /* held while the context lives; zero: none */
 } gpuhandle_opengl_context_desc;
 
 /* The host's CUDA context and stream. */
@@ -103,17 +109,20 @@ typedef struct gpuhandle_cuda_context_desc {
 	void *context;   /* CUcontext; borrowed, non-null */
 	void *stream;    /* CUstream; borrowed, nullable (the legacy default stream) */
 	int32_t ordinal; /* CUdevice ordinal, >= 0 */
+	/* Whether uuid is set. */
 	bool hasUuid;
-	uint8_t uuid[16];
-	bool hasPciBusId;
-	gpuhandle_pci_bus_id pciBusId;
-	gpuhandle_anchor anchor;
+	uint8_t uuid[16];              /* cuDeviceGetUuid */
+	bool hasPciBusId;              /* whether pciBusId is set */
+	gpuhandle_pci_bus_id pciBusId; /* cuDeviceGetPCIBusId; OUT_OF_RANGE when out of range */
+	gpuhandle_anchor anchor;       /* held while the context lives; zero: none */
 } gpuhandle_cuda_context_desc;
 
 /* GL sharing of an OpenCL context (CL_GL_CONTEXT_KHR and the display property). */
 typedef struct gpuhandle_opencl_gl_sharing {
 	void *glContext; /* borrowed, non-null */
 	void *glDisplay; /* borrowed, non-null unless flavour is CGL */
+	/* The GL context's window-system binding; one of the enum's values (INVALID_ARGUMENT
+	 * otherwise). */
 	gpuhandle_gl_flavour flavour;
 } gpuhandle_opencl_gl_sharing;
 
@@ -122,48 +131,53 @@ typedef struct gpuhandle_opencl_context_desc {
 	void *context; /* cl_context; borrowed, non-null */
 	void *queue;   /* cl_command_queue; borrowed, non-null */
 	void *device;  /* cl_device_id; borrowed, non-null */
+	/* Whether the CL context can use a GL context's objects, as glSharing says. */
 	bool hasGlSharing;
-	gpuhandle_opencl_gl_sharing glSharing;
-	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
-	bool hasPciBusId;
-	gpuhandle_pci_bus_id pciBusId;
-	gpuhandle_anchor anchor;
+	gpuhandle_opencl_gl_sharing glSharing; /* read only with hasGlSharing */
+	bool hasDeviceUuid;                    /* whether deviceUuid is set */
+	uint8_t deviceUuid[16];                /* CL_DEVICE_UUID_KHR (cl_khr_device_uuid) */
+	bool hasPciBusId;                      /* whether pciBusId is set */
+	gpuhandle_pci_bus_id pciBusId;         /* CL_DEVICE_PCI_BUS_INFO_KHR, cl_khr_pci_bus_info */
+	gpuhandle_anchor anchor;               /* held while the context lives; zero: none */
 } gpuhandle_opencl_context_desc;
 
 /* The host's VA-API display. */
 typedef struct gpuhandle_vaapi_context_desc {
 	void *display; /* VADisplay; borrowed, non-null */
+	/* Whether renderNode is set: a display opened on X11 or Wayland does not tell its node. */
 	bool hasRenderNode;
-	gpuhandle_drm_node renderNode;
-	gpuhandle_anchor anchor;
+	gpuhandle_drm_node renderNode; /* the render node a DRM display was opened on */
+	gpuhandle_anchor anchor;       /* held while the context lives; zero: none */
 } gpuhandle_vaapi_context_desc;
 
 /* The host's D3D11 device and immediate context. */
 typedef struct gpuhandle_d3d11_context_desc {
 	void *device;        /* ID3D11Device*; borrowed, non-null */
 	void *deviceContext; /* ID3D11DeviceContext*; borrowed, non-null */
+	/* Whether luid is set. */
 	bool hasLuid;
-	gpuhandle_luid luid;
-	gpuhandle_anchor anchor;
+	gpuhandle_luid luid;     /* DXGI_ADAPTER_DESC.AdapterLuid of the device's adapter */
+	gpuhandle_anchor anchor; /* held while the context lives; zero: none */
 } gpuhandle_d3d11_context_desc;
 
 /* The host's D3D12 device and command queue. */
 typedef struct gpuhandle_d3d12_context_desc {
 	void *device; /* ID3D12Device*; borrowed, non-null */
 	void *queue;  /* ID3D12CommandQueue*; borrowed, non-null */
+	/* Whether luid is set. */
 	bool hasLuid;
-	gpuhandle_luid luid;
-	gpuhandle_anchor anchor;
+	gpuhandle_luid luid;     /* DXGI_ADAPTER_DESC.AdapterLuid of the device's adapter */
+	gpuhandle_anchor anchor; /* held while the context lives; zero: none */
 } gpuhandle_d3d12_context_desc;
 
 /* The host's Metal device and command queue. */
 typedef struct gpuhandle_metal_context_desc {
 	void *device; /* id<MTLDevice>; borrowed, non-null */
 	void *queue;  /* id<MTLCommandQueue>; borrowed, non-null */
+	/* Whether registryId is set. */
 	bool hasRegistryId;
-	uint64_t registryId;
-	gpuhandle_anchor anchor;
+	uint64_t registryId;     /* MTLDevice.registryID */
+	gpuhandle_anchor anchor; /* held while the context lives; zero: none */
 } gpuhandle_metal_context_desc;
 
 /* The host's WebGPU (webgpu.h) device and queue. */
@@ -172,6 +186,7 @@ typedef struct gpuhandle_webgpu_context_desc {
 	void *queue;    /* WGPUQueue; borrowed, non-null */
 	void *adapter;  /* WGPUAdapter; borrowed, nullable */
 	void *instance; /* WGPUInstance; borrowed, nullable */
+	/* Held while the context lives; zero: none. */
 	gpuhandle_anchor anchor;
 } gpuhandle_webgpu_context_desc;
 

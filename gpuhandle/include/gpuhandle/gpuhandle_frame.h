@@ -12,10 +12,10 @@ extern "C" {
 /* Range, matrix, primaries and transfer, numbered as ITU-T H.273 (and AVColor*): range 0 unknown,
  * 1 limited, 2 full; 2 is "unknown" for the other three. Reserved numbers are refused. */
 typedef struct gpuhandle_colorimetry {
-	uint8_t range;
-	uint8_t matrix;
-	uint8_t primaries;
-	uint8_t transfer;
+	uint8_t range;     /* 0 unknown, 1 limited, 2 full (AVColorRange) */
+	uint8_t matrix;    /* MatrixCoefficients (AVColorSpace) */
+	uint8_t primaries; /* ColourPrimaries (AVColorPrimaries) */
+	uint8_t transfer;  /* TransferCharacteristics (AVColorTransferCharacteristic) */
 } gpuhandle_colorimetry;
 
 /* Initializer for a colorimetry nobody knows (all zeros is refused: primaries 0 is reserved). */
@@ -24,13 +24,13 @@ typedef struct gpuhandle_colorimetry {
 		0, 2, 2, 2                                                                         \
 	}
 
-/* Where plane i lives: resource index, its part (DMA-BUF object, CPU plane; 0 otherwise), byte
- * offset, bytes per row (0 when the handle is opaque). */
+/* Where plane i lives: resource index, its part (DMA-BUF object, CPU plane, Vulkan image plane; 0
+ * otherwise), byte offset, bytes per row (0 when the handle is opaque). */
 typedef struct gpuhandle_plane_view {
-	uint32_t resource;
-	uint32_t subresource;
-	uint64_t offset;
-	uint32_t stride;
+	uint32_t resource;    /* index into the frame's resources; < numResources */
+	uint32_t subresource; /* < gpuhandle_resource_subresource_count() */
+	uint64_t offset;      /* bytes from the start of that part */
+	uint32_t stride;      /* bytes per row; 0 when opaque (an optimal-tiled image) */
 } gpuhandle_plane_view;
 
 /* A frame's description; member names are the error fields' ("planes[1].offset"). */
@@ -38,12 +38,14 @@ typedef struct gpuhandle_frame_desc {
 	uint32_t format; /* pixel format number; 0 (unknown) is always legal */
 	uint32_t width;  /* non-zero */
 	uint32_t height; /* non-zero */
+	/* valid per gpuhandle_colorimetry_is_valid (INVALID_ARGUMENT otherwise) */
 	gpuhandle_colorimetry colorimetry;
 	uint32_t numResources; /* 1..4 */
 	/* [0..numResources-1] non-null, the rest NULL; borrowed: the frame takes its own references
 	 */
 	gpuhandle_resource *resources[4];
 	uint32_t numPlanes; /* 1..4 */
+	/* [0..numPlanes-1] are read; a known format fixes numPlanes to its own count */
 	gpuhandle_plane_view planes[4];
 } gpuhandle_frame_desc;
 

@@ -24,15 +24,15 @@ extern "C" {
  * holding the anchor is freed, or before the constructor returns when it fails.
  * data: passed to both callbacks. consumed: nullable, needs destroy; runs on mark_consumed. */
 typedef struct gpuhandle_anchor {
-	void (*destroy)(void *data);
-	void *data;
-	void (*consumed)(void *data);
+	void (*destroy)(void *data);  /* nullable: NULL means no anchor */
+	void *data;                   /* the producer's; passed to both callbacks */
+	void (*consumed)(void *data); /* nullable; needs destroy */
 } gpuhandle_anchor;
 
 /* A Windows adapter LUID (DXGI_ADAPTER_DESC::AdapterLuid). */
 typedef struct gpuhandle_luid {
-	uint32_t low;
-	int32_t high;
+	uint32_t low; /* LowPart */
+	int32_t high; /* HighPart */
 } gpuhandle_luid;
 
 /* The window-system binding of a GL context; numbers equal gpuhandle::GlFlavour's. */
@@ -44,22 +44,25 @@ typedef enum gpuhandle_gl_flavour {
 	GPUHANDLE_GL_FLAVOUR_MAX_ENUM = 0x7fffffff /* not a value */
 } gpuhandle_gl_flavour;
 
-/* DRM_FORMAT_MOD_LINEAR and DRM_FORMAT_MOD_INVALID (the implicit modifier). */
+/* DRM_FORMAT_MOD_LINEAR: no tiling, one row after another. */
 #define GPUHANDLE_DRM_FORMAT_MOD_LINEAR 0ULL
+/* DRM_FORMAT_MOD_INVALID, the implicit modifier: none given, the layout is the driver's. */
 #define GPUHANDLE_DRM_FORMAT_MOD_INVALID 0x00ffffffffffffffULL
 
 /* One validated native handle. Opaque, refcounted, immutable; thread-safe to share. */
 typedef struct gpuhandle_resource gpuhandle_resource;
 
-/* A borrowed VkImage (non-zero) on a VkDevice (non-null); the anchor keeps both alive. */
+/* A borrowed VkImage (non-zero) on a VkDevice (non-null); the anchor keeps both alive. Plane i of
+ * a multi-planar image is its aspect VK_IMAGE_ASPECT_PLANE_i_BIT, the frame's subresource i. */
 typedef struct gpuhandle_vulkan_image_desc {
 	uint64_t image; /* VkImage; non-zero */
 	void *device;   /* VkDevice; borrowed, non-null */
+	/* true: deviceUuid is set */
 	bool hasDeviceUuid;
 	uint8_t deviceUuid[16]; /* VkPhysicalDeviceIDProperties::deviceUUID */
 	uint32_t rowPitch;      /* bytes per row of a linear single-plane image; 0 when optimal */
-	uint32_t planes;        /* 0 or 1; 2 or 3 for a multi-planar VkFormat (plane i: aspect
-				   VK_IMAGE_ASPECT_PLANE_i_BIT, the frame's subresource i) */
+	uint32_t planes;        /* 0 or 1; 2 or 3 for a multi-planar VkFormat (rowPitch 0) */
+	/* keeps image and device alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_vulkan_image_desc;
 
@@ -68,9 +71,10 @@ typedef struct gpuhandle_vulkan_buffer_desc {
 	uint64_t buffer; /* VkBuffer; non-zero */
 	void *device;    /* VkDevice; borrowed, non-null */
 	uint64_t size;   /* bytes; non-zero */
+	/* true: deviceUuid is set */
 	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
-	gpuhandle_anchor anchor;
+	uint8_t deviceUuid[16];  /* VkPhysicalDeviceIDProperties.deviceUUID */
+	gpuhandle_anchor anchor; /* keeps buffer and device alive; destroy NULL: none */
 } gpuhandle_vulkan_buffer_desc;
 
 /* What an importer needs to rebuild an exported allocation (VkMemoryAllocateInfo,
@@ -78,25 +82,31 @@ typedef struct gpuhandle_vulkan_buffer_desc {
 typedef struct gpuhandle_vulkan_export_desc {
 	uint64_t allocationSize;  /* non-zero */
 	uint32_t memoryTypeIndex; /* < 32 */
+	/* allocated with VkMemoryDedicatedAllocateInfo */
 	bool dedicated;
 	uint32_t format; /* VkFormat; 0 for a buffer export (then no extent) */
-	uint32_t width;
-	uint32_t height;
+	uint32_t width;  /* VkExtent3D; non-zero for an image, 0 for a buffer */
+	uint32_t height; /* non-zero for an image, 0 for a buffer */
 	uint32_t depth;  /* 0 is read as 1 */
 	uint32_t tiling; /* 0 optimal, 1 linear, 1000158000 DRM modifier */
 	uint32_t usage;  /* VkImageUsageFlags / VkBufferUsageFlags; non-zero */
+	/* true: acquireTimelineValue is set */
 	bool hasAcquireTimelineValue;
 	uint64_t acquireTimelineValue; /* timeline value to wait for before reading */
 } gpuhandle_vulkan_export_desc;
 
-/* Vulkan device memory exported as an OPAQUE_FD. */
+/* Vulkan device memory exported as an OPAQUE_FD, which imports only on the device and driver
+ * that exported it: importers compare deviceUuid and driverUuid (DEVICE_MISMATCH). */
 typedef struct gpuhandle_vulkan_memory_fd_desc {
 	int fd; /* taken: closed by the resource, or on failure; borrowed instead when borrowFd */
+	/* the allocation (and image) the exporter made, for the importer to rebuild */
 	gpuhandle_vulkan_export_desc exportDesc;
+	/* true: deviceUuid is set */
 	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
+	uint8_t deviceUuid[16]; /* the exporter's VkPhysicalDeviceIDProperties.deviceUUID */
+	/* true: driverUuid is set */
 	bool hasDriverUuid;
-	uint8_t driverUuid[16];
+	uint8_t driverUuid[16];  /* VkPhysicalDeviceIDProperties.driverUUID */
 	bool borrowFd;           /* true: fd stays the caller's, kept open through `anchor` */
 	gpuhandle_anchor anchor; /* only with borrowFd (INVALID_ARGUMENT otherwise) */
 } gpuhandle_vulkan_memory_fd_desc;
@@ -109,18 +119,21 @@ typedef struct gpuhandle_gl_texture_desc {
 	uint32_t width;          /* non-zero */
 	uint32_t height;         /* non-zero */
 	void *context; /* EGLContext / GLXContext / HGLRC / CGLContextObj; borrowed, non-null */
+	/* the binding of context: one of gpuhandle_gl_flavour (INVALID_ARGUMENT otherwise) */
 	gpuhandle_gl_flavour flavour;
+	/* keeps the texture and its context alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_gl_texture_desc;
 
 /* A borrowed GL buffer object of `size` bytes. */
 typedef struct gpuhandle_gl_buffer_desc {
 	uint32_t name;   /* non-zero */
-	uint32_t target; /* a GL buffer binding point (GL_ARRAY_BUFFER, GL_PIXEL_UNPACK_BUFFER, ...)
-			  */
+	uint32_t target; /* a binding point: GL_ARRAY_BUFFER, GL_PIXEL_UNPACK_BUFFER, ... */
 	uint64_t size;   /* non-zero */
 	void *context;   /* borrowed, non-null */
+	/* the binding of context: one of gpuhandle_gl_flavour (INVALID_ARGUMENT otherwise) */
 	gpuhandle_gl_flavour flavour;
+	/* keeps the buffer and its context alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_gl_buffer_desc;
 
@@ -132,9 +145,9 @@ typedef struct gpuhandle_cuda_pitched_2d_desc {
 	uint64_t planeOffsets[4]; /* strictly increasing, each < size */
 	uint64_t size;            /* bytes in all; non-zero */
 	void *context;            /* CUcontext; borrowed, nullable (current context) */
-	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
-	gpuhandle_anchor anchor;
+	bool hasDeviceUuid;       /* true: deviceUuid is set */
+	uint8_t deviceUuid[16];   /* CUuuid; a CUDA backend on another device refuses it */
+	gpuhandle_anchor anchor;  /* keeps the allocation alive; destroy NULL: none */
 } gpuhandle_cuda_pitched_2d_desc;
 
 /* A flat CUdeviceptr allocation of `size` bytes. */
@@ -142,9 +155,10 @@ typedef struct gpuhandle_cuda_buffer_desc {
 	uint64_t pointer; /* non-zero */
 	uint64_t size;    /* non-zero */
 	void *context;    /* CUcontext; borrowed, nullable */
+	/* true: deviceUuid is set */
 	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
-	gpuhandle_anchor anchor;
+	uint8_t deviceUuid[16];  /* CUuuid; a CUDA backend on another device refuses it */
+	gpuhandle_anchor anchor; /* keeps the allocation alive; destroy NULL: none */
 } gpuhandle_cuda_buffer_desc;
 
 /* A CUsurfObject over a CUarray of width x height elements. */
@@ -154,9 +168,10 @@ typedef struct gpuhandle_cuda_surface_desc {
 	uint32_t width;   /* non-zero */
 	uint32_t height;  /* non-zero */
 	void *context;    /* CUcontext; borrowed, nullable */
+	/* true: deviceUuid is set */
 	bool hasDeviceUuid;
-	uint8_t deviceUuid[16];
-	gpuhandle_anchor anchor;
+	uint8_t deviceUuid[16];  /* CUuuid of the device */
+	gpuhandle_anchor anchor; /* keeps the surface and array alive; destroy NULL: none */
 } gpuhandle_cuda_surface_desc;
 
 /* A borrowed cl_mem written by work on `queue`. */
@@ -164,6 +179,7 @@ typedef struct gpuhandle_opencl_mem_desc {
 	void *mem;     /* cl_mem; borrowed, non-null */
 	void *queue;   /* cl_command_queue; borrowed, non-null */
 	uint64_t size; /* bytes of a buffer; 0 when unknown (images) */
+	/* keeps mem and queue alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_opencl_mem_desc;
 
@@ -185,13 +201,14 @@ typedef struct gpuhandle_dmabuf_plane {
  * closed by the resource, or before returning on failure (an fd listed twice is closed once). */
 typedef struct gpuhandle_dmabuf_desc {
 	uint32_t fourcc;   /* DRM_FORMAT_*; non-zero */
-	uint64_t modifier; /* GPUHANDLE_DRM_FORMAT_MOD_LINEAR (0), _INVALID (implicit) or a vendor's
-			    */
+	uint64_t modifier; /* GPUHANDLE_DRM_FORMAT_MOD_LINEAR, _INVALID (implicit) or a vendor's */
 	uint32_t width;    /* non-zero */
 	uint32_t height;   /* non-zero */
 	uint32_t numObjects; /* 1..4 */
+	/* [0..numObjects-1]: each object's fd and size */
 	gpuhandle_dmabuf_object objects[4];
 	uint32_t numPlanes; /* 1..4 */
+	/* [0..numPlanes-1]: plane i's object, offset and pitch */
 	gpuhandle_dmabuf_plane planes[4];
 	bool borrowFds;          /* true: the fds stay the caller's, kept open through `anchor` */
 	gpuhandle_anchor anchor; /* only with borrowFds (INVALID_ARGUMENT otherwise) */
@@ -211,42 +228,49 @@ typedef struct gpuhandle_shm_fd_desc {
 typedef struct gpuhandle_va_surface_desc {
 	uint32_t surface; /* VASurfaceID; 0 is legal, VA_INVALID_SURFACE (0xffffffff) is not */
 	void *display;    /* VADisplay; borrowed, non-null */
+	/* keeps the surface and display alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_va_surface_desc;
 
 /* A borrowed ID3D11Texture2D (one slice of a texture array). */
 typedef struct gpuhandle_d3d11_texture_desc {
 	void *texture; /* ID3D11Texture2D*; borrowed, non-null */
+	/* the slice of a texture array; 0 for a single texture */
 	uint32_t arraySlice;
 	uint32_t rowPitch; /* bytes per row when known (staging); 0 otherwise */
+	/* true: adapterLuid is set */
 	bool hasAdapterLuid;
-	gpuhandle_luid adapterLuid;
-	gpuhandle_anchor anchor;
+	gpuhandle_luid adapterLuid; /* the adapter of the texture's device */
+	gpuhandle_anchor anchor;    /* keeps the texture alive; destroy NULL: none */
 } gpuhandle_d3d11_texture_desc;
 
 /* A borrowed ID3D12Resource used as a texture. */
 typedef struct gpuhandle_d3d12_resource_desc {
 	void *resource; /* ID3D12Resource*; borrowed, non-null */
+	/* the D3D12 subresource index (mip level, array slice, plane) */
 	uint32_t subresource;
-	bool hasAdapterLuid;
-	gpuhandle_luid adapterLuid;
-	gpuhandle_anchor anchor;
+	bool hasAdapterLuid;        /* true: adapterLuid is set */
+	gpuhandle_luid adapterLuid; /* the adapter of the resource's device */
+	gpuhandle_anchor anchor;    /* keeps the resource alive; destroy NULL: none */
 } gpuhandle_d3d12_resource_desc;
 
 /* A borrowed buffer-dimension ID3D12Resource of `size` bytes. */
 typedef struct gpuhandle_d3d12_buffer_desc {
 	void *resource; /* borrowed, non-null */
 	uint64_t size;  /* non-zero */
+	/* true: adapterLuid is set */
 	bool hasAdapterLuid;
-	gpuhandle_luid adapterLuid;
-	gpuhandle_anchor anchor;
+	gpuhandle_luid adapterLuid; /* the adapter of the resource's device */
+	gpuhandle_anchor anchor;    /* keeps the resource alive; destroy NULL: none */
 } gpuhandle_d3d12_buffer_desc;
 
 /* A borrowed id<MTLTexture>. */
 typedef struct gpuhandle_metal_texture_desc {
 	void *texture; /* borrowed, non-null */
+	/* true: registryId is set */
 	bool hasRegistryId;
 	uint64_t registryId; /* MTLDevice.registryID */
+	/* keeps the texture alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_metal_texture_desc;
 
@@ -254,9 +278,10 @@ typedef struct gpuhandle_metal_texture_desc {
 typedef struct gpuhandle_metal_buffer_desc {
 	void *buffer;  /* borrowed, non-null */
 	uint64_t size; /* non-zero */
+	/* true: registryId is set */
 	bool hasRegistryId;
-	uint64_t registryId;
-	gpuhandle_anchor anchor;
+	uint64_t registryId;     /* MTLDevice.registryID */
+	gpuhandle_anchor anchor; /* keeps the buffer alive; destroy NULL: none */
 } gpuhandle_metal_buffer_desc;
 
 /* A borrowed WGPUTexture on its WGPUDevice. */
@@ -266,6 +291,7 @@ typedef struct gpuhandle_webgpu_texture_desc {
 	uint32_t format; /* WGPUTextureFormat; 0 when unknown */
 	uint32_t width;  /* non-zero */
 	uint32_t height; /* non-zero */
+	/* keeps the texture and device alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_webgpu_texture_desc;
 
@@ -273,6 +299,7 @@ typedef struct gpuhandle_webgpu_texture_desc {
 typedef struct gpuhandle_cpu_bytes_desc {
 	void *data;    /* borrowed, non-null; kept valid by `anchor` */
 	uint64_t size; /* non-zero */
+	/* keeps data valid; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_cpu_bytes_desc;
 
@@ -286,13 +313,14 @@ typedef struct gpuhandle_cpu_plane {
 /* 1..4 borrowed CPU planes (AVFrame data[] / linesize[]). */
 typedef struct gpuhandle_cpu_planes_desc {
 	uint32_t numPlanes; /* 1..4 */
+	/* [0..numPlanes-1] are read */
 	gpuhandle_cpu_plane planes[4];
-	gpuhandle_anchor anchor;
+	gpuhandle_anchor anchor; /* keeps every plane's data valid; destroy NULL: none */
 } gpuhandle_cpu_planes_desc;
 
 /* A slot of a producer's CPU staging pool, named by number; the anchor is required. */
 typedef struct gpuhandle_cpu_shared_slot_desc {
-	uint64_t slot;
+	uint64_t slot;           /* the producer's number for it; never dereferenced */
 	uint64_t size;           /* non-zero */
 	uint32_t rowPitch;       /* <= size */
 	gpuhandle_anchor anchor; /* destroy must be non-null: it hands the slot back */

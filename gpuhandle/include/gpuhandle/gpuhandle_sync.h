@@ -67,68 +67,90 @@ typedef struct gpuhandle_wait_ticket gpuhandle_wait_ticket;
  * the member as spelled here). Handles are borrowed; `anchor` keeps them alive as long as any
  * reference to the point lives. Getters fill the struct back with `anchor` zeroed.
  */
+/* The raw fields of a VkSemaphore wait. */
 typedef struct gpuhandle_vulkan_semaphore_sync_desc {
 	uint64_t semaphore; /* VkSemaphore; non-zero */
+	/* declared by the producer: BINARY or TIMELINE (INVALID_ARGUMENT otherwise) */
 	gpuhandle_vulkan_semaphore_kind kind;
 	uint64_t value; /* timeline value to reach; ignored for binary semaphores */
 	void *device;   /* VkDevice; non-null */
+	/* keeps the handles alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_vulkan_semaphore_sync_desc;
 
+/* The raw fields of an ID3D12Fence wait. */
 typedef struct gpuhandle_d3d12_fence_sync_desc {
 	void *fence; /* ID3D12Fence*; non-null */
+	/* the fence value to reach */
 	uint64_t value;
-	gpuhandle_anchor anchor;
+	gpuhandle_anchor anchor; /* keeps the handles alive; destroy NULL: none */
 } gpuhandle_d3d12_fence_sync_desc;
 
+/* The raw fields of an IDXGIKeyedMutex hand-over. */
 typedef struct gpuhandle_d3d11_keyed_mutex_sync_desc {
 	void *keyedMutex; /* IDXGIKeyedMutex*; non-null */
+	/* the key to acquire the mutex with */
 	uint64_t key;
-	gpuhandle_anchor anchor;
+	gpuhandle_anchor anchor; /* keeps the handles alive; destroy NULL: none */
 } gpuhandle_d3d11_keyed_mutex_sync_desc;
 
+/* The raw fields of a CUexternalSemaphore wait. */
 typedef struct gpuhandle_cuda_external_semaphore_sync_desc {
 	void *semaphore; /* CUexternalSemaphore; non-null */
+	/* true: value is set */
 	bool hasValue;
 	uint64_t value; /* timeline value, when hasValue */
+	/* keeps the handles alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_cuda_external_semaphore_sync_desc;
 
+/* The raw fields of a CUevent wait. */
 typedef struct gpuhandle_cuda_event_sync_desc {
 	void *event;     /* CUevent; non-null */
 	void *context;   /* CUcontext that owns it; nullable */
 	int32_t ordinal; /* CUDA device ordinal; >= 0 */
+	/* keeps the handles alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_cuda_event_sync_desc;
 
+/* The raw fields of a cl_event wait. */
 typedef struct gpuhandle_opencl_event_sync_desc {
 	void *event; /* cl_event; non-null */
+	/* keeps the handles alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_opencl_event_sync_desc;
 
+/* The raw fields of an MTLSharedEvent wait. */
 typedef struct gpuhandle_metal_shared_event_sync_desc {
 	void *event; /* id<MTLSharedEvent>; non-null */
+	/* the event value to reach */
 	uint64_t value;
-	gpuhandle_anchor anchor;
+	gpuhandle_anchor anchor; /* keeps the handles alive; destroy NULL: none */
 } gpuhandle_metal_shared_event_sync_desc;
 
+/* The raw fields of a GL_EXT_semaphore wait. */
 typedef struct gpuhandle_gl_semaphore_sync_desc {
 	uint32_t semaphore; /* GL semaphore name; non-zero */
 	void *context;      /* the context it was imported into; nullable */
+	/* keeps the handles alive; destroy NULL: none */
 	gpuhandle_anchor anchor;
 } gpuhandle_gl_semaphore_sync_desc;
 
+/* The raw fields of a GLsync or EGLSync wait. */
 typedef struct gpuhandle_gl_sync_sync_desc {
 	void *sync;    /* GLsync or EGLSync; non-null */
 	void *context; /* the context that created it; nullable */
+	/* the binding of context: one of gpuhandle_gl_flavour (INVALID_ARGUMENT otherwise) */
 	gpuhandle_gl_flavour flavour;
-	gpuhandle_anchor anchor;
+	gpuhandle_anchor anchor; /* keeps the handles alive; destroy NULL: none */
 } gpuhandle_gl_sync_sync_desc;
 
+/* The raw fields of a wait for a WebGPU queue submission. */
 typedef struct gpuhandle_webgpu_submission_sync_desc {
 	void *queue; /* WGPUQueue; non-null */
+	/* the submission on queue to wait for, numbered by the producer */
 	uint64_t submission;
-	gpuhandle_anchor anchor;
+	gpuhandle_anchor anchor; /* keeps the handles alive; destroy NULL: none */
 } gpuhandle_webgpu_submission_sync_desc;
 
 /* "noop", "fence-fd", "vulkan-semaphore", ...; "unknown" outside the enum. Static, never NULL. */
@@ -151,30 +173,39 @@ GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_fence_fd(
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_vulkan_semaphore(
 	const gpuhandle_vulkan_semaphore_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of an ID3D12Fence value; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_d3d12_fence(
 	const gpuhandle_d3d12_fence_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of an IDXGIKeyedMutex key; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_d3d11_keyed_mutex(
 	const gpuhandle_d3d11_keyed_mutex_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of a CUexternalSemaphore; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_cuda_external_semaphore(
 	const gpuhandle_cuda_external_semaphore_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of a CUevent; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_cuda_event(
 	const gpuhandle_cuda_event_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of a cl_event; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_opencl_event(
 	const gpuhandle_opencl_event_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of an MTLSharedEvent value; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_metal_shared_event(
 	const gpuhandle_metal_shared_event_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of a GL_EXT_semaphore object; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_gl_semaphore(
 	const gpuhandle_gl_semaphore_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of a GLsync or EGLSync; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_gl_sync(
 	const gpuhandle_gl_sync_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* A raw carrier of a WebGPU queue submission; desc and anchor as for the Vulkan one above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_webgpu_submission(
 	const gpuhandle_webgpu_submission_sync_desc *desc, gpuhandle_sync_point **out,
 	gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
@@ -187,9 +218,11 @@ GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_new_webgpu_submission(
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_all(gpuhandle_sync_point *const *points,
 							size_t count, gpuhandle_sync_point **out,
 							gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Done when any of points[0..count-1] is (as gpuhandle_sync_point_all). */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_any(gpuhandle_sync_point *const *points,
 							size_t count, gpuhandle_sync_point **out,
 							gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
+/* Done when each of points[0..count-1] is, in order (as gpuhandle_sync_point_all). */
 GPUHANDLE_API gpuhandle_status
 gpuhandle_sync_point_chain(gpuhandle_sync_point *const *points, size_t count,
 			   gpuhandle_sync_point **out, gpuhandle_error **error) GPUHANDLE_NOEXCEPT;
@@ -223,27 +256,36 @@ gpuhandle_sync_point_get_poll_fd(const gpuhandle_sync_point *point) GPUHANDLE_NO
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_vulkan_semaphore(
 	const gpuhandle_sync_point *point,
 	gpuhandle_vulkan_semaphore_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a D3D12_FENCE point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_d3d12_fence(
 	const gpuhandle_sync_point *point, gpuhandle_d3d12_fence_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a D3D11_KEYED_MUTEX point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_d3d11_keyed_mutex(
 	const gpuhandle_sync_point *point,
 	gpuhandle_d3d11_keyed_mutex_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a CUDA_EXTERNAL_SEMAPHORE point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_cuda_external_semaphore(
 	const gpuhandle_sync_point *point,
 	gpuhandle_cuda_external_semaphore_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a CUDA_EVENT point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_cuda_event(
 	const gpuhandle_sync_point *point, gpuhandle_cuda_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of an OPENCL_EVENT point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status
 gpuhandle_sync_point_get_opencl_event(const gpuhandle_sync_point *point,
 				      gpuhandle_opencl_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a METAL_SHARED_EVENT point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_metal_shared_event(
 	const gpuhandle_sync_point *point,
 	gpuhandle_metal_shared_event_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a GL_SEMAPHORE point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status
 gpuhandle_sync_point_get_gl_semaphore(const gpuhandle_sync_point *point,
 				      gpuhandle_gl_semaphore_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a GL_SYNC point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_gl_sync(
 	const gpuhandle_sync_point *point, gpuhandle_gl_sync_sync_desc *out) GPUHANDLE_NOEXCEPT;
+/* The fields of a WEBGPU_SUBMISSION point into *out, as for the Vulkan getter above. */
 GPUHANDLE_API gpuhandle_status gpuhandle_sync_point_get_webgpu_submission(
 	const gpuhandle_sync_point *point,
 	gpuhandle_webgpu_submission_sync_desc *out) GPUHANDLE_NOEXCEPT;

@@ -27,19 +27,21 @@ typedef struct gpuhandle_frame_sender_options {
 	uint32_t max_in_flight;     /* frames one consumer may hold, 1..1024; 0: 4 */
 	const char *caps;           /* nullable: sent to each consumer on connect */
 	const uint32_t *allow_uids; /* uids allowed besides this process's own; nullable */
+	/* entries of allow_uids (ignored when it is NULL) */
 	size_t num_allow_uids;
 	bool any_user; /* no uid check (the socket mode still applies) */
 } gpuhandle_frame_sender_options;
 
+/* The sender's counters since it was made (gpuhandle_frame_sender_get_stats). */
 typedef struct gpuhandle_frame_sender_stats {
-	uint64_t frames_sent;
-	uint64_t frames_skipped;
-	uint64_t releases;
-	uint64_t peers_accepted;
-	uint64_t peers_refused;
-	uint64_t peers_lost;
-	uint64_t bad_messages;
-	uint32_t peers_connected;
+	uint64_t frames_sent;     /* frame messages sent (one per consumer that got a frame) */
+	uint64_t frames_skipped;  /* a consumer was at its in-flight bound (or its socket full) */
+	uint64_t releases;        /* release messages accepted from consumers */
+	uint64_t peers_accepted;  /* consumers let in (uid checked, hello sent) */
+	uint64_t peers_refused;   /* refused by the uid check or max_peers */
+	uint64_t peers_lost;      /* disconnected or crashed; their frames were released */
+	uint64_t bad_messages;    /* refused messages from consumers */
+	uint32_t peers_connected; /* consumers connected now */
 	uint32_t peers_with_room; /* connected consumers below their in-flight bound */
 } gpuhandle_frame_sender_stats;
 
@@ -92,18 +94,20 @@ GPUHANDLE_API void
 gpuhandle_frame_sender_get_file_stats(const gpuhandle_frame_sender *sender,
 				      gpuhandle_frame_transport_file_stats *out) GPUHANDLE_NOEXCEPT;
 
+/* Where the sender listens and which uids it may run as. */
 typedef struct gpuhandle_frame_receiver_options {
 	const char *socket_path;     /* non-null */
 	uint64_t connect_timeout_ns; /* 0: 5 s */
 	const uint32_t *allow_uids;  /* uids the sender may run as besides our own; nullable */
-	size_t num_allow_uids;
-	bool any_user;
+	size_t num_allow_uids;       /* entries of allow_uids (ignored when it is NULL) */
+	bool any_user;               /* no uid check of the sender */
 } gpuhandle_frame_receiver_options;
 
+/* The receiver's counters since connect (gpuhandle_frame_receiver_get_stats). */
 typedef struct gpuhandle_frame_receiver_stats {
-	uint64_t frames_received;
-	uint64_t releases_sent;
-	uint64_t bad_messages;
+	uint64_t frames_received; /* frame messages received */
+	uint64_t releases_sent;   /* release messages sent back to the sender */
+	uint64_t bad_messages;    /* refused messages from the sender (logged, skipped) */
 } gpuhandle_frame_receiver_stats;
 
 /* Connects within connect_timeout_ns (TIMEOUT) and reads the sender's hello. options: non-null;
@@ -134,6 +138,7 @@ gpuhandle_frame_receiver_receive(gpuhandle_frame_receiver *receiver, uint64_t ti
 GPUHANDLE_API size_t gpuhandle_frame_receiver_get_caps(const gpuhandle_frame_receiver *receiver,
 						       char *buffer,
 						       size_t size) GPUHANDLE_NOEXCEPT;
+/* receiver, out: non-null (otherwise *out, when non-null, is zeroed). */
 GPUHANDLE_API void
 gpuhandle_frame_receiver_get_stats(const gpuhandle_frame_receiver *receiver,
 				   gpuhandle_frame_receiver_stats *out) GPUHANDLE_NOEXCEPT;

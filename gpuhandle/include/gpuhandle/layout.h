@@ -26,6 +26,8 @@ constexpr std::optional<uint64_t> planeEnd(uint64_t offset, uint64_t stride, uin
 	return end;
 }
 
+// Whose rules computeLayout() follows for strides, plane offsets and padding, so that a layout
+// matches the buffers that library allocates or expects.
 enum class LayoutPolicy : uint8_t {
 	Tight,       // strides hold exactly a row; planes follow each other
 	GStreamer,   // what gst_video_info_set_format() computes (GstVideoInfo offsets and strides)
@@ -33,6 +35,7 @@ enum class LayoutPolicy : uint8_t {
 	StrideAlign, // every stride rounded up to `align` bytes; planes follow each other
 };
 
+// Where one plane lies in a frame's buffer.
 struct PlaneLayout {
 	uint32_t width = 0;  // samples per row of this plane (after subsampling)
 	uint32_t height = 0; // rows of this plane
@@ -41,11 +44,13 @@ struct PlaneLayout {
 	uint64_t size = 0;   // bytes this plane spans (stride * rows, as the policy counts them)
 };
 
+// A frame's buffer: every plane of the format, in the format's plane order, and the total.
 struct FrameLayout {
-	PixelFormat format = PixelFormat::Unknown;
-	uint32_t width = 0;
-	uint32_t height = 0;
-	uint32_t numPlanes = 0;
+	PixelFormat format = PixelFormat::Unknown; // the format laid out
+	uint32_t width = 0;                        // frame width in pixels
+	uint32_t height = 0;                       // frame height in pixels
+	uint32_t numPlanes = 0;                    // the format's plane count, 1..4
+	// The first numPlanes are set; the rest stay zero.
 	std::array<PlaneLayout, 4> planes{};
 	uint64_t size = 0; // bytes of the whole buffer
 };
@@ -69,6 +74,7 @@ GPUHANDLE_API Result<uint64_t> estimateTextureBytes(PixelFormat format, uint32_t
 						    uint32_t height, uint32_t layers = 1,
 						    uint32_t mipLevels = 1);
 
+// "tight", "gstreamer", "ffmpeg", "stride-align"; "unknown" for a value outside the enum.
 GPUHANDLE_API const char *layoutPolicyName(LayoutPolicy policy) noexcept;
 
 } // namespace gpuhandle

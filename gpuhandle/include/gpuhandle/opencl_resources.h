@@ -16,11 +16,13 @@ struct OpenClMemDesc {
 	void *mem = nullptr;   // cl_mem
 	void *queue = nullptr; // cl_command_queue
 	uint64_t size = 0;     // bytes for a buffer; 0 when unknown (images)
-	KeepAliveRef anchor{};
+	KeepAliveRef anchor{}; // the producer's keep-alive for mem and queue; may be null
 };
+// A checked OpenClMemDesc.
 class OpenClMem : public Validated<OpenClMemDesc>
 {
 public:
+	// Checks desc: NullHandle for a null mem or queue.
 	static Result<OpenClMem> create(Desc desc);
 
 private:

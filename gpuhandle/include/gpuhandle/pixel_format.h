@@ -106,6 +106,7 @@ enum class PixelFormat : uint32_t {
 	NV61,
 	GRAY12LE,
 };
+// One past the largest PixelFormat value: known formats are 1 .. kPixelFormatCount - 1.
 inline constexpr uint32_t kPixelFormatCount = static_cast<uint32_t>(PixelFormat::GRAY12LE) + 1;
 
 // The smallest texture format a plane uploads as; shaders reinterpret its channels (AYUV64 is
@@ -129,10 +130,15 @@ enum class PlaneFormat : uint8_t {
 	RGB10A2,
 	RGB565,
 };
+// How many PlaneFormat values there are: they run from 0 to kPlaneFormatCount - 1.
 inline constexpr uint32_t kPlaneFormatCount = static_cast<uint32_t>(PlaneFormat::RGB565) + 1;
+// Bytes of one texel of `format` (3 for RGB8, 4 for RGB10A2); 0 for a value outside the enum.
 GPUHANDLE_API uint32_t bytesPerTexel(PlaneFormat format) noexcept;
+// "r8", "rgba16f", "rgb10a2"; "unknown" for a value outside the enum.
 GPUHANDLE_API const char *planeFormatName(PlaneFormat format) noexcept;
 
+// What a format's samples carry: Yuv is luma and chroma, Rgb is red, green and blue (planar GBRP
+// included), Gray is one channel (luma, or plain data such as R16U and R32F).
 enum class ColorFamily : uint8_t { Yuv, Rgb, Gray };
 
 // Where the significant bits of a sample sit.
@@ -144,6 +150,7 @@ enum class SamplePacking : uint8_t {
 	Float,       // IEEE half or single floats
 };
 
+// What a format's alpha channel slot, if it has one, carries.
 enum class AlphaMode : uint8_t {
 	None,          // no alpha channel
 	Straight,      // alpha not multiplied into colour
@@ -153,7 +160,7 @@ enum class AlphaMode : uint8_t {
 
 // One plane: its storage format, subsampling, and how many pixels one block of texels holds.
 struct PlaneInfo {
-	PlaneFormat format = PlaneFormat::R8;
+	PlaneFormat format = PlaneFormat::R8; // the storage format of this plane's texels
 	uint8_t hsub = 1; // horizontal subsampling: 2 for 4:2:0 and 4:2:2 chroma
 	uint8_t vsub = 1; // vertical subsampling: 2 for 4:2:0 chroma
 	// Pixels (after subsampling) in one block: 2 for YUYV, 6 for v210.
@@ -162,30 +169,39 @@ struct PlaneInfo {
 
 	// Texels in a row of `width` frame pixels, rounding up as the libraries do.
 	uint32_t rowTexels(uint32_t width) const noexcept;
+	// Bytes in that row: rowTexels(width) x bytesPerTexel(format), without padding.
 	uint64_t rowBytes(uint32_t width) const noexcept;
+	// Rows of this plane in a frame `height` pixels tall: height / vsub, rounded up.
 	uint32_t rows(uint32_t height) const noexcept;
 };
 
+// One row of the format table: everything gpuhandle knows about one PixelFormat. Rows are
+// static: pointers to them stay valid for the life of the program.
 struct PixelFormatInfo {
-	PixelFormat format = PixelFormat::Unknown;
+	PixelFormat format = PixelFormat::Unknown; // the format this row describes
 	// "nv12", "p010le", "rgba" (FFmpeg's names where FFmpeg has one)
 	const char *name = "unknown";
-	uint32_t shaderOrdinal = 0;
-	ColorFamily family = ColorFamily::Yuv;
-	uint8_t depth = 0; // significant bits per sample
-	SamplePacking packing = SamplePacking::ByteAligned;
-	AlphaMode alpha = AlphaMode::None;
-	uint8_t numPlanes = 0;
+	uint32_t shaderOrdinal = 0;            // what shaders switch on: the enum value - 1
+	ColorFamily family = ColorFamily::Yuv; // what the samples carry
+	uint8_t depth = 0;                     // significant bits per sample
+	SamplePacking packing = SamplePacking::ByteAligned; // where a sample's bits sit
+	AlphaMode alpha = AlphaMode::None;                  // what the alpha slot carries
+	uint8_t numPlanes = 0;                              // 1..4
+	// In the format's plane order; the first numPlanes are set.
 	std::array<PlaneInfo, 4> planes{};
 
+	// True for a real alpha channel (Straight or Premultiplied); Padding carries none.
 	bool hasAlpha() const noexcept
 	{
 		return alpha == AlphaMode::Straight || alpha == AlphaMode::Premultiplied;
 	}
 	// More than 8 bits per sample, or float: can carry PQ/HLG without banding.
 	bool isHdrCapable() const noexcept { return depth > 8 || packing == SamplePacking::Float; }
-	// log2 of the chroma subsampling (FFmpeg's log2_chroma_w / _h).
+	// log2 of the horizontal chroma subsampling (FFmpeg's log2_chroma_w): 1 for 4:2:0 and
+	// 4:2:2, packed 4:2:2 (YUYV, Y210, v210) included.
 	uint8_t chromaShiftX() const noexcept;
+	// log2 of the vertical chroma subsampling (FFmpeg's log2_chroma_h): 1 for 4:2:0; 0 for
+	// every single-plane format.
 	uint8_t chromaShiftY() const noexcept;
 };
 

@@ -32,14 +32,18 @@ class ReleaseGate
 {
 public:
 	ReleaseGate() = default;
+	// The empty gate, the same as ReleaseGate(): for producers that never reuse memory.
 	static ReleaseGate none() noexcept { return {}; }
 	// Io error when no eventfd can be made.
 	static Result<ReleaseGate> create();
 
+	// True for the empty gate.
 	bool isNone() const noexcept { return !state_; }
 	// Consumer: done reading once `consumerDone` signals (noop: done now). Only the first
 	// call counts; InvalidState on a none() gate.
 	Status signal(SyncPoint consumerDone = SyncPoint::noop()) const;
+	// True once signal() was called on this use of the gate (its `consumerDone` may still be
+	// pending: wait on released() for both). False for a none() gate.
 	bool isSignaled() const noexcept;
 	// Producer: a point that signals once the consumer signalled and its fence is done. A
 	// none() gate gives a Noop point.

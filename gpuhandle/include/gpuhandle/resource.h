@@ -46,8 +46,11 @@ enum class ResourceKind : uint32_t {
 	CpuPlanes = 20,
 	CpuSharedSlot = 21,
 };
+// Number of ResourceKind values, None included (one past the largest).
 inline constexpr uint32_t kResourceKindCount = 22;
 
+// A kind's stable lowercase name for logs ("vulkan-image", "dmabuf"); "unknown" for a value
+// outside ResourceKind. Static storage: never freed.
 GPUHANDLE_API const char *resourceKindName(ResourceKind kind) noexcept;
 // The API a kind belongs to (DmaBuf and ShmFd: Fd; None: Cpu).
 GPUHANDLE_API BackendKind backendOf(ResourceKind kind) noexcept;
@@ -55,8 +58,10 @@ GPUHANDLE_API BackendKind backendOf(ResourceKind kind) noexcept;
 namespace detail {
 template<typename T, typename V>
 struct VariantIndex;
+// Implementation of Resource::kindOf: the index of T among a std::variant's alternatives.
 template<typename T, typename... Ts>
 struct VariantIndex<T, std::variant<Ts...>> {
+	// The index of the first alternative that is T; the alternative count when none is.
 	static constexpr std::size_t value()
 	{
 		std::size_t i = 0;
@@ -72,6 +77,7 @@ struct VariantIndex<T, std::variant<Ts...>> {
 class Resource
 {
 public:
+	// Every handle type, in ResourceKind order (std::monostate is None).
 	using Variant = std::variant<std::monostate, VulkanImage, VulkanBuffer, VulkanMemoryFd,
 				     GlTexture, GlBuffer, CudaPitched2D, CudaBuffer, CudaSurface,
 				     OpenClMem, DmaBuf, ShmFd, VaSurface, D3D11Texture,
@@ -84,6 +90,7 @@ public:
 		kindOf = static_cast<ResourceKind>(detail::VariantIndex<T, Variant>::value());
 
 	Resource() = default;
+	// Holds `handle` (copied or moved in), one of the validated handle types of Variant.
 	template<typename T,
 		 typename = std::enable_if_t<std::is_constructible_v<Variant, T &&> &&
 					     !std::is_same_v<std::decay_t<T>, Resource> &&
@@ -94,8 +101,8 @@ public:
 
 	// Variant alternatives are declared in ResourceKind order.
 	ResourceKind kind() const noexcept { return static_cast<ResourceKind>(v_.index()); }
-	BackendKind backend() const noexcept { return backendOf(kind()); }
-	bool empty() const noexcept { return v_.index() == 0; }
+	BackendKind backend() const noexcept { return backendOf(kind()); } // backendOf(kind())
+	bool empty() const noexcept { return v_.index() == 0; }            // kind() is None
 
 	// The handle when it is a T, else null.
 	template<typename T>
@@ -107,6 +114,8 @@ public:
 	template<typename T>
 	Result<const T *> as() const;
 
+	// Calls `f` with the held handle (const T &, or std::monostate when empty) as std::visit
+	// does, and returns what `f` returns.
 	template<typename F>
 	decltype(auto) visit(F &&f) const
 	{

@@ -10,6 +10,7 @@
 
 namespace GPUHANDLE_API gpuhandle {
 
+// Timeouts and waits, in nanoseconds (other std::chrono durations convert to it).
 using WaitDuration = std::chrono::nanoseconds;
 
 // The budget of a wait when the caller names none.
@@ -22,10 +23,15 @@ inline constexpr WaitDuration kWaitForever = WaitDuration::max();
 class Deadline
 {
 public:
+	// `timeout` from now on the steady clock: kWaitForever gives never(), zero or less an
+	// expired deadline, more than a year one year.
 	static Deadline after(WaitDuration timeout) noexcept;
+	// A deadline that never expires.
 	static Deadline never() noexcept { return Deadline(); }
 
+	// True for never() and after(kWaitForever).
 	bool isNever() const noexcept { return never_; }
+	// True once the steady clock reached the deadline; always false when never.
 	bool expired() const noexcept;
 	// Time left: zero once expired, kWaitForever when never.
 	WaitDuration remaining() const noexcept;
@@ -46,6 +52,7 @@ class SyncWaiter
 {
 public:
 	virtual ~SyncWaiter() = default;
+	// The API whose primitive this waiter owns (Fd for a fence fd, Cpu for a CpuFence).
 	virtual BackendKind backend() const noexcept = 0;
 	// Blocks until signalled or `timeout` passes (ErrorCode::Timeout, a Recoverable error).
 	// kWaitForever waits without limit; a driver failure is returned as its own error.
@@ -57,6 +64,7 @@ public:
 	virtual int pollFd() const noexcept { return -1; }
 };
 
+// Shared ownership of a waiter: every copy of a SyncPoint holds one.
 using SyncWaiterRef = std::shared_ptr<SyncWaiter>;
 
 // The Timeout error every waiter returns, with the backend and the timeout in the sentence.

@@ -13,8 +13,9 @@ using Uuid = std::array<uint8_t, 16>;
 
 // Windows adapter LUID (DXGI_ADAPTER_DESC::AdapterLuid, VkPhysicalDeviceIDProperties::deviceLUID).
 struct Luid {
-	uint32_t low = 0;
-	int32_t high = 0;
+	uint32_t low = 0; // LUID.LowPart
+	int32_t high = 0; // LUID.HighPart
+	// member-wise
 	friend constexpr bool operator==(const Luid &, const Luid &) = default;
 };
 

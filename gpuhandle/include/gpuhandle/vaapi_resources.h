@@ -16,11 +16,13 @@ namespace GPUHANDLE_API gpuhandle {
 struct VaSurfaceDesc {
 	uint32_t surface = 0;    // VASurfaceID
 	void *display = nullptr; // VADisplay
-	KeepAliveRef anchor{};
+	KeepAliveRef anchor{};   // keeps the surface from being destroyed or recycled; may be null
 };
+// A checked VaSurfaceDesc.
 class VaSurface : public Validated<VaSurfaceDesc>
 {
 public:
+	// Checks desc: InvalidArgument for VA_INVALID_SURFACE, NullHandle for a null display.
 	static Result<VaSurface> create(Desc desc);
 
 private:

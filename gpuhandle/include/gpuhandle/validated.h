@@ -14,12 +14,14 @@ template<typename D>
 class Validated
 {
 public:
-	using Desc = D;
+	using Desc = D; // the description type, XDesc
+	// The checked description, as create() accepted it; valid as long as this value lives.
 	const Desc &desc() const noexcept { return d_; }
 
 protected:
+	// For the derived type's create(), once every check has passed: stores d as it is.
 	explicit Validated(Desc d) : d_(std::move(d)) {}
-	Desc d_;
+	Desc d_; // derived types only read it, so what create() checked keeps holding
 };
 
 } // namespace gpuhandle

@@ -23,6 +23,7 @@ struct VulkanImageDesc {
 	void *device = nullptr;           // VkDevice
 	std::optional<Uuid> deviceUuid{}; // VkPhysicalDeviceIDProperties::deviceUUID
 	uint32_t rowPitch = 0; // bytes per row of a linear single-plane image; 0 when opaque
+	// The producer's keep-alive for the image and device; may be null
 	KeepAliveRef anchor{};
 	uint32_t planes = 1; // 1, or 2..3 for a multi-planar VkFormat
 };
@@ -34,9 +35,12 @@ constexpr uint32_t vulkanPlaneAspect(uint32_t planes, uint32_t plane)
 	return planes > 1 ? uint32_t{ 0x10 } << plane : uint32_t{ 0x1 };
 }
 
+// A checked VulkanImageDesc.
 class VulkanImage : public Validated<VulkanImageDesc>
 {
 public:
+	// Checks desc: NullHandle for a zero image or a null device, OutOfRange for planes outside
+	// 1..3, InvalidArgument for a rowPitch on a multi-planar image.
 	static Result<VulkanImage> create(Desc desc);
 
 private:
@@ -48,12 +52,15 @@ struct VulkanBufferDesc {
 	uint64_t buffer = 0;    // VkBuffer
 	void *device = nullptr; // VkDevice
 	uint64_t size = 0;      // bytes
+	// VkPhysicalDeviceIDProperties.deviceUUID of the device, when known
 	std::optional<Uuid> deviceUuid{};
-	KeepAliveRef anchor{};
+	KeepAliveRef anchor{}; // the producer's keep-alive for the buffer and device; may be null
 };
+// A checked VulkanBufferDesc.
 class VulkanBuffer : public Validated<VulkanBufferDesc>
 {
 public:
+	// Checks desc: NullHandle for a zero buffer or a null device, ZeroSize for a zero size.
 	static Result<VulkanBuffer> create(Desc desc);
 
 private:
@@ -68,6 +75,7 @@ struct VulkanExportDesc {
 	bool dedicated = false;       // allocated with VkMemoryDedicatedAllocateInfo
 	uint32_t format = 0;          // VkFormat; 0 (UNDEFINED) for a buffer
 	uint32_t width = 0;           // VkExtent3D of the image
+	// The image's height; width and height are non-zero for an image
 	uint32_t height = 0;
 	uint32_t depth = 0;  // 0 is read as 1
 	uint32_t tiling = 0; // VkImageTiling: 0 optimal, 1 linear, 1000158000 DRM modifier
@@ -77,15 +85,21 @@ struct VulkanExportDesc {
 
 // Device memory exported with VK_KHR_external_memory_fd as an OPAQUE_FD. Owns (or borrows) the fd.
 struct VulkanMemoryFdDesc {
-	SharedFd fd{};
-	VulkanExportDesc exportDesc{};
+	SharedFd fd{};                    // open (BadFd otherwise); owned or borrowed
+	VulkanExportDesc exportDesc{};    // how the exporter allocated it
 	std::optional<Uuid> deviceUuid{}; // an opaque fd imports only on the same device ...
 	std::optional<Uuid> driverUuid{}; // ... and the same driver
 };
+// A checked VulkanMemoryFdDesc; copies share its fd.
 class VulkanMemoryFd : public Validated<VulkanMemoryFdDesc>
 {
 public:
+	// Checks desc: BadFd for an fd that is not open; ZeroSize, OutOfRange or InvalidArgument
+	// for an exportDesc field outside the bounds above (an extent without a format, say);
+	// OutOfRange for an allocationSize larger than the fd's own size where the kernel reports
+	// one (a memfd's).
 	static Result<VulkanMemoryFd> create(Desc desc);
+	// An image export (exportDesc.format is set), not a buffer's.
 	bool isImage() const { return d_.exportDesc.format != 0; }
 
 private:

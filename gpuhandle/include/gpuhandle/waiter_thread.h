@@ -49,6 +49,8 @@ private:
 class WaiterThread : public std::enable_shared_from_this<WaiterThread>
 {
 public:
+	// Starts a thread named `name` (cut to 15 bytes, the kernel's limit). Io when its epoll
+	// instance, its wake-up eventfd or the thread cannot be made.
 	static Result<std::shared_ptr<WaiterThread>> create(std::string name);
 	// The process-wide instance, started on first use (null when it could not start).
 	static std::shared_ptr<WaiterThread> shared();

@@ -31,10 +31,11 @@ struct FrameProperties {
 	int64_t duration = 0;                 // in timeBase units; 0: unknown (pkt_duration in 5.1)
 	AVRational timeBase{ 0, 1 };          // AVFrame.time_base; 0/1: not set
 	AVRational sampleAspectRatio{ 0, 1 }; // 0/1: unknown
+	// AVFrame.crop_*: pixels to drop at each edge; 0: none.
 	uint64_t cropTop = 0;
-	uint64_t cropBottom = 0;
-	uint64_t cropLeft = 0;
-	uint64_t cropRight = 0;
+	uint64_t cropBottom = 0; // pixels dropped at the bottom edge
+	uint64_t cropLeft = 0;   // pixels dropped at the left edge
+	uint64_t cropRight = 0;  // pixels dropped at the right edge
 };
 
 // The properties of `frame` (AVFrame.duration from lavu 57.30, pkt_duration before).
@@ -87,6 +88,8 @@ GPUHANDLE_FFMPEG_API Result<Frame> frameFromAVFrame(const AVFrame *frame,
 						    FrameProperties *properties = nullptr,
 						    const FrameFromAvOptions &options = {});
 
+// How avFrameFromFrame() builds the AVFrame: where a frame may be read from, whether it may be
+// copied, and the frames context to place it in.
 struct AvFrameOptions {
 	// The backend holding a frame that is neither CPU nor fd memory (a Vulkan, GL, OpenCL
 	// frame): the planner maps or exports it through this backend to copy it to host memory.

@@ -58,6 +58,8 @@ GPUHANDLE_FFMPEG_API Status requestVulkanPlaneImages(AVBufferRef *hwFrames);
 class HwDeviceLock
 {
 public:
+	// Takes the lock of `device` (an AVHWDeviceContext's buffer; nullable), waiting at most
+	// kDefaultWaitTimeout.
 	explicit HwDeviceLock(const AVBufferRef *device);
 	~HwDeviceLock();
 	// False when the lock was not taken (no device, not Vulkan, or the timeout passed).

@@ -23,6 +23,7 @@ G_BEGIN_DECLS
  * the thread of the GMainContext the source is attached to. The source is removed after this
  * call whatever it returns (G_SOURCE_REMOVE semantics): return G_SOURCE_REMOVE.
  */
+/* The sources' callback: runs once, with status 0 or an ErrorCode and a borrowed message. */
 typedef gboolean (*GpuhandleSyncSourceFunc)(int status, const char *message, gpointer user_data);
 
 /*
@@ -38,6 +39,7 @@ typedef gboolean (*GpuhandleSyncSourceFunc)(int status, const char *message, gpo
  *
  * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
  */
+/* A new source that fires once fd (borrowed) polls readable, or timeout_us (< 0: never) passed. */
 GPUHANDLE_GLIB_API GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_us);
 
 /*
@@ -53,6 +55,7 @@ GPUHANDLE_GLIB_API GSource *gpuhandle_sync_source_new_fd(int fd, gint64 timeout_
  *
  * Returns: (transfer full) (not nullable): a new GSource, not yet attached.
  */
+/* A new source that fires once point (borrowed, nullable) is signalled or timeout_us passed. */
 GPUHANDLE_GLIB_API GSource *gpuhandle_sync_source_new(const gpuhandle_sync_point *point,
 						      gint64 timeout_us);
 

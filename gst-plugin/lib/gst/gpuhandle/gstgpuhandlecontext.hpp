@@ -46,6 +46,7 @@ private:
 	struct State;
 	std::unique_ptr<State> state_;
 };
+// A shared DeviceSet: the elements of a pipeline (and the application) hold one set.
 using DeviceSetRef = std::shared_ptr<DeviceSet>;
 
 // A GstContext of kDevicesContextType holding `devices` (transfer full).
@@ -58,7 +59,9 @@ GST_GPUHANDLE_API DeviceSetRef devicesFromContext(GstContext *context);
 class DevicesSlot
 {
 public:
+	// The set held, or null.
 	DeviceSetRef get() const;
+	// Replaces the set held (null clears it).
 	void set(DeviceSetRef devices);
 
 private:

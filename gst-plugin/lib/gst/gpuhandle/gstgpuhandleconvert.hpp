@@ -26,7 +26,11 @@ enum class BufferMemory : uint8_t {
 	VaMemory = 7,    // GstVaMemory
 	Mixed = 8,       // memories of several of the kinds above
 };
+// A kind's stable lowercase name for logs ("dmabuf", "gl"); "unknown" for a value outside
+// BufferMemory. Static storage: never freed.
 GST_GPUHANDLE_API const char *bufferMemoryName(BufferMemory memory) noexcept;
+// The kind of every memory of `buffer` (borrowed), Mixed when they differ; System for a null
+// buffer or one without memories.
 GST_GPUHANDLE_API BufferMemory bufferMemoryOf(GstBuffer *buffer);
 
 // A frame over `buffer`'s memory, without a copy: one CpuBytes range when the buffer has one

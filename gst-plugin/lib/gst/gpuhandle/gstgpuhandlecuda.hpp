@@ -66,6 +66,7 @@ GST_GPUHANDLE_API Status ensureCudaContext(GstElement *element, GstCudaContext *
 // `*context` (any device), so that the element's own header needs no CUDA headers.
 GST_GPUHANDLE_API void cudaHandleSetContext(GstElement *element, GstContext *context,
 					    GstCudaContext **held);
+// True when `query` was answered with `held` (false for a null `held`).
 GST_GPUHANDLE_API bool cudaHandleContextQuery(GstElement *element, GstQuery *query,
 					      GstCudaContext *held);
 // An active GstCudaBufferPool of `context` for `info` (video meta on), the caller's reference.

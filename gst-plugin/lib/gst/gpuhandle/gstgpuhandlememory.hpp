@@ -37,8 +37,8 @@ GST_GPUHANDLE_API GstBuffer *bufferFromFrame(const Frame &frame, const BackendRe
 
 // The frame, resource index and backend a GpuHandle memory carries; null/0 for other memories.
 GST_GPUHANDLE_API const Frame *memoryFrame(GstMemory *mem);
-GST_GPUHANDLE_API uint32_t memoryResourceIndex(GstMemory *mem);
-GST_GPUHANDLE_API BackendRef memoryBackend(GstMemory *mem);
+GST_GPUHANDLE_API uint32_t memoryResourceIndex(GstMemory *mem); // 0 for other memories
+GST_GPUHANDLE_API BackendRef memoryBackend(GstMemory *mem);     // null for other memories
 
 // The frame of a buffer made by bufferFromFrame() (every memory a GpuHandle memory of one frame).
 // Errors: WrongKind (a memory of another type), InvalidArgument (memories of different frames).

@@ -38,8 +38,8 @@ enum class OutputCopy : uint8_t {
 // One row of the table. Static data: valid for the process's life.
 struct MemoryTypeInfo {
 	BufferMemory memory;   // System, DmaBuf, GlMemory, VulkanImage, CudaMemory, VaMemory
-	const char *name;      // "GLMemory", as the caps feature without "memory:"
-	const char *feature;   // the caps feature ("memory:GLMemory")
+	const char *name;      // `GLMemory`, as the caps feature without `memory:`
+	const char *feature;   // the caps feature (`memory:GLMemory`)
 	BackendKind backend;   // the backend that serves its device (Cpu for system memory)
 	FrameStorage storage;  // what frames copied into that backend for it are made of
 	bool built;            // libgstgpuhandle-1.0 was built with its GStreamer library
@@ -73,9 +73,12 @@ GST_GPUHANDLE_API std::vector<const char *> memoryFeatures(MemoryRole role);
 // What an input adapter needs beside the buffer: the negotiated info, the DMA-BUF modifier of
 // the caps, and the element's device set (the fd backend for DMA-BUFs).
 struct InputBuffer {
+	// The buffer to wrap, borrowed for the call (no reference is taken by the struct).
 	GstBuffer *buffer = nullptr;
+	// The negotiated video info of the buffer, borrowed.
 	const GstVideoInfo *info = nullptr;
 	uint64_t modifier = 0; // DRM_FORMAT_MOD_LINEAR
+	// The element's device set, borrowed. A null buffer, info or devices: NullHandle.
 	DevicesSlot *devices = nullptr;
 };
 
@@ -86,12 +89,16 @@ struct InputBuffer {
 class GST_GPUHANDLE_API MemoryAdapter
 {
 public:
+	// For the adapters' implementations: `info` is the type's row of memoryTypes() (static,
+	// kept by reference) and `role` the side the adapter serves.
 	MemoryAdapter(const MemoryTypeInfo &info, MemoryRole role) noexcept;
 	virtual ~MemoryAdapter();
 	MemoryAdapter(const MemoryAdapter &) = delete;
 	MemoryAdapter &operator=(const MemoryAdapter &) = delete;
 
+	// The type's row of the table.
 	const MemoryTypeInfo &info() const noexcept { return info_; }
+	// The side of the element it serves: Input (gpuhandleupload) or Output (gpuhandledownload).
 	MemoryRole role() const noexcept { return role_; }
 
 	// A neighbour's GST_QUERY_CONTEXT for this type's objects, answered with the element's
@@ -136,6 +143,7 @@ private:
 class GST_GPUHANDLE_API MemoryAdapters
 {
 public:
+	// One adapter per memory type built in and taken in `role` (its row has a rank for it).
 	explicit MemoryAdapters(MemoryRole role);
 	~MemoryAdapters();
 	MemoryAdapters(const MemoryAdapters &) = delete;
@@ -145,8 +153,12 @@ public:
 	MemoryAdapter *find(BufferMemory memory) const noexcept;
 	// Each adapter in turn, until one answers.
 	bool answerContextQuery(GstElement *element, GstQuery *query);
+	// Passes set_context's context to every adapter.
 	void setContext(GstElement *element, GstContext *context);
+	// The caps changed: every adapter drops its pools.
 	void dropPools();
+	// The element stops: every adapter releases its pools and the neighbours' objects. The
+	// destructor calls it too.
 	void release();
 
 private:

@@ -33,6 +33,7 @@ namespace gst {
 class GST_GPUHANDLE_API ShmMemoryCache
 {
 public:
+	// Keeps at most `capacity` files (0 counts as 1).
 	explicit ShmMemoryCache(uint32_t capacity = 16);
 	~ShmMemoryCache();
 	ShmMemoryCache(const ShmMemoryCache &) = delete;
@@ -43,7 +44,7 @@ public:
 	void clear() noexcept;
 	// Memories made as shares of a cached file, and files cached, since this cache was made.
 	uint64_t hits() const noexcept;
-	uint64_t filesCached() const noexcept;
+	uint64_t filesCached() const noexcept; // see hits()
 
 private:
 	friend Result<GstBuffer *> fdBufferFromFrame(const Frame &frame, ShmMemoryCache &cache);

@@ -23,6 +23,7 @@ GST_GPUHANDLE_API Result<GstVideoFormat> videoFormatOf(PixelFormat format);
 
 // Colorimetry both ways (unknown GStreamer fields stay unset on our side and the reverse).
 GST_GPUHANDLE_API Colorimetry colorimetryOf(const GstVideoInfo &info);
+// Sets info.colorimetry's four fields; one without a GStreamer value becomes its UNKNOWN.
 GST_GPUHANDLE_API void setColorimetry(GstVideoInfo &info, const Colorimetry &colorimetry);
 
 // A GstVideoInfo for `frame` (format, size, colorimetry; offsets, strides and size from the

@@ -29,6 +29,8 @@ enum class FrameStorage : uint8_t {
 	// Device-tiled images (no CPU stride); exported with a modifier where offered.
 	OptimalImage = 2,
 };
+// A storage's stable lowercase name for logs ("buffer", "optimal-image"); "unknown" for a value
+// outside FrameStorage. Static storage: never freed.
 GPUHANDLE_INTEROP_API const char *frameStorageName(FrameStorage storage) noexcept;
 
 // The ways a frame reaches a backend, in the planner's order of preference. Stable numbers.
@@ -41,7 +43,10 @@ enum class ImportRoute : uint8_t {
 	GpuCopy = 4, // the bytes are copied on a device, never through system memory
 	CpuCopy = 5, // the bytes are copied through system memory
 };
+// Number of ImportRoute values (one past the largest).
 inline constexpr uint32_t kImportRouteCount = 6;
+// A route's stable lowercase name for logs ("direct", "dma-buf"); "unknown" for a value outside
+// ImportRoute. Static storage: never freed.
 GPUHANDLE_INTEROP_API const char *importRouteName(ImportRoute route) noexcept;
 
 // What a backend can do, filled when it is opened; gpuhandle-info prints it.
@@ -63,10 +68,11 @@ struct BackendCapabilities {
 // A frame to allocate. The layout is computeLayout(format, width, height, StrideAlign, align)
 // with align = strideAlign, or the backend's preferred alignment when strideAlign is 0.
 struct AllocateRequest {
-	PixelFormat format = PixelFormat::Unknown;
-	uint32_t width = 0;
-	uint32_t height = 0;
-	Colorimetry colorimetry{};
+	PixelFormat format = PixelFormat::Unknown; // see supportsFormat()
+	uint32_t width = 0;                        // pixels; 0 fails with ZeroSize
+	uint32_t height = 0;                       // pixels; 0 fails with ZeroSize
+	Colorimetry colorimetry{};                 // recorded in the frame's description
+	// How the pixels are stored; NotSupported where supportsFormat(format, storage) is false.
 	FrameStorage storage = FrameStorage::Buffer;
 	uint32_t strideAlign = 0; // power of two, <= 4096; 0: the backend's choice
 	bool exportable = true;   // the memory can be exported (opaque fd, DMA-BUF, memfd)
@@ -94,6 +100,7 @@ struct BackendBudget;
 } // namespace detail
 
 class Backend;
+// Shared owner of an open Backend (from openBackend()).
 using BackendRef = std::shared_ptr<Backend>;
 
 // One API's device as gpuhandle uses it. Made by openBackend(); immutable after opening apart
@@ -108,9 +115,13 @@ public:
 	Backend(const Backend &) = delete;
 	Backend &operator=(const Backend &) = delete;
 
+	// The API it drives (deviceInfo().backend).
 	BackendKind kind() const noexcept { return info_.backend; }
+	// The device it opened: name, identity, vendor, driver, memory.
 	const DeviceInfo &deviceInfo() const noexcept { return info_; }
+	// The device's identity (deviceInfo().id), which tells frames and contexts of it apart.
 	const DeviceId &deviceId() const noexcept { return info_.id; }
+	// What it can do, filled when it was opened and fixed from then on.
 	const BackendCapabilities &capabilities() const noexcept { return caps_; }
 	// The host's Context, or the one describing the backend's own device.
 	const ContextRef &context() const noexcept { return context_; }
@@ -155,9 +166,12 @@ public:
 	// fence fd) that this backend's queue can wait on without the CPU. Both answer NotSupported
 	// with the reason by default; the planner then waits on the CPU and says so.
 	virtual Result<SyncPoint> exportFence(const SyncPoint &point);
+	// See exportFence(): `point` (a fence fd) as a point this backend's queue waits on.
 	virtual Result<SyncPoint> importFence(const SyncPoint &point);
 
 protected:
+	// For the backends' implementations: the device opened, what it can do, and the Context
+	// that context() returns (the host's, or one describing the backend's own device).
 	Backend(DeviceInfo info, BackendCapabilities caps, ContextRef context)
 		: info_(std::move(info)), caps_(std::move(caps)), context_(std::move(context))
 	{
@@ -169,9 +183,9 @@ protected:
 	// made. Errors: OutOfMemory (past the hard cap: the bytes asked, in use and the cap).
 	Result<BudgetReservation> charge(const AllocateRequest &request) const;
 
-	DeviceInfo info_;
-	BackendCapabilities caps_;
-	ContextRef context_;
+	DeviceInfo info_;          // what deviceInfo() returns
+	BackendCapabilities caps_; // what capabilities() returns
+	ContextRef context_;       // what context() returns
 
 private:
 	friend struct detail::BackendBudget;
@@ -192,6 +206,7 @@ inline constexpr BackendKind kInteropBackends[] = { BackendKind::Cpu,    Backend
 
 // One backend's default device, or why it did not open.
 struct BackendProbe {
+	// The backend tried, one of kInteropBackends.
 	BackendKind kind = BackendKind::Cpu;
 	BackendRef backend{};       // null when it did not open
 	std::optional<Error> why{}; // set when it did not open

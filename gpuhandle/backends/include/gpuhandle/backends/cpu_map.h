@@ -13,6 +13,9 @@
 
 namespace GPUHANDLE_INTEROP_API gpuhandle {
 
+// How the CPU uses a mapping; the values are bits (ReadWrite is Read and Write). Write makes the
+// pointers writable; a Write-only mapping need not show the memory's old contents. Other values
+// fail with InvalidArgument.
 enum class MapAccess : uint8_t { Read = 1, Write = 2, ReadWrite = 3 };
 
 // A frame's planes as CPU pointers. Move-only; the destructor (or unmap()) ends the access:
@@ -23,16 +26,19 @@ class CpuMapping
 {
 public:
 	CpuMapping() = default;
-	CpuMapping(CpuMapping &&other) noexcept;
-	CpuMapping &operator=(CpuMapping &&other) noexcept;
+	CpuMapping(CpuMapping &&other) noexcept;            // `other` is left empty
+	CpuMapping &operator=(CpuMapping &&other) noexcept; // ends this one's access first
 	CpuMapping(const CpuMapping &) = delete;
 	CpuMapping &operator=(const CpuMapping &) = delete;
 	~CpuMapping();
 
+	// The planes mapped (the frame's plane count); 0 for an empty mapping.
 	uint32_t numPlanes() const noexcept { return numPlanes_; }
 	// Valid for plane < numPlanes(); writable only when mapped with MapAccess::Write.
 	uint8_t *data(uint32_t plane) const noexcept { return planes_[plane]; }
+	// Bytes from one row of `plane` to the next; valid for plane < numPlanes().
 	uint32_t stride(uint32_t plane) const noexcept { return strides_[plane]; }
+	// As mapped.
 	MapAccess access() const noexcept { return access_; }
 	// Ends the access now and reports a failure of the DMA-BUF sync end (or of `end`).
 	Status unmap() noexcept;

@@ -14,16 +14,22 @@ namespace GPUHANDLE_INTEROP_API gpuhandle {
 // The steps of a backend that can be made to fail. Wait: the waits a backend does for a frame's
 // acquire point (in map and copyFrame), failing before the step itself runs.
 enum class FaultStep : uint8_t { Allocate, Export, Import, Map, Copy, Wait };
+// Number of FaultStep values.
 inline constexpr uint32_t kFaultStepCount = 6;
+// A step's lowercase name, as a plan spells it ("allocate", "map"); "unknown" for a value
+// outside FaultStep. Static storage: never freed.
 GPUHANDLE_INTEROP_API const char *faultStepName(FaultStep step) noexcept;
 
+// Which calls of a backend fail, and how (parseFaultPlan() reads one from text).
 struct FaultPlan {
+	// The step whose calls fail.
 	FaultStep step = FaultStep::Allocate;
 	uint32_t afterCalls = 0; // calls of `step` that succeed before the first fault
 	uint32_t count = 1;      // calls that fail then (0: every later call)
 	// What they fail with (DeviceLost, OutOfMemory, Timeout, or any other code)
 	ErrorCode code = ErrorCode::DeviceLost;
 	std::optional<BackendKind> only{}; // the backend kind faults apply to (all when unset)
+	// Member-wise.
 	friend bool operator==(const FaultPlan &, const FaultPlan &) = default;
 };
 

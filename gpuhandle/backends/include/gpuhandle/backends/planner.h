@@ -11,6 +11,7 @@
 
 namespace GPUHANDLE_INTEROP_API gpuhandle {
 
+// How importFrame() may move a frame into its target.
 struct ImportOptions {
 	// The backend that holds the frame, when it is not CPU or fd memory: it exports the frame
 	// (opaque fd, DMA-BUF), maps it for a CPU copy, or runs a GPU copy into the target's
@@ -27,8 +28,8 @@ struct ImportOptions {
 
 // One route the planner considered, and why it was not taken (no error: taken).
 struct RouteAttempt {
-	ImportRoute route = ImportRoute::Direct;
-	std::optional<Error> why{};
+	ImportRoute route = ImportRoute::Direct; // the route considered
+	std::optional<Error> why{};              // why it was refused or failed; unset: taken
 };
 
 // How the frame's acquire point reached the imported frame. Stable numbers.
@@ -39,12 +40,16 @@ enum class FenceTransfer : uint8_t {
 	Carried = 1,
 	CpuWait = 2, // the planner waited on the CPU: the target cannot wait on this kind itself
 };
+// A transfer's stable lowercase name for logs ("carried", "cpu-wait"); "unknown" for a value
+// outside FenceTransfer. Static storage: never freed.
 GPUHANDLE_INTEROP_API const char *fenceTransferName(FenceTransfer transfer) noexcept;
 
+// What importFrame() made, and how: the route, the copy it needed and how the fence got there.
 struct ImportResult {
 	Frame frame; // in the target's memory (or the source frame itself, Direct)
 	ImportRoute route = ImportRoute::Direct; // the route taken
 	ExecutionPath path;                      // ZeroCopy, GpuCopy or CpuCopy with its reason
+	// How the frame's acquire point reached `frame` (CpuWait: waited for already).
 	FenceTransfer fence = FenceTransfer::None;
 	std::chrono::nanoseconds fenceWait{ 0 }; // time spent in a CPU wait
 	std::vector<RouteAttempt> tried{};       // every route considered, in order, the last taken

@@ -17,17 +17,18 @@ namespace GPUHANDLE_INTEROP_API gpuhandle {
 // holding its anchor) goes. `memory` is borrowed: valid while a copy of `native` lives (for
 // vkMapMemory on a host-visible type).
 struct VulkanBoundMemory {
-	Resource native;
+	Resource native;             // VulkanBuffer or VulkanImage; its anchor owns both
 	uint64_t memory = 0;         // VkDeviceMemory
 	uint64_t allocationSize = 0; // bytes
+	// The memory type it was allocated from (an index into the physical device's memory types).
 	uint32_t memoryTypeIndex = 0;
 };
 
 // What an allocation gives: the object on the allocating device and its export. The fd is a
 // separate handle to the same memory: it stays valid after `bound` goes, until it is closed.
 struct VulkanExportedMemory {
-	VulkanBoundMemory bound;
-	VulkanMemoryFd exported;
+	VulkanBoundMemory bound; // the objects on the allocating device
+	VulkanMemoryFd exported; // the memory's OPAQUE_FD (owned) and what an importer needs
 };
 
 // Allocates a VkBuffer of `size` bytes with `usage` (VkBufferUsageFlags) on memory exportable as

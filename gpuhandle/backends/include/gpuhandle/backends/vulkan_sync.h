@@ -27,9 +27,14 @@ struct VulkanDeviceDispatch {
 	// semaphore the host must not use the queue on another thread, or must pass lockQueue and
 	// unlockQueue, which are called around the one vkQueueSubmit (FFmpeg's lock_queue shape).
 	void *queue = nullptr; // VkQueue
+	// The index of `queue`'s family, passed to lockQueue and unlockQueue.
 	uint32_t queueFamily = 0;
+	// Called with queueLockUserData on the calling thread just before that submission; set
+	// both lockQueue and unlockQueue, or neither.
 	void (*lockQueue)(void *userData, uint32_t queueFamily) = nullptr;
+	// Called right after the submission returns, whether it succeeded or not.
 	void (*unlockQueue)(void *userData, uint32_t queueFamily) = nullptr;
+	// Passed to lockQueue and unlockQueue as userData; gpuhandle never reads it.
 	void *queueLockUserData = nullptr;
 	// The device's entry points, loaded once (loadVulkanDeviceFunctions) by a caller that
 	// imports every frame; null: each call resolves what it uses.
