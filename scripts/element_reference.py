@@ -64,7 +64,11 @@ def element_section(factory):
              f"Class `{factory.get_metadata('klass')}`, rank {factory.get_rank()}, "
              f"type `{GObject.type_name(gtype)}` (a `{GObject.type_name(gtype.parent)}`).", "",
              "| Pad | Direction | Presence | Caps |", "| --- | --- | --- | --- |"]
-    for template in factory.get_static_pad_templates():
+    # The registry lists templates in the order it read them (a fresh scan and a cached
+    # registry differ): sink pads first, then by name, so the document does not depend on it.
+    templates = sorted(factory.get_static_pad_templates(),
+                       key=lambda t: (t.direction != Gst.PadDirection.SINK, t.name_template))
+    for template in templates:
         caps = template.get_caps()
         structures = "<br>".join(f"`{cell(caps.get_structure(i).to_string().rstrip(';'))}`"
                                  + (f" ({cell(caps.get_features(i).to_string())})"
