@@ -1,39 +1,25 @@
 #!/bin/bash
-# Installs the Debian packages dpkg-buildpackage made into a clean Debian 12 root (no build tree,
-# no variable set) and uses them as a user would: gst-inspect-1.0, a pipeline through the
+# Installs the Debian packages dpkg-buildpackage made into a clean Debian 12 or 13 root (no build
+# tree, no variable set) and uses them as a user would: gst-inspect-1.0, a pipeline through the
 # elements, the README's C snippet built with pkg-config, and a PyGObject import of the typelib.
-# usage: sudo scripts/check-packages.sh DIR_WITH_DEBS [ROOT]
+# usage: sudo scripts/check-packages.sh [--debian 12|13] DIR_WITH_DEBS [ROOT]
+#   (Debian 12 by default; the packages must have been built for that release)
 set -euo pipefail
-debs=$(realpath "$1")
-root=${2:-$HOME/.cache/gpuhandle/debian12-clean}
-suite=bookworm
-cd "$(dirname "$0")/.."
-archive=$(scripts/debian-archive.sh)
-
-# 1. A minimal root, made once; each run installs into a copy-free fresh state by removing the
-# packages of the run before (apt purges them with what they pulled in).
-if [ ! -f "$root/.gpuhandle-ready" ]; then
-	if findmnt -rn -o TARGET | grep -q "^$root/"; then
-		echo "check-packages: $root still has mounts; unmount them first" >&2
-		exit 1
-	fi
-	rm -rf --one-file-system "$root"
-	mkdir -p "$root"
-	debootstrap --variant=minbase "$suite" "$root" "$archive"
-	echo "deb $archive $suite main" >"$root/etc/apt/sources.list"
-	touch "$root/.gpuhandle-ready"
+release=12
+if [ "${1:-}" = --debian ]; then
+	release=${2:?--debian needs 12 or 13}
+	shift 2
 fi
-mounted=()
-cleanup() {
-	for ((i = ${#mounted[@]} - 1; i >= 0; i--)); do umount -l "${mounted[i]}" 2>/dev/null || true; done
-}
-trap cleanup EXIT
-for dir in proc dev; do
-	mount --bind "/$dir" "$root/$dir"
-	mounted+=("$root/$dir")
-done
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-in_root() { chroot "$root" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root "$@"; }
+debs=$(realpath "${1:?usage: check-packages.sh [--debian 12|13] DIR_WITH_DEBS [ROOT]}")
+cd "$(dirname "$0")/.."
+. scripts/package-root.sh
+suite=$(suite_for "$release")
+
+# 1. A minimal root, made once; each run starts from its clean state because the run before
+# purged its packages (apt removes them with what they pulled in).
+make_root "$suite" "${2:-$HOME/.cache/gpuhandle/debian$release-clean}"
+trap leave_root EXIT
+enter_root
 
 # 2. The packages (not their debug symbols) with what they depend on, and the tools the checks
 # use: GStreamer's own elements and tools, a C compiler, PyGObject.
@@ -49,7 +35,7 @@ if [ ${#packages[@]} -eq 0 ]; then
 	exit 1
 fi
 in_root apt-get update -q >/dev/null
-in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+in_root apt-get install -y -q --no-install-recommends \
 	"${packages[@]}" gstreamer1.0-plugins-base gstreamer1.0-tools gcc libc6-dev pkgconf python3-gi \
 	>"$root/debs/install.log" || { cat "$root/debs/install.log"; exit 1; }
 
@@ -90,8 +76,8 @@ check "every program answers --version" sh -c \
 check "man finds the programs' pages" sh -c 'ls /usr/share/man/man1/gpuhandle-info.1*'
 
 # 4. Gone again, so that the next run starts from the clean root.
-in_root env DEBIAN_FRONTEND=noninteractive apt-get purge -y -q --autoremove \
+in_root apt-get purge -y -q --autoremove \
 	libgpuhandle0 libgstgpuhandle-1.0-0 >"$root/debs/purge.log" 2>&1 ||
 	{ cat "$root/debs/purge.log"; exit 1; }
-echo "check-packages: $failed failed"
+echo "check-packages: Debian $release: $failed failed"
 [ "$failed" -eq 0 ]
