@@ -1,6 +1,7 @@
 // Counts open fds through /proc/self/fd and makes memfds for the tests.
 #include "fd_count.h"
 
+#include <cstdlib>
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -20,6 +21,25 @@ int openFdCount()
 	}
 	closedir(dir);
 	return count - 1; // the directory's own fd
+}
+
+std::string openFdList()
+{
+	DIR *dir = opendir("/proc/self/fd");
+	if (!dir)
+		return "(no /proc/self/fd)";
+	const int own = dirfd(dir);
+	std::string list;
+	while (struct dirent *entry = readdir(dir)) {
+		if (entry->d_name[0] == '.' || std::atoi(entry->d_name) == own)
+			continue;
+		char target[256] = {};
+		const ssize_t n = readlinkat(own, entry->d_name, target, sizeof target - 1);
+		list += (list.empty() ? "" : ", ") + std::string(entry->d_name) + " " +
+			(n > 0 ? std::string(target, static_cast<size_t>(n)) : std::string("?"));
+	}
+	closedir(dir);
+	return list;
 }
 
 UniqueFd makeMemfd(uint64_t size, bool sealed)
