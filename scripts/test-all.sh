@@ -86,11 +86,12 @@ step_done "ThreadSanitizer build and tests"
 # is the peer suite (it runs in the main build and under the validation layer): its hundreds of
 # pipelines in one process end in an AddressSanitizer runtime CHECK (a thread's alternate signal
 # stack fails to unmap) until the suite runs one process per case. And the headers suite, which
-# only compiles each public header on its own (the main build does), and the style suite (the
-# formatter reads the sources, whatever the build).
+# only compiles each public header on its own (the main build does), the style suite (the
+# formatter reads the sources, whatever the build), and the docs suite (a document checked
+# against the registered elements, through a python3 that cannot load sanitized plugins).
 test -d build-asan || meson setup build-asan -Db_sanitize=address,undefined -Db_lundef=false \
 	-Dintrospection=disabled -Doptimization=g -Ddebug=false
-asan_suites=(--no-suite install --no-suite peer --no-suite headers --no-suite style)
+asan_suites=(--no-suite install --no-suite peer --no-suite headers --no-suite style --no-suite docs)
 build_for build-asan "${asan_suites[@]}"
 meson test -C build-asan --no-rebuild --setup asan --print-errorlogs "${asan_suites[@]}"
 step_done "AddressSanitizer build and tests"
